@@ -1,0 +1,180 @@
+/*
+ * chute: a Maildir-style spool processor.  The file system is the store: a
+ * job is a file, its state is the directory that holds it, and every move is
+ * one rename(2).  spool-layout.md describes the format this code keeps.
+ */
+#ifndef CHUTE_H
+#define CHUTE_H
+
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* sysexits(3) codes chute uses, plus wait's 124 (timeout(1) convention). */
+#define EXIT_NO		1	/* a job-level "no": unknown, failed, exists */
+#define EX_USAGE	64
+#define EX_NOINPUT	66
+#define EX_SOFTWARE	70
+#define EX_IOERR	74
+#define EX_TEMPFAIL	75
+#define EX_CONFIG	78	/* spool on a file system flock cannot trust */
+#define EXIT_TIMEOUT	124
+
+#define ID_MAX		200	/* longest ID accepted on a command line */
+#define STALE_TMP_SECS	(36 * 3600)
+
+/* ---- util.c ---- */
+typedef int64_t msec_t;		/* milliseconds; durations and deadlines */
+
+int	 dur_parse(const char *, msec_t *);
+void	 dur_format(msec_t, char *, size_t);
+msec_t	 now_ms(void);			/* CLOCK_REALTIME */
+msec_t	 mono_ms(void);			/* CLOCK_MONOTONIC */
+void	 iso_time(msec_t, char *, size_t);	/* 2026-11-30T04:09:40.123Z */
+ssize_t	 write_all(int, const void *, size_t);
+ssize_t	 read_full(int, void *, size_t);
+void	 vis_name(const char *, char *, size_t);
+void	 say(const char *, ...) __attribute__((format(printf, 1, 2)));
+msec_t	 backoff_delay(msec_t, msec_t, int, uint32_t (*)(uint32_t));
+
+/* ---- id.c ---- */
+#define ID_GEN_LEN	96
+int	 id_valid(const char *);
+void	 id_generate(char *, size_t);
+void	 id_suffix(char *, size_t);
+void	 id_derive(const char *, char *, size_t);
+
+/* ---- spool.c ---- */
+enum state { ST_TMP, ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED, ST_LOG, ST_NDIRS };
+#define ST_NONE	(-1)
+
+struct spool {
+	char	*path;			/* absolute */
+	int	 root;			/* O_DIRECTORY fd of the spool root */
+	int	 dir[ST_NDIRS];		/* one O_DIRECTORY fd per state dir */
+	unsigned dirty;			/* dirs renamed into since spool_sync */
+};
+
+extern const char *const state_names[ST_NDIRS];
+
+int	 spool_init(const char *, const char *);
+int	 spool_open(struct spool *, const char *);
+void	 spool_close(struct spool *);
+int	 state_from_name(const char *);
+int	 spool_locate(struct spool *, const char *, struct stat *);
+bool	 spool_fs_trusted(long, const char **);
+int	 spool_check_fs(struct spool *);
+int	 spool_fsync_dir(struct spool *, int);
+int	 spool_sync(struct spool *);
+char	*spool_jobpath(struct spool *, int, const char *);
+int	 spool_scan(struct spool *, int, int (*)(void *, const char *), void *);
+bool	 spool_empty(struct spool *, int);
+
+/* ---- joblog.c ---- */
+struct joblog_info {
+	int	 attempts;		/* counted attempts since the last reset */
+	char	 last[64];		/* outcome of the last finished attempt */
+};
+int	 joblog_open(struct spool *, const char *);
+int	 joblog_note(struct spool *, const char *, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	 joblog_fnote(int, const char *, ...) __attribute__((format(printf, 2, 3)));
+int	 joblog_read(struct spool *, const char *, struct joblog_info *);
+void	 joblog_parse(const char *, size_t, struct joblog_info *);
+
+/* ---- state.c: the only code that renames a job ---- */
+int	 state_submit(struct spool *, int, const char *, msec_t, int *);
+int	 state_claim(struct spool *, const char *);
+int	 state_finish(struct spool *, const char *, int, int, msec_t);
+int	 state_promote(struct spool *, const char *);
+int	 state_reject(struct spool *, const char *);
+int	 state_requeue(struct spool *, const char *);
+int	 state_cancel(struct spool *, const char *, int *);
+int	 state_retry(struct spool *, const char *);
+int	 state_rename_new(struct spool *, const char *, char *, size_t);
+
+/* ---- lock.c ---- */
+int	 lock_take(struct spool *, bool);
+pid_t	 lock_owner(struct spool *);
+int	 lock_write_pid(struct spool *);
+
+/* ---- queue.c: ready jobs in new/, oldest first ---- */
+struct queue;
+struct queue *queue_new(void);
+void	 queue_free(struct queue *);
+int	 queue_add(struct queue *, const char *, int64_t, unsigned);
+bool	 queue_has(struct queue *, const char *);
+int	 queue_pop(struct queue *, char *, size_t, unsigned *);
+bool	 queue_take(struct queue *, const char *, unsigned *);
+int64_t	 queue_min_key(struct queue *);
+size_t	 queue_len(struct queue *);
+
+/* ---- watch.c ---- */
+enum watch_kind { W_ARRIVED, W_CREATED, W_WRITTEN, W_LEFT, W_OVERFLOW, W_GONE };
+struct watch_event {
+	int		 state;		/* ST_NEW, ST_CUR, ST_DEFER, ... */
+	enum watch_kind	 kind;
+	const char	*name;
+};
+struct watch;
+struct watch *watch_open(struct spool *, const int *, int);
+int	 watch_fd(struct watch *);
+int	 watch_read(struct watch *, void (*)(void *, const struct watch_event *), void *);
+int	 watch_decode(struct watch *, const char *, size_t,
+	    void (*)(void *, const struct watch_event *), void *);
+void	 watch_close(struct watch *);
+
+/* ---- run.c ---- */
+struct run_opts {
+	int	 jobs;
+	msec_t	 timeout;		/* 0: none */
+	msec_t	 grace;
+	int	 max_attempts;
+	msec_t	 backoff_base, backoff_cap;
+	bool	 drain, wait_lock;
+	char	**argv;			/* the handler */
+};
+int	 run_main(const char *, const struct run_opts *);
+
+/* ---- ready.c: is a file in new/ complete? ---- */
+enum ready {
+	READY_YES,	/* complete; *fdp is the open, flocked job file */
+	READY_WRITER,	/* a process still has it open for writing */
+	READY_SETTLE,	/* no lease possible and modified < SETTLE_MS ago */
+	READY_BUSY,	/* a handler from an earlier owner holds its lock */
+	READY_GONE,	/* vanished: someone else moved it */
+	READY_NOTREG,	/* not a regular file: never opened, never followed */
+	READY_ERR,
+};
+#define RF_MOVED	0x1	/* arrived by rename: complete by protocol */
+#define RF_CLOSED	0x2	/* a writer was seen closing it */
+#define SETTLE_MS	2000
+enum ready ready_check(int, const char *, unsigned, int *, struct stat *);
+enum ready ready_fallback(const struct stat *, unsigned, msec_t);
+
+/* ---- spawn.c ---- */
+pid_t	 spawn_handler(struct spool *, char **, const char *, int, int, int);
+
+/* ---- cmd_*.c ---- */
+int	 cmd_init(int, char **);
+int	 cmd_submit(int, char **);
+int	 cmd_run(int, char **);
+int	 cmd_status(int, char **);
+int	 cmd_wait(int, char **);
+int	 cmd_cancel(int, char **);
+int	 cmd_retry(int, char **);
+int	 cmd_ls(int, char **);
+int	 cmd_stats(int, char **);
+int	 cmd_log(int, char **);
+int	 cmd_purge(int, char **);
+#define CHUTE_VERSION	"0.1.0"
+void	 cmd_usage_all(FILE *);
+int	 usage_error(const char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	 open_spool_or_exit(struct spool *, const char *);
+int	 check_ids(int, char **, const char *);
+
+#endif

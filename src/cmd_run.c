@@ -1,0 +1,140 @@
+/*
+ * cmd_run.c: `chute run`: parse, check the handler exists, call run_main.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+
+static int
+parse_backoff(const char *s, struct run_opts *o)
+{
+	char base[32];
+	const char *colon = strchr(s, ':');
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
+
+	if (n >= sizeof(base))
+		return -1;
+	memcpy(base, s, n);
+	base[n] = '\0';
+	if (dur_parse(base, &o->backoff_base) == -1 || o->backoff_base == 0)
+		return -1;
+	if (colon == NULL) {
+		if (o->backoff_cap < o->backoff_base)
+			o->backoff_cap = o->backoff_base;
+		return 0;
+	}
+	if (dur_parse(colon + 1, &o->backoff_cap) == -1 ||
+	    o->backoff_cap < o->backoff_base)
+		return -1;
+	return 0;
+}
+
+/* Is argv0 something posix_spawnp will find and may execute? */
+static bool
+handler_found(const char *argv0)
+{
+	char *path, *dir, *save = NULL, buf[4096];
+	bool found = false;
+
+	if (strchr(argv0, '/') != NULL)
+		return access(argv0, X_OK) == 0;
+	if ((path = strdup(getenv("PATH") ? getenv("PATH") :
+	    "/usr/local/bin:/usr/bin:/bin")) == NULL)
+		return true;
+	for (dir = strtok_r(path, ":", &save); dir && !found;
+	    dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", argv0);
+		found = access(buf, X_OK) == 0;
+	}
+	free(path);
+	return found;
+}
+
+static int
+parse_opt(int c, struct run_opts *o)
+{
+	const char *err;
+
+	switch (c) {
+	case 'j':
+		o->jobs = strtonum(optarg, 1, 4096, &err);
+		return err ? usage_error("run", "-j %s: %s (1-4096)", optarg,
+		    err) : 0;
+	case 't':
+		if (dur_parse(optarg, &o->timeout) == -1 || o->timeout == 0)
+			return usage_error("run", "--timeout %s: not a "
+			    "duration (250ms, 30s, 5m, 2h, 7d)", optarg);
+		return 0;
+	case 'g':
+		if (dur_parse(optarg, &o->grace) == -1)
+			return usage_error("run", "--grace %s: not a duration",
+			    optarg);
+		return 0;
+	case 'm':
+		o->max_attempts = strtonum(optarg, 1, 1000000, &err);
+		return err ? usage_error("run", "--max-attempts %s: %s",
+		    optarg, err) : 0;
+	case 'b':
+		return parse_backoff(optarg, o) == -1 ? usage_error("run",
+		    "--backoff %s: want BASE[:CAP], durations, 0 < BASE <= CAP",
+		    optarg) : 0;
+	case 'd':
+		o->drain = true;
+		return 0;
+	case 'w':
+		o->wait_lock = true;
+		return 0;
+	default:
+		return usage_error("run", "unknown option");
+	}
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "grace", required_argument, NULL, 'g' },
+		{ "max-attempts", required_argument, NULL, 'm' },
+		{ "backoff", required_argument, NULL, 'b' },
+		{ "drain", no_argument, NULL, 'd' },
+		{ "wait-lock", no_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run_opts o = {
+		.jobs = 1, .grace = 10000, .max_attempts = 5,
+		.backoff_base = 30000, .backoff_cap = 3600000,
+	};
+	const char *spool = NULL;
+	int c, rc;
+
+	/* SPOOL may come before or after the options; "+" stops at HANDLER. */
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		while ((c = getopt_long(argc, argv, "+j:", longopts, NULL)) != -1)
+			if ((rc = parse_opt(c == '?' ? 0 : c, &o)) != 0)
+				return rc;
+		if (spool != NULL || optind >= argc ||
+		    strcmp(argv[optind - 1], "--") == 0)
+			break;
+		spool = argv[optind++];
+	}
+	if (spool == NULL)
+		return usage_error("run", "no spool given");
+	if (optind >= argc)
+		return usage_error("run", "no handler given");
+	o.argv = argv + optind;
+	if (!handler_found(o.argv[0])) {
+		fprintf(stderr, "chute: run: %s: handler not found or not "
+		    "executable\n", o.argv[0]);
+		return EX_USAGE;
+	}
+	return run_main(spool, &o);
+}

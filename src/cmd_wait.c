@@ -1,0 +1,110 @@
+/*
+ * cmd_wait.c: `chute wait`: block until every ID is in done/ or failed/.
+ * inotify on done/ and failed/ wakes us; each wake-up re-reads the state
+ * of the IDs still pending, so a missed or coalesced event costs nothing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chute.h"
+
+static void
+ignore_event(void *arg, const struct watch_event *ev)
+{
+}
+
+/* Returns how many are still pending; sets *failed, *unknown. */
+static int
+pending(struct spool *sp, char **ids, int n, bool *done, int *failed,
+    int *unknown)
+{
+	int left = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		switch (spool_locate(sp, ids[i], NULL)) {
+		case ST_DONE:
+			done[i] = true;
+			break;
+		case ST_FAILED:
+			done[i] = true;
+			(*failed)++;
+			break;
+		case ST_NONE:
+			fprintf(stderr, "chute: %s: unknown job\n", ids[i]);
+			(*unknown)++;
+			done[i] = true;
+			break;
+		default:
+			left++;
+		}
+	}
+	return left;
+}
+
+static int
+parse(int argc, char **argv, msec_t *timeout)
+{
+	static const struct option longopts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if (c != 't' || dur_parse(optarg, timeout) == -1)
+			return usage_error("wait", c == 't' ? "--timeout %s: "
+			    "not a duration" : "unknown option%s", c == 't' ?
+			    optarg : "");
+	if (optind >= argc)
+		return usage_error("wait", "no spool given");
+	return check_ids(argc - optind - 1, argv + optind + 1, "wait");
+}
+
+int
+cmd_wait(int argc, char **argv)
+{
+	static const int watched[] = { ST_DONE, ST_FAILED };
+	msec_t timeout = -1, deadline;
+	struct spool sp;
+	struct watch *w;
+	int rc, n, failed = 0, unknown = 0;
+	char **ids;
+	bool *done;
+
+	if ((rc = parse(argc, argv, &timeout)) != 0)
+		return rc;
+	if ((rc = open_spool_or_exit(&sp, argv[optind])) != 0)
+		return rc;
+	ids = argv + optind + 1;
+	n = argc - optind - 1;
+	if ((done = calloc(n, sizeof(*done))) == NULL)
+		return EX_SOFTWARE;
+	/* The watch first: a job finishing during the first look is seen. */
+	if ((w = watch_open(&sp, watched, 2)) == NULL) {
+		fprintf(stderr, "chute: %s: inotify: %s\n", sp.path,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	deadline = timeout >= 0 ? mono_ms() + timeout : -1;
+	while (pending(&sp, ids, n, done, &failed, &unknown) > 0 && unknown == 0) {
+		struct pollfd pfd = { .fd = watch_fd(w), .events = POLLIN };
+		msec_t left = deadline >= 0 ? deadline - mono_ms() : -1;
+
+		if (deadline >= 0 && left <= 0)
+			return EXIT_TIMEOUT;
+		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == -1
+		    && errno != EINTR)
+			return EX_SOFTWARE;
+		watch_read(w, ignore_event, NULL);
+	}
+	watch_close(w);
+	spool_close(&sp);
+	return failed || unknown ? EXIT_NO : 0;
+}

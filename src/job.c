@@ -1,0 +1,460 @@
+/*
+ * job.c: the life of one job in the owner: start its handler, decide its
+ * outcome when the handler exits, stop it on timeout, cancel or shutdown,
+ * and recover jobs a dead owner left in cur/.  Every move is asked of
+ * state.c; this file only decides which one.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+#include "owner.h"
+
+#define RECHECK_MS	1000
+#define RETRY_MS	5000
+
+enum outcome { OUT_DONE, OUT_TEMPFAIL, OUT_FAIL, OUT_REQUEUE };
+
+static const char *
+vis(const char *name)
+{
+	static char buf[4][NAME_MAX * 4 + 1];
+	static int i;
+
+	i = (i + 1) % 4;
+	vis_name(name, buf[i], sizeof(buf[i]));
+	return buf[i];
+}
+
+static const char *
+file_type(mode_t m)
+{
+	if (S_ISLNK(m)) return "symlink";
+	if (S_ISDIR(m)) return "directory";
+	if (S_ISFIFO(m)) return "FIFO";
+	if (S_ISSOCK(m)) return "socket";
+	if (S_ISCHR(m)) return "character device";
+	if (S_ISBLK(m)) return "block device";
+	return "unknown type";
+}
+
+static void
+free_slot(struct owner *ow, struct slot *s)
+{
+	if (s->fd != -1)
+		close(s->fd);
+	if (s->logfd != -1)
+		close(s->logfd);
+	memset(s, 0, sizeof(*s));
+	s->fd = s->logfd = -1;
+	ow->running--;
+}
+
+/* ---- finishing ---- */
+
+static const char *arrow[ST_NDIRS] = {
+	[ST_NEW] = "cur->new", [ST_DEFER] = "cur->defer",
+	[ST_DONE] = "cur->done", [ST_FAILED] = "cur->failed",
+};
+
+/*
+ * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
+ * mv) got there first and wins.  Any other error keeps the slot and
+ * retries later: the job must not be dropped, nor run twice meanwhile.
+ */
+static void
+transition(struct owner *ow, struct slot *s, const char *why)
+{
+	int rc;
+
+	if (s->to == ST_NEW)
+		rc = state_requeue(&ow->sp, s->id);
+	else
+		rc = state_finish(&ow->sp, s->id, s->to, s->fd, s->when);
+	if (rc == 0) {
+		if (s->to == ST_DEFER) {
+			char next[40];
+			iso_time(s->when, next, sizeof(next));
+			say("job=%s %s attempt=%d %s next=%s", vis(s->id),
+			    arrow[s->to], s->attempt, why, next);
+			ow->ndefer++;
+			if (ow->next_defer == 0 || s->when < ow->next_defer)
+				ow->next_defer = s->when;
+		} else
+			say("job=%s %s attempt=%d %s", vis(s->id), arrow[s->to],
+			    s->attempt, why);
+		free_slot(ow, s);
+		return;
+	}
+	if (errno == ENOENT) {
+		if (s->logfd != -1)
+			joblog_fnote(s->logfd, "cancelled: moved out of cur/ "
+			    "while its handler ran");
+		say("job=%s cur->(moved away) attempt=%d %s cancelled",
+		    vis(s->id), s->attempt, why);
+		free_slot(ow, s);
+		return;
+	}
+	say("job=%s %s: %s; will retry", vis(s->id), arrow[s->to],
+	    strerror(errno));
+	s->pid = -1;
+	s->killat = mono_ms() + RETRY_MS;
+}
+
+/* Where an outcome sends the job, counting attempts against the limit. */
+static void
+settle(struct owner *ow, struct slot *s, enum outcome out, const char *why)
+{
+	const struct run_opts *o = ow->o;
+	char buf[96];
+
+	s->when = now_ms();
+	switch (out) {
+	case OUT_DONE:
+		s->to = ST_DONE;
+		break;
+	case OUT_FAIL:
+		s->to = ST_FAILED;
+		break;
+	case OUT_REQUEUE:
+		s->to = ST_NEW;
+		break;
+	case OUT_TEMPFAIL:
+		if (s->attempt >= o->max_attempts) {
+			s->to = ST_FAILED;
+			snprintf(buf, sizeof(buf), "%s attempts-exhausted", why);
+			why = buf;
+			break;
+		}
+		s->to = ST_DEFER;
+		s->when += backoff_delay(o->backoff_base, o->backoff_cap,
+		    s->attempt, arc4random_uniform);
+		break;
+	}
+	transition(ow, s, why);
+}
+
+static void
+describe(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit=%d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal=%s", sigabbrev_np(WTERMSIG(status)) ?
+		    sigabbrev_np(WTERMSIG(status)) : "?");
+	else
+		snprintf(buf, len, "status=%d", status);
+}
+
+/* The handler exited: log its status, pick the outcome. */
+static void
+finished(struct owner *ow, struct slot *s, int status)
+{
+	char st[32], el[24], why[64];
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	bool later = WIFEXITED(status) && WEXITSTATUS(status) == EX_TEMPFAIL;
+	enum outcome out;
+
+	describe(status, st, sizeof(st));
+	dur_format(mono_ms() - s->started, el, sizeof(el));
+	if (s->stop == STOP_SHUTDOWN && !ok) {
+		joblog_fnote(s->logfd, "attempt=%d interrupted by shutdown "
+		    "(%s; not counted)", s->attempt, st);
+		snprintf(why, sizeof(why), "interrupted %s", st);
+		out = OUT_REQUEUE;
+	} else if (s->stop == STOP_TIMEOUT && !ok) {
+		joblog_fnote(s->logfd, "attempt=%d timeout %s time=%s",
+		    s->attempt, st, el);
+		snprintf(why, sizeof(why), "timeout %s", st);
+		out = OUT_TEMPFAIL;
+	} else {
+		joblog_fnote(s->logfd, "attempt=%d %s time=%s", s->attempt,
+		    st, el);
+		snprintf(why, sizeof(why), "%s", st);
+		out = ok ? OUT_DONE : later ? OUT_TEMPFAIL : OUT_FAIL;
+	}
+	settle(ow, s, out, why);
+}
+
+void
+owner_reap(struct owner *ow)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (int i = 0; i < ow->o->jobs; i++) {
+			if (ow->slots[i].pid == pid) {
+				finished(ow, &ow->slots[i], status);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- stopping ---- */
+
+static void
+stop_slot(struct owner *ow, struct slot *s, enum stop why, int sig)
+{
+	if (s->pid <= 0)
+		return;
+	if (s->stop == STOP_NONE || why == STOP_SHUTDOWN)
+		s->stop = why;
+	/* The whole process group: whatever the handler started goes too. */
+	if (kill(-s->pid, sig) == -1)
+		kill(s->pid, sig);
+	s->killat = sig == SIGKILL ? 0 : mono_ms() + ow->o->grace;
+}
+
+/* IN_MOVED_FROM/IN_DELETE on cur/: a cancel, if it was one of ours. */
+void
+owner_job_left(struct owner *ow, const char *name)
+{
+	struct stat st;
+
+	for (int i = 0; i < ow->o->jobs; i++) {
+		struct slot *s = &ow->slots[i];
+
+		if (s->pid <= 0 || s->stop != STOP_NONE ||
+		    strcmp(s->id, name) != 0)
+			continue;
+		/* A stale event from an earlier life of this job in cur/. */
+		if (fstatat(ow->sp.dir[ST_CUR], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			return;
+		say("job=%s left cur/ while running: cancelling, SIGTERM to "
+		    "pid %ld", vis(name), (long)s->pid);
+		stop_slot(ow, s, STOP_CANCEL, SIGTERM);
+		return;
+	}
+}
+
+/* SIGTERM/SIGINT: stop claiming, grace, then SIGKILL; twice: now. */
+void
+owner_shutdown(struct owner *ow, int sig)
+{
+	bool again = ow->stopping;
+
+	ow->stopping = true;
+	say("signal %s: %s", sigabbrev_np(sig), again ?
+	    "killing handlers now" : "stopping; handlers get the grace period");
+	for (int i = 0; i < ow->o->jobs; i++)
+		stop_slot(ow, &ow->slots[i], STOP_SHUTDOWN,
+		    again ? SIGKILL : SIGTERM);
+}
+
+/* Timeouts, SIGKILL after the grace, and transitions to retry. */
+void
+owner_check_slots(struct owner *ow, msec_t mono)
+{
+	for (int i = 0; i < ow->o->jobs; i++) {
+		struct slot *s = &ow->slots[i];
+
+		if (s->pid == -1 && s->killat <= mono) {
+			transition(ow, s, "retried");
+			continue;
+		}
+		if (s->pid <= 0)
+			continue;
+		if (s->killat != 0 && s->killat <= mono) {
+			say("job=%s pid %ld still running after the grace "
+			    "period: SIGKILL", vis(s->id), (long)s->pid);
+			stop_slot(ow, s, s->stop, SIGKILL);
+		} else if (s->stop == STOP_NONE && s->deadline != 0 &&
+		    s->deadline <= mono) {
+			say("job=%s timed out: SIGTERM to pid %ld", vis(s->id),
+			    (long)s->pid);
+			stop_slot(ow, s, STOP_TIMEOUT, SIGTERM);
+		}
+	}
+}
+
+msec_t
+owner_slots_deadline(struct owner *ow)
+{
+	msec_t t = INT64_MAX;
+
+	for (int i = 0; i < ow->o->jobs; i++) {
+		struct slot *s = &ow->slots[i];
+
+		if (s->pid == 0)
+			continue;
+		if (s->killat != 0 && s->killat < t)
+			t = s->killat;
+		if (s->pid > 0 && s->stop == STOP_NONE && s->deadline != 0 &&
+		    s->deadline < t)
+			t = s->deadline;
+	}
+	return t;
+}
+
+/* ---- starting ---- */
+
+/* Is the name used by a job in another state directory? */
+static int
+taken_elsewhere(struct owner *ow, const char *name)
+{
+	static const int others[] = { ST_CUR, ST_DEFER, ST_DONE, ST_FAILED };
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (fstatat(ow->sp.dir[others[i]], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			return others[i];
+	return ST_NONE;
+}
+
+/*
+ * A dropped file whose name is not a valid ID, or is already some other
+ * job's, gets a derived ID; nothing is ever overwritten.
+ */
+static void
+rename_dropped(struct owner *ow, const char *name, unsigned flags, int other)
+{
+	char id[NAME_MAX + 1], reason[64];
+
+	if (other != ST_NONE)
+		snprintf(reason, sizeof(reason), "name taken by a job in %s/",
+		    state_names[other]);
+	else
+		strlcpy(reason, "not a valid job ID", sizeof(reason));
+	if (state_rename_new(&ow->sp, name, id, sizeof(id)) == -1) {
+		if (errno != ENOENT) {
+			say("job=%s cannot rename (%s): %s; will retry",
+			    vis(name), reason, strerror(errno));
+			queue_add(ow->waiting, name, mono_ms() + RETRY_MS, flags);
+		}
+		return;
+	}
+	say("job=%s renamed from=%s (%s)", vis(id), vis(name), reason);
+	joblog_note(&ow->sp, id, "renamed from %s (%s)", vis(name), reason);
+	owner_admit(ow, id, flags | RF_MOVED);
+}
+
+/* new -> failed without ever opening or following it. */
+static void
+reject(struct owner *ow, const char *name, const struct stat *st)
+{
+	if (state_reject(&ow->sp, name) == -1) {
+		if (errno != ENOENT)
+			say("job=%s new->failed: %s", vis(name), strerror(errno));
+		return;
+	}
+	joblog_note(&ow->sp, name, "rejected: not a regular file (%s)",
+	    file_type(st->st_mode));
+	say("job=%s new->failed rejected: not a regular file (%s)", vis(name),
+	    file_type(st->st_mode));
+}
+
+/* Not ready yet: look again at the given time (or on its next event). */
+static void
+later(struct owner *ow, const char *name, unsigned flags, enum ready r,
+    const struct stat *st)
+{
+	msec_t at = mono_ms() + RECHECK_MS;
+
+	if (r == READY_SETTLE) {
+		msec_t age = now_ms() - ((msec_t)st->st_mtim.tv_sec * 1000 +
+		    st->st_mtim.tv_nsec / 1000000);
+		at = mono_ms() + (SETTLE_MS - age > 0 ? SETTLE_MS - age : 0) + 1;
+	} else if (r == READY_ERR) {
+		say("job=%s: %s; will retry", vis(name), strerror(errno));
+		at = mono_ms() + RETRY_MS;
+	}
+	queue_add(ow->waiting, name, at, flags);
+}
+
+static struct slot *
+free_slot_get(struct owner *ow)
+{
+	for (int i = 0; i < ow->o->jobs; i++)
+		if (ow->slots[i].pid == 0)
+			return &ow->slots[i];
+	return NULL;
+}
+
+/* Claimed, with the job file open: log the attempt and spawn. */
+static void
+launch(struct owner *ow, struct slot *s)
+{
+	s->logfd = joblog_open(&ow->sp, s->id);
+	if (s->logfd == -1)
+		say("job=%s log/: %s", vis(s->id), strerror(errno));
+	else
+		joblog_fnote(s->logfd, "attempt=%d start", s->attempt);
+	s->started = mono_ms();
+	s->deadline = ow->o->timeout ? s->started + ow->o->timeout : 0;
+	say("job=%s new->cur attempt=%d", vis(s->id), s->attempt);
+	if (s->logfd != -1)
+		s->pid = spawn_handler(&ow->sp, ow->o->argv, s->id, s->attempt,
+		    s->fd, s->logfd);
+	if (s->logfd == -1 || s->pid == -1) {
+		char why[96];
+		snprintf(why, sizeof(why), "spawn-failed: %s", strerror(errno));
+		if (s->logfd != -1)
+			joblog_fnote(s->logfd, "attempt=%d %s", s->attempt, why);
+		s->pid = -1;
+		settle(ow, s, OUT_TEMPFAIL, "spawn-failed");
+	}
+}
+
+static void
+start(struct owner *ow, const char *name, unsigned flags)
+{
+	struct joblog_info ji;
+	struct stat st;
+	struct slot *s;
+	enum ready r;
+	int fd, other = ST_NONE;
+
+	if (!id_valid(name) || (other = taken_elsewhere(ow, name)) != ST_NONE) {
+		rename_dropped(ow, name, flags, id_valid(name) ? other : ST_NONE);
+		return;
+	}
+	r = ready_check(ow->sp.dir[ST_NEW], name, flags, &fd, &st);
+	if (r == READY_GONE)
+		return;
+	if (r == READY_NOTREG) {
+		reject(ow, name, &st);
+		return;
+	}
+	if (r != READY_YES) {
+		later(ow, name, flags, r, &st);
+		return;
+	}
+	if (joblog_read(&ow->sp, name, &ji) == -1)
+		ji.attempts = 0;
+	if (state_claim(&ow->sp, name) == -1) {
+		if (errno != ENOENT)
+			later(ow, name, flags, READY_ERR, &st);
+		close(fd);
+		return;
+	}
+	s = free_slot_get(ow);
+	ow->running++;
+	strlcpy(s->id, name, sizeof(s->id));
+	s->fd = fd;
+	s->attempt = ji.attempts + 1;
+	launch(ow, s);
+}
+
+/* Start the oldest ready jobs while there are free slots. */
+void
+owner_dispatch(struct owner *ow)
+{
+	char name[NAME_MAX + 1];
+	unsigned flags;
+
+	while (ow->running < ow->o->jobs &&
+	    queue_pop(ow->ready, name, sizeof(name), &flags))
+		start(ow, name, flags);
+}

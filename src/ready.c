@@ -1,0 +1,94 @@
+/*
+ * ready.c: is a file in new/ complete, and safe to hand to a handler?
+ *
+ * Writers that rename into new/ are done by definition.  A writer that
+ * creates the file in new/ directly (cp, a shell redirect) may still be
+ * writing; one that link()s from tmp/ is done.  inotify cannot tell these
+ * apart reliably, so we ask the kernel: a read lease (F_SETLEASE F_RDLCK)
+ * is refused with EAGAIN while any process has the file open for writing.
+ * Leases need CAP_LEASE or ownership of the file; without either we fall
+ * back to what inotify and the inode say (ready_fallback).
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "chute.h"
+
+/*
+ * Without a lease: a file renamed in, or whose writer was seen closing it,
+ * or that still has its tmp/ link (link-style submitters), is complete;
+ * anything else must have been left alone for SETTLE_MS.
+ */
+enum ready
+ready_fallback(const struct stat *st, unsigned flags, msec_t now)
+{
+	msec_t mtime = (msec_t)st->st_mtim.tv_sec * 1000 +
+	    st->st_mtim.tv_nsec / 1000000;
+
+	if (flags & (RF_MOVED | RF_CLOSED))
+		return READY_YES;
+	if (st->st_nlink > 1)
+		return READY_YES;
+	return now - mtime >= SETTLE_MS ? READY_YES : READY_SETTLE;
+}
+
+/* The lease answers "is anyone writing?" and is dropped at once. */
+static enum ready
+probe_writers(int fd, const struct stat *st, unsigned flags)
+{
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		return READY_YES;
+	}
+	if (errno == EAGAIN)
+		return READY_WRITER;
+	return ready_fallback(st, flags, now_ms());
+}
+
+/*
+ * Check new/name.  On READY_YES, *fdp is the job file, open read-only and
+ * flock()ed: the lock travels with the descriptor into the handler, so a
+ * later owner can see that a handler for this job still runs
+ * (READY_BUSY).  Never follows a symlink and never opens anything but a
+ * regular file (READY_NOTREG, with st filled in for the message).
+ */
+enum ready
+ready_check(int dir, const char *name, unsigned flags, int *fdp,
+    struct stat *st)
+{
+	enum ready r;
+	int fd;
+
+	*fdp = -1;
+	if (fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? READY_GONE : READY_ERR;
+	if (!S_ISREG(st->st_mode))
+		return READY_NOTREG;
+	/* O_NONBLOCK: if a FIFO is swapped in after fstatat, do not hang. */
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC);
+	if (fd == -1) {
+		if (errno == ENOENT)
+			return READY_GONE;
+		return errno == ELOOP ? READY_NOTREG : READY_ERR;
+	}
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return READY_NOTREG;
+	}
+	if ((r = probe_writers(fd, st, flags)) != READY_YES)
+		goto out;
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		r = errno == EWOULDBLOCK ? READY_BUSY : READY_ERR;
+		goto out;
+	}
+	fcntl(fd, F_SETFL, 0);		/* the handler gets a blocking stdin */
+	*fdp = fd;
+	return READY_YES;
+out:
+	close(fd);
+	return r;
+}

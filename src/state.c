@@ -1,0 +1,210 @@
+/*
+ * state.c: the only code that renames a job.  Every transition is one
+ * renameat2(RENAME_NOREPLACE) between two state directories, so a job is
+ * always in exactly one of them and no transition can overwrite another
+ * job.  spool-layout.md lists each transition and its crash windows.
+ *
+ * Each function marks the destination directory dirty; the caller makes
+ * the moves durable with spool_sync() (once per batch: group commit).
+ */
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+
+/*
+ * rename(from/a, to/b) without ever replacing b.  A file system without
+ * RENAME_NOREPLACE gets link+unlink, which also refuses an existing b; a
+ * crash between the two leaves the job in both directories, which
+ * start-up recovery resolves (spool-layout.md).
+ */
+static int
+move(struct spool *sp, int from, const char *a, int to, const char *b)
+{
+	if (renameat2(sp->dir[from], a, sp->dir[to], b, RENAME_NOREPLACE) == 0)
+		goto ok;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (linkat(sp->dir[from], a, sp->dir[to], b, 0) == -1)
+		return -1;
+	if (unlinkat(sp->dir[from], a, 0) == -1)
+		return -1;
+ok:
+	sp->dirty |= 1u << to | 1u << from;
+	return 0;
+}
+
+/* Set mtime (the state's timestamp) through fd if we have one. */
+static void
+stamp(struct spool *sp, int st, const char *id, int fd, msec_t when)
+{
+	struct timespec ts[2] = {
+		{ .tv_nsec = UTIME_OMIT },
+		{ .tv_sec = when / 1000, .tv_nsec = when % 1000 * 1000000 },
+	};
+
+	if (fd != -1)
+		futimens(fd, ts);
+	else
+		utimensat(sp->dir[st], id, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int
+copy_fd(int in, int out)
+{
+	char buf[65536];
+	ssize_t n;
+
+	for (;;) {
+		n = read(in, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		if (write_all(out, buf, n) == -1)
+			return -1;
+	}
+}
+
+/*
+ * Submit: copy src into tmp/ID, fsync it, then rename it to new/ID (or to
+ * defer/ID with mtime `at` when at > 0).  The directory fsync is the
+ * caller's spool_sync(), once per batch.  On error nothing is left in
+ * tmp/ or new/, and *where says which path failed (1 = the input).
+ * Returns 0, or -1 with errno set; EEXIST: the ID is taken in new/defer.
+ */
+int
+state_submit(struct spool *sp, int src, const char *id, msec_t at, int *where)
+{
+	int fd, to = at > 0 ? ST_DEFER : ST_NEW, saved;
+	mode_t mode = 0600;
+	struct stat st;
+
+	if (fstat(sp->dir[ST_NEW], &st) == 0 && (st.st_mode & 0070))
+		mode = 0640;
+	*where = ST_TMP;
+	fd = openat(sp->dir[ST_TMP], id, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd == -1)
+		return -1;
+	if (copy_fd(src, fd) == -1) {
+		*where = errno == EBADF || errno == EISDIR ? -1 : ST_TMP;
+		goto fail;
+	}
+	if (at > 0)
+		stamp(sp, ST_TMP, id, fd, at);
+	if (fsync(fd) == -1 || close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	*where = to;
+	if (move(sp, ST_TMP, id, to, id) == -1)
+		goto fail;
+	return 0;
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	unlinkat(sp->dir[ST_TMP], id, 0);
+	errno = saved;
+	return -1;
+}
+
+/* new -> cur.  ENOENT means another process moved it first: not an error. */
+int
+state_claim(struct spool *sp, const char *id)
+{
+	return move(sp, ST_NEW, id, ST_CUR, id);
+}
+
+/*
+ * cur -> done, failed or defer.  `when` becomes the mtime: the time of the
+ * transition for done/failed, the next-run time for defer.  fd is the job
+ * file if the caller holds it (-1 otherwise).  ENOENT means the job was
+ * cancelled or moved away by an operator while it ran.
+ */
+int
+state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
+{
+	stamp(sp, ST_CUR, id, fd, when);
+	return move(sp, ST_CUR, id, to, id);
+}
+
+/* defer -> new, when its time has come. */
+int
+state_promote(struct spool *sp, const char *id)
+{
+	return move(sp, ST_DEFER, id, ST_NEW, id);
+}
+
+/* new -> failed for a file that is not a regular file; never opened. */
+int
+state_reject(struct spool *sp, const char *id)
+{
+	stamp(sp, ST_NEW, id, -1, now_ms());
+	return move(sp, ST_NEW, id, ST_FAILED, id);
+}
+
+/* cur -> new: shutdown interrupted it, or its owner died. */
+int
+state_requeue(struct spool *sp, const char *id)
+{
+	return move(sp, ST_CUR, id, ST_NEW, id);
+}
+
+/*
+ * new, defer or cur -> failed.  Tries each, twice, since the job may move
+ * between them while we look.  *from gets the state it left.
+ * Returns 0, or -1 with errno ENOENT if it is in none of them.
+ */
+int
+state_cancel(struct spool *sp, const char *id, int *from)
+{
+	static const int order[] = { ST_NEW, ST_DEFER, ST_CUR };
+
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < 3; i++) {
+			stamp(sp, order[i], id, -1, now_ms());
+			if (move(sp, order[i], id, ST_FAILED, id) == 0) {
+				*from = order[i];
+				return 0;
+			}
+			if (errno != ENOENT)
+				return -1;
+		}
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* failed -> new; the caller has written the "reset" log line first. */
+int
+state_retry(struct spool *sp, const char *id)
+{
+	return move(sp, ST_FAILED, id, ST_NEW, id);
+}
+
+/*
+ * new/name -> new/<derived ID>: the name is taken by another job or is
+ * not a valid ID.  The new ID is written to out.
+ */
+int
+state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		id_derive(name, out, len);
+		if (spool_locate(sp, out, NULL) != ST_NONE)
+			continue;
+		if (move(sp, ST_NEW, name, ST_NEW, out) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}

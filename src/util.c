@@ -1,0 +1,187 @@
+/*
+ * util.c: small pure helpers shared by every part of chute: durations,
+ * clocks, EINTR-safe I/O, the transition log line and backoff arithmetic.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define LIBBSD_OPENBSD_VIS 1
+#include <vis.h>
+
+#include "chute.h"
+
+/*
+ * Parse "250ms", "30s", "5m", "2h", "7d" or plain seconds into
+ * milliseconds.  Returns 0, or -1 (EINVAL) for anything else, including
+ * negative values and values that would overflow a year's worth of days.
+ */
+int
+dur_parse(const char *s, msec_t *out)
+{
+	static const struct { const char *suffix; msec_t mult; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		{ "d", 86400000 }, { "", 1000 },
+	};
+	char num[24];
+	size_t n = strspn(s, "0123456789");
+	const char *err;
+	long long v;
+
+	if (n == 0 || n >= sizeof(num))
+		goto bad;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	v = strtonum(num, 0, 100LL * 365 * 86400 * 1000, &err);
+	if (err != NULL)
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + n, units[i].suffix) != 0)
+			continue;
+		if (v > 100LL * 365 * 86400 * 1000 / units[i].mult)
+			goto bad;
+		*out = v * units[i].mult;
+		return 0;
+	}
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+/* Format a duration the way humans read it back: 250ms, 1.5s, 5m, 2h3m. */
+void
+dur_format(msec_t ms, char *buf, size_t len)
+{
+	if (ms < 1000)
+		snprintf(buf, len, "%lldms", (long long)ms);
+	else if (ms < 60000)
+		snprintf(buf, len, "%lld.%03llds", (long long)ms / 1000,
+		    (long long)ms % 1000);
+	else if (ms < 3600000)
+		snprintf(buf, len, "%lldm%llds", (long long)ms / 60000,
+		    (long long)ms / 1000 % 60);
+	else if (ms < 86400000LL * 2)
+		snprintf(buf, len, "%lldh%lldm", (long long)ms / 3600000,
+		    (long long)ms / 60000 % 60);
+	else
+		snprintf(buf, len, "%lldd%lldh", (long long)ms / 86400000,
+		    (long long)ms / 3600000 % 24);
+}
+
+static msec_t
+clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (msec_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+msec_t now_ms(void) { return clock_ms(CLOCK_REALTIME); }
+msec_t mono_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
+
+void
+iso_time(msec_t ms, char *buf, size_t len)
+{
+	time_t t = ms / 1000;
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", s, (int)(ms % 1000));
+}
+
+/* The one place that retries EINTR and short writes. */
+ssize_t
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	size_t left = len;
+
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		p += n;
+		left -= n;
+	}
+	return len;
+}
+
+/* Read until len bytes or end of file; returns the count, or -1. */
+ssize_t
+read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		if (n == 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/*
+ * Make a name safe for one log line: a crafted file name must not be able
+ * to end the line and forge another, so control bytes, spaces and
+ * backslashes come out C-style escaped.
+ */
+void
+vis_name(const char *name, char *buf, size_t len)
+{
+	strnvis(buf, name, len, VIS_CSTYLE | VIS_OCTAL | VIS_TAB | VIS_NL |
+	    VIS_SP);
+}
+
+/* One transition line on stderr, prefixed with the UTC time. */
+void
+say(const char *fmt, ...)
+{
+	char line[1024], ts[40];
+	va_list ap;
+	int n;
+
+	iso_time(now_ms(), ts, sizeof(ts));
+	n = snprintf(line, sizeof(line), "%s ", ts);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	va_end(ap);
+	strlcat(line, "\n", sizeof(line));
+	write_all(STDERR_FILENO, line, strlen(line));
+}
+
+/*
+ * Delay before attempt+1 after a temporary failure of attempt `attempt`
+ * (1-based): base * 2^(attempt-1), capped, then "equal jitter": uniformly
+ * in [d/2, d], so retries of a burst of jobs do not all land together.
+ * rnd(n) returns a uniform value in [0, n); tests pass a fixed one.
+ */
+msec_t
+backoff_delay(msec_t base, msec_t cap, int attempt, uint32_t (*rnd)(uint32_t))
+{
+	msec_t d = base;
+	msec_t half;
+
+	for (int i = 1; i < attempt && d < cap; i++)
+		d *= 2;
+	if (d > cap)
+		d = cap;
+	half = d / 2;
+	if (half <= 0)
+		return d;
+	if (half > UINT32_MAX - 1)
+		half = UINT32_MAX - 1;
+	return d - half + rnd((uint32_t)half + 1);
+}
