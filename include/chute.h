@@ -147,6 +147,7 @@ enum ready {
 	READY_BUSY,	/* a handler from an earlier owner holds its lock */
 	READY_GONE,	/* vanished: someone else moved it */
 	READY_NOTREG,	/* not a regular file: never opened, never followed */
+	READY_DENIED,	/* the owner may not read it (a group spool's umask) */
 	READY_ERR,
 };
 #define RF_MOVED	0x1	/* arrived by rename: complete by protocol */

@@ -13,13 +13,17 @@
 static int
 cancel_one(struct spool *sp, const char *id)
 {
-	int from, st = spool_locate(sp, id, NULL);
+	int from, st;
 
-	/* Written first, so the owner's own note comes after it. */
-	if (st == ST_NEW || st == ST_DEFER || st == ST_CUR)
-		joblog_note(sp, id, "cancelled by `chute cancel` (uid %ld)",
-		    (long)getuid());
 	if (state_cancel(sp, id, &from) == 0) {
+		/* Only a cancel that won its rename leaves a note. */
+		joblog_note(sp, id, "cancelled by `chute cancel` (uid %ld) "
+		    "in %s/", (long)getuid(), state_names[from]);
+		if (spool_sync(sp) == -1) {
+			fprintf(stderr, "chute: %s: fsync: %s\n", sp->path,
+			    strerror(errno));
+			return EX_IOERR;
+		}
 		printf("%s %s->failed\n", id, state_names[from]);
 		return 0;
 	}
@@ -58,6 +62,11 @@ retry_one(struct spool *sp, const char *id)
 		fprintf(stderr, "chute: %s: retry: %s\n", id, strerror(errno));
 		return errno == ENOENT || errno == EEXIST ? EXIT_NO : EX_IOERR;
 	}
+	if (spool_sync(sp) == -1) {
+		fprintf(stderr, "chute: %s: fsync: %s\n", sp->path,
+		    strerror(errno));
+		return EX_IOERR;
+	}
 	printf("%s failed->new\n", id);
 	return 0;
 }
@@ -78,12 +87,8 @@ each(int argc, char **argv, const char *cmd,
 	for (int i = 2; i < argc; i++)
 		if ((r = fn(&sp, argv[i])) != 0 && (rc == 0 || r > rc))
 			rc = r;
-	fflush(stdout);
-	if (spool_sync(&sp) == -1) {
-		fprintf(stderr, "chute: %s: fsync: %s\n", sp.path,
-		    strerror(errno));
+	if (fflush(stdout) == EOF && rc == 0)
 		rc = EX_IOERR;
-	}
 	spool_close(&sp);
 	return rc;
 }

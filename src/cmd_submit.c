@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ struct submit {
 static int
 one(struct submit *sb, const char *file)
 {
-	char id[ID_GEN_LEN + 1];
+	char id[NAME_MAX + 1];
 	bool is_stdin = strcmp(file, "-") == 0;
 	int fd, where, saved;
 

@@ -340,19 +340,26 @@ rename_dropped(struct owner *ow, const char *name, unsigned flags, int other)
 	owner_admit(ow, id, flags | RF_MOVED);
 }
 
-/* new -> failed without ever opening or following it. */
+/* new -> failed without ever running it (nor following a symlink). */
 static void
-reject(struct owner *ow, const char *name, const struct stat *st)
+reject(struct owner *ow, const char *name, const struct stat *st,
+    enum ready r)
 {
+	char why[96];
+
+	if (r == READY_DENIED)
+		strlcpy(why, "unreadable by the owner (permission denied)",
+		    sizeof(why));
+	else
+		snprintf(why, sizeof(why), "not a regular file (%s)",
+		    file_type(st->st_mode));
 	if (state_reject(&ow->sp, name) == -1) {
 		if (errno != ENOENT)
 			say("job=%s new->failed: %s", vis(name), strerror(errno));
 		return;
 	}
-	joblog_note(&ow->sp, name, "rejected: not a regular file (%s)",
-	    file_type(st->st_mode));
-	say("job=%s new->failed rejected: not a regular file (%s)", vis(name),
-	    file_type(st->st_mode));
+	joblog_note(&ow->sp, name, "rejected: %s", why);
+	say("job=%s new->failed rejected: %s", vis(name), why);
 }
 
 /* Not ready yet: look again at the given time (or on its next event). */
@@ -423,8 +430,8 @@ start(struct owner *ow, const char *name, unsigned flags)
 	r = ready_check(ow->sp.dir[ST_NEW], name, flags, &fd, &st);
 	if (r == READY_GONE)
 		return;
-	if (r == READY_NOTREG) {
-		reject(ow, name, &st);
+	if (r == READY_NOTREG || r == READY_DENIED) {
+		reject(ow, name, &st, r);
 		return;
 	}
 	if (r != READY_YES) {

@@ -73,6 +73,8 @@ ready_check(int dir, const char *name, unsigned flags, int *fdp,
 	if (fd == -1) {
 		if (errno == ENOENT)
 			return READY_GONE;
+		if (errno == EACCES || errno == EPERM)
+			return READY_DENIED;
 		return errno == ELOOP ? READY_NOTREG : READY_ERR;
 	}
 	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
