@@ -37,9 +37,54 @@ $(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a
 $(B) $(B)/tests:
 	mkdir -p $@
 
+$(B)/torture: tests/torture.c | $(B)
+	$(CC) $(CFLAGS) $(BSD_CFLAGS) $(LDFLAGS) -o $@ $< $(BSD_LIBS)
+
 # The integration suites drive $(B)/chute, so it is built first.
-check: $(B)/chute $(B)/check_chute
+# CHECK_ROUNDS: the reduced crash torture run that every check includes.
+CHECK_ROUNDS ?= 20
+check: $(B)/chute $(B)/check_chute $(B)/torture
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/check_chute
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
+
+# The whole suite again, every binary built with ASan and UBSan.
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-asan:
+	$(MAKE) B=build/asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" \
+	    CHECK_ROUNDS=5 check
+
+# The owner under valgrind across 10,000 jobs: no leak, no invalid access.
+VALGRIND_JOBS ?= 10000
+check-valgrind: $(B)/chute
+	tests/valgrind.sh $(abspath $(B)/chute) $(VALGRIND_JOBS)
+
+torture: $(B)/chute $(B)/torture
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 200
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 50 --flaky
+
+# libFuzzer (clang) on every parser that sees outside input.
+FUZZ_SECONDS ?= 30
+FUZZERS := names dur joblog disk events args
+FZ := build/fuzz
+FZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
+	-std=gnu11 -Iinclude $(BSD_CFLAGS)
+FZ_OBJ := $(LIB_SRC:src/%.c=$(FZ)/%.o)
+
+$(FZ)/%.o: src/%.c $(HDR)
+	@mkdir -p $(FZ)
+	clang $(FZ_FLAGS) -c -o $@ $<
+
+$(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ_OBJ)
+	clang $(FZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(BSD_LIBS)
+
+fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
+	for f in $(FUZZERS); do \
+	    mkdir -p $(FZ)/work-$$f && \
+	    $(FZ)/fuzz_$$f $(FZ)/work-$$f tests/fuzz/corpus/$$f \
+	        -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -artifact_prefix=$(FZ)/crash-$$f- || exit 1; \
+	done
 
 install: $(B)/chute
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
@@ -49,4 +94,4 @@ install: $(B)/chute
 clean:
 	rm -rf $(B)
 
-.PHONY: all check install clean
+.PHONY: all check check-asan check-valgrind torture fuzz install clean

@@ -99,6 +99,8 @@ int	 state_rename_new(struct spool *, const char *, char *, size_t);
 /* ---- lock.c ---- */
 int	 lock_take(struct spool *, bool);
 pid_t	 lock_owner(struct spool *);
+pid_t	 lock_parse_pid(const char *, size_t);
+pid_t	 lock_parse_line(const char *, unsigned, unsigned, unsigned long);
 int	 lock_write_pid(struct spool *);
 
 /* ---- queue.c: ready jobs in new/, oldest first ---- */
@@ -138,6 +140,7 @@ struct run_opts {
 	char	**argv;			/* the handler */
 };
 int	 run_main(const char *, const struct run_opts *);
+int	 run_parse_args(int, char **, struct run_opts *, const char **);
 
 /* ---- ready.c: is a file in new/ complete? ---- */
 enum ready {

@@ -94,8 +94,13 @@ parse_opt(int c, struct run_opts *o)
 	}
 }
 
+/*
+ * Parse `run` arguments (argv[0] is "run") into o and *spool, after
+ * setting the defaults.  Returns 0, or the exit status of a usage error.
+ * Split from cmd_run so the fuzzer can drive it.
+ */
 int
-cmd_run(int argc, char **argv)
+run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 {
 	static const struct option longopts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
@@ -107,30 +112,46 @@ cmd_run(int argc, char **argv)
 		{ "wait-lock", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct run_opts o = {
+	int c, rc;
+
+	*o = (struct run_opts){
 		.jobs = 1, .grace = 10000, .max_attempts = 5,
 		.backoff_base = 30000, .backoff_cap = 3600000,
 	};
-	const char *spool = NULL;
-	int c, rc;
-
+	*spool = NULL;
 	/* SPOOL may come before or after the options; "+" stops at HANDLER. */
 	opterr = 0;
-	optind = 1;
+	optind = 0;
 	for (;;) {
-		while ((c = getopt_long(argc, argv, "+j:", longopts, NULL)) != -1)
-			if ((rc = parse_opt(c == '?' ? 0 : c, &o)) != 0)
+		while ((c = getopt_long(argc, argv, "+:j:", longopts, NULL)) != -1) {
+			if (c == ':' || c == '?')
+				return usage_error("run", "%s: %s", argv[optind - 1],
+				    c == ':' ? "missing value" : "unknown option");
+			if ((rc = parse_opt(c, o)) != 0)
 				return rc;
-		if (spool != NULL || optind >= argc ||
+		}
+		if (*spool != NULL || optind >= argc ||
 		    strcmp(argv[optind - 1], "--") == 0)
 			break;
-		spool = argv[optind++];
+		*spool = argv[optind++];
 	}
-	if (spool == NULL)
+	if (*spool == NULL)
 		return usage_error("run", "no spool given");
 	if (optind >= argc)
 		return usage_error("run", "no handler given");
-	o.argv = argv + optind;
+	o->argv = argv + optind;
+	return 0;
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	struct run_opts o;
+	const char *spool;
+	int rc;
+
+	if ((rc = run_parse_args(argc, argv, &o, &spool)) != 0)
+		return rc;
 	if (!handler_found(o.argv[0])) {
 		fprintf(stderr, "chute: run: %s: handler not found or not "
 		    "executable\n", o.argv[0]);

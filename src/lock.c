@@ -60,26 +60,63 @@ lock_write_pid(struct spool *sp)
 	return renameat(sp->root, PIDFILE_TMP, sp->root, PIDFILE);
 }
 
+/* owner.pid's contents: a decimal pid and a newline; 0 if not that. */
+pid_t
+lock_parse_pid(const char *data, size_t len)
+{
+	char buf[32];
+	const char *err;
+	pid_t pid;
+
+	if (len == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, data, len);
+	buf[len] = '\0';
+	if (len > 0 && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+	pid = strtonum(buf, 1, 1 << 30, &err);
+	return err ? 0 : pid;
+}
+
 static pid_t
 pidfile_read(struct spool *sp)
 {
 	char buf[32];
-	const char *err;
 	ssize_t n;
-	pid_t pid;
 	int fd;
 
 	fd = openat(sp->root, PIDFILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
 		return 0;
-	n = read_full(fd, buf, sizeof(buf) - 1);
+	n = read_full(fd, buf, sizeof(buf));
 	close(fd);
-	if (n <= 0)
+	return n <= 0 ? 0 : lock_parse_pid(buf, n);
+}
+
+/*
+ * One line of /proc/locks.  Returns the holder's pid if it is a granted
+ * FLOCK on (maj:min, ino), -1 if it is but the pid is not known (another
+ * pid namespace), 0 if the line is about something else.  "->" lines are
+ * waiters (standbys), not holders.
+ */
+pid_t
+lock_parse_line(const char *line, unsigned dmaj, unsigned dmin,
+    unsigned long dino)
+{
+	unsigned maj, mnr;
+	unsigned long ino;
+	long pid;
+	char type[16], mode[16], kind[16];
+
+	if (strstr(line, "->") != NULL)
 		return 0;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	pid = strtonum(buf, 1, 1 << 30, &err);
-	return err ? 0 : pid;
+	if (sscanf(line, "%*d: %15s %15s %15s %ld %x:%x:%lu", type, kind,
+	    mode, &pid, &maj, &mnr, &ino) != 7)
+		return 0;
+	if (strcmp(type, "FLOCK") != 0 || ino != dino || maj != dmaj ||
+	    mnr != dmin)
+		return 0;
+	return pid > 0 && pid <= (1L << 30) ? (pid_t)pid : -1;
 }
 
 /*
@@ -97,23 +134,10 @@ lock_owner(struct spool *sp)
 
 	if (fstat(sp->root, &st) == -1 || (f = fopen("/proc/locks", "re")) == NULL)
 		return pidfile_read(sp);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned maj, mnr;
-		unsigned long ino;
-		long pid;
-		char type[16], mode[16], kind[16];
-
-		if (strstr(line, "->") != NULL)
-			continue;
-		if (sscanf(line, "%*d: %15s %15s %15s %ld %x:%x:%lu", type,
-		    kind, mode, &pid, &maj, &mnr, &ino) != 7)
-			continue;
-		if (strcmp(type, "FLOCK") != 0 || ino != st.st_ino ||
-		    maj != major(st.st_dev) || mnr != minor(st.st_dev))
-			continue;
-		found = pid > 0 ? (pid_t)pid : -1;
-		break;
-	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		if ((found = lock_parse_line(line, major(st.st_dev),
+		    minor(st.st_dev), st.st_ino)) != 0)
+			break;
 	fclose(f);
 	if (found == -1) {
 		pid_t p = pidfile_read(sp);

@@ -4,8 +4,12 @@
  * always in exactly one of them and no transition can overwrite another
  * job.  spool-layout.md lists each transition and its crash windows.
  *
- * Each function marks the destination directory dirty; the caller makes
- * the moves durable with spool_sync() (once per batch: group commit).
+ * A transition that must survive a power loss marks its destination
+ * directory dirty, and the caller makes it durable with spool_sync()
+ * (once per batch: group commit).  The owner's claims, requeues and
+ * promotions are not marked: losing one leaves the job in new/, cur/ or
+ * defer/, from where it runs again, which at-least-once allows
+ * (spool-layout.md, "Durability and fsync").
  */
 #include <sys/stat.h>
 #include <errno.h>
@@ -23,7 +27,8 @@
  * start-up recovery resolves (spool-layout.md).
  */
 static int
-move(struct spool *sp, int from, const char *a, int to, const char *b)
+move(struct spool *sp, int from, const char *a, int to, const char *b,
+    bool sync)
 {
 	if (renameat2(sp->dir[from], a, sp->dir[to], b, RENAME_NOREPLACE) == 0)
 		goto ok;
@@ -34,7 +39,10 @@ move(struct spool *sp, int from, const char *a, int to, const char *b)
 	if (unlinkat(sp->dir[from], a, 0) == -1)
 		return -1;
 ok:
-	sp->dirty |= 1u << to | 1u << from;
+	/* One fsync of the destination commits the whole rename on the
+	 * journaling file systems chute runs on (ext4, xfs, btrfs, tmpfs). */
+	if (sync)
+		sp->dirty |= 1u << to;
 	return 0;
 }
 
@@ -103,7 +111,7 @@ state_submit(struct spool *sp, int src, const char *id, msec_t at, int *where)
 	}
 	fd = -1;
 	*where = to;
-	if (move(sp, ST_TMP, id, to, id) == -1)
+	if (move(sp, ST_TMP, id, to, id, true) == -1)
 		goto fail;
 	return 0;
 fail:
@@ -119,7 +127,7 @@ fail:
 int
 state_claim(struct spool *sp, const char *id)
 {
-	return move(sp, ST_NEW, id, ST_CUR, id);
+	return move(sp, ST_NEW, id, ST_CUR, id, false);
 }
 
 /*
@@ -132,14 +140,14 @@ int
 state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
 {
 	stamp(sp, ST_CUR, id, fd, when);
-	return move(sp, ST_CUR, id, to, id);
+	return move(sp, ST_CUR, id, to, id, to != ST_NEW);
 }
 
 /* defer -> new, when its time has come. */
 int
 state_promote(struct spool *sp, const char *id)
 {
-	return move(sp, ST_DEFER, id, ST_NEW, id);
+	return move(sp, ST_DEFER, id, ST_NEW, id, false);
 }
 
 /* new -> failed for a file that is not a regular file; never opened. */
@@ -147,14 +155,14 @@ int
 state_reject(struct spool *sp, const char *id)
 {
 	stamp(sp, ST_NEW, id, -1, now_ms());
-	return move(sp, ST_NEW, id, ST_FAILED, id);
+	return move(sp, ST_NEW, id, ST_FAILED, id, true);
 }
 
 /* cur -> new: shutdown interrupted it, or its owner died. */
 int
 state_requeue(struct spool *sp, const char *id)
 {
-	return move(sp, ST_CUR, id, ST_NEW, id);
+	return move(sp, ST_CUR, id, ST_NEW, id, false);
 }
 
 /*
@@ -170,7 +178,7 @@ state_cancel(struct spool *sp, const char *id, int *from)
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < 3; i++) {
 			stamp(sp, order[i], id, -1, now_ms());
-			if (move(sp, order[i], id, ST_FAILED, id) == 0) {
+			if (move(sp, order[i], id, ST_FAILED, id, true) == 0) {
 				*from = order[i];
 				return 0;
 			}
@@ -186,7 +194,7 @@ state_cancel(struct spool *sp, const char *id, int *from)
 int
 state_retry(struct spool *sp, const char *id)
 {
-	return move(sp, ST_FAILED, id, ST_NEW, id);
+	return move(sp, ST_FAILED, id, ST_NEW, id, true);
 }
 
 /*
@@ -200,7 +208,7 @@ state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
 		id_derive(name, out, len);
 		if (spool_locate(sp, out, NULL) != ST_NONE)
 			continue;
-		if (move(sp, ST_NEW, name, ST_NEW, out) == 0)
+		if (move(sp, ST_NEW, name, ST_NEW, out, false) == 0)
 			return 0;
 		if (errno != EEXIST)
 			return -1;

@@ -97,6 +97,7 @@ kind_of(uint32_t mask)
 /*
  * Decode a buffer of struct inotify_event and call fn for each one on a
  * watched directory.  Split from watch_read so tests can feed events.
+ * Returns 0, or -1 for a malformed buffer (the caller rescans).
  */
 int
 watch_decode(struct watch *w, const char *buf, size_t len,
@@ -105,20 +106,25 @@ watch_decode(struct watch *w, const char *buf, size_t len,
 	size_t off = 0;
 
 	while (off + sizeof(struct inotify_event) <= len) {
-		const struct inotify_event *ie =
-		    (const struct inotify_event *)(buf + off);
+		struct inotify_event ie;
 		struct watch_event ev = { .state = ST_NONE, .name = "" };
+		const char *name = buf + off + sizeof(ie);
 
-		off += sizeof(*ie) + ie->len;
-		ev.kind = kind_of(ie->mask);
+		memcpy(&ie, buf + off, sizeof(ie));
+		/* A name must end inside its own record and the buffer. */
+		if (ie.len > len - off - sizeof(ie) ||
+		    (ie.len > 0 && memchr(name, '\0', ie.len) == NULL))
+			return -1;
+		off += sizeof(ie) + ie.len;
+		ev.kind = kind_of(ie.mask);
 		for (int i = 0; i < ST_NDIRS; i++)
-			if (w->wd[i] != -1 && w->wd[i] == ie->wd)
+			if (w->wd[i] != -1 && w->wd[i] == ie.wd)
 				ev.state = i;
 		if (ev.kind != W_OVERFLOW && ev.state == ST_NONE)
 			continue;
-		if (ie->len > 0)
-			ev.name = ie->name;
-		if (ev.kind == W_GONE && ie->len > 0)
+		if (ie.len > 0)
+			ev.name = name;
+		if (ev.kind == W_GONE && ie.len > 0)
 			continue;
 		/* Hidden names are editors' and rsync's temporaries. */
 		if (ev.name[0] == '.')
@@ -147,7 +153,10 @@ watch_read(struct watch *w, void (*fn)(void *, const struct watch_event *),
 			return 0;
 		if (n <= 0)
 			return -1;
-		watch_decode(w, buf, n, fn, arg);
+		if (watch_decode(w, buf, n, fn, arg) == -1) {
+			errno = EPROTO;
+			return -1;
+		}
 	}
 }
 

@@ -1,0 +1,868 @@
+/*
+ * check_cli_util.h: the harness behind check_cli.c.  It runs $CHUTE_BIN in
+ * a fresh spool under mkdtemp(3), captures each command's output in files in
+ * the test's directory, and waits for conditions with bounded polls that
+ * name what they waited for.  Only check_cli.c includes it, so everything
+ * here is static.
+ *
+ * Check (fork mode) leaves a failing test with _exit(), skipping teardown,
+ * so EXPECT() kills what the test started before it reports the failure,
+ * and every process we spawn carries PR_SET_PDEATHSIG.  A failing test
+ * keeps its directory for inspection; a passing one removes it.
+ */
+#ifndef CHECK_CLI_UTIL_H
+#define CHECK_CLI_UTIL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define T_MAXPROCS	32
+#define T_OUTMAX	(256 * 1024)
+#define T_CMD_MS	20000	/* a plain command must finish within this */
+
+struct t_proc {
+	pid_t	 pid;
+	bool	 live;
+	char	 log[PATH_MAX];
+};
+
+static struct {
+	const char	*bin;
+	char		 root[1024];		/* the test's mkdtemp directory */
+	char		 spool[1100];		/* root/spool, absolute */
+	struct t_proc	 procs[T_MAXPROCS];
+	int		 nprocs;
+	int		 ncmd;
+	char		 out[T_OUTMAX];		/* last command's stdout */
+	char		 err[T_OUTMAX];		/* last command's stderr */
+} T;
+
+static void t_kill_all(void);
+
+/* Fail the test, after stopping everything it started. */
+#define EXPECT(cond, ...) do {						\
+	if (!(cond)) {							\
+		t_kill_all();						\
+		fprintf(stderr, "check_cli: keeping %s\n", T.root);	\
+		ck_abort_msg(__VA_ARGS__);				\
+	}								\
+} while (0)
+
+/* Poll cond every few ms until it holds; fail with the message at the deadline. */
+#define WAIT_UNTIL(cond, timeout_ms, ...) do {				\
+	int64_t t_deadline_ = t_mono() + (timeout_ms);			\
+	while (!(cond)) {						\
+		EXPECT(t_mono() < t_deadline_, __VA_ARGS__);		\
+		t_nap();						\
+	}								\
+} while (0)
+
+/* ---- time ---- */
+
+static int64_t
+t_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t
+t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+t_nap(void)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- paths and files ---- */
+
+/* printf into one of a ring of buffers: good for a few paths per statement. */
+static char *
+P(const char *fmt, ...)
+{
+	static char buf[32][PATH_MAX];
+	static int next;
+	char *b = buf[next++ % 32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b, PATH_MAX, fmt, ap);
+	va_end(ap);
+	return b;
+}
+
+#define SP(state, id)	P("%s/%s/%s", T.spool, (state), (id))
+#define RP(name)	P("%s/%s", T.root, (name))
+
+static void
+t_write(const char *path, const char *data)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t len = strlen(data);
+
+	EXPECT(fd != -1, "open %s: %s", path, strerror(errno));
+	EXPECT(write(fd, data, len) == (ssize_t)len, "write %s: %s", path,
+	    strerror(errno));
+	close(fd);
+}
+
+/* The whole file as a malloc'd string, or NULL if it cannot be opened. */
+static char *
+t_slurp(const char *path)
+{
+	size_t cap = 4096, len = 0;
+	char *buf;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (len + 1 == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	close(fd);
+	EXPECT(buf != NULL, "out of memory reading %s", path);
+	buf[len] = '\0';
+	return buf;
+}
+
+static bool
+t_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* Entries in dir that do not start with '.'; -1 if dir cannot be read. */
+static int
+t_count(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int
+t_count_state(const char *state)
+{
+	return t_count(P("%s/%s", T.spool, state));
+}
+
+/* Name of the only non-dot entry in dir other than except, or NULL. */
+static char *
+t_other_entry(const char *dir, const char *except)
+{
+	static char name[NAME_MAX + 1];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return NULL;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, except) == 0)
+			continue;
+		snprintf(name, sizeof name, "%s", de->d_name);
+		n++;
+	}
+	closedir(d);
+	return n == 1 ? name : NULL;
+}
+
+static void
+t_set_mtime(const char *path, int64_t epoch_ms)
+{
+	struct timespec ts[2];
+
+	ts[0].tv_sec = ts[1].tv_sec = epoch_ms / 1000;
+	ts[0].tv_nsec = ts[1].tv_nsec = (epoch_ms % 1000) * 1000000;
+	EXPECT(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW) == 0,
+	    "utimensat %s: %s", path, strerror(errno));
+}
+
+static int64_t
+t_mtime_ms(const char *path)
+{
+	struct stat st;
+
+	EXPECT(lstat(path, &st) == 0, "stat %s: %s", path, strerror(errno));
+	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+/* The submission protocol for writers without chute: tmp/NAME, then mv. */
+static void
+t_drop(const char *name, const char *content)
+{
+	t_write(SP("tmp", name), content);
+	EXPECT(rename(SP("tmp", name), SP("new", name)) == 0,
+	    "rename tmp/%s -> new/%s: %s", name, name, strerror(errno));
+}
+
+/* In which state directories does id exist?  A count, and the last one. */
+static int
+t_where(const char *id, const char **state)
+{
+	static const char *const states[] = { "tmp", "new", "cur", "defer", "done", "failed" };
+	int n = 0;
+
+	*state = "nowhere";
+	for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+		if (t_exists(SP(states[i], id))) {
+			*state = states[i];
+			n++;
+		}
+	return n;
+}
+
+/* ---- text ---- */
+
+/* Is tok a whitespace-delimited word of text? */
+static bool
+t_token(const char *text, const char *tok)
+{
+	size_t len = strlen(tok);
+	const char *p = text;
+
+	if (text == NULL)
+		return false;
+	while ((p = strstr(p, tok)) != NULL) {
+		bool start = p == text || p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n';
+		char end = p[len];
+
+		if (start && (end == '\0' || end == ' ' || end == '\t' || end == '\n'))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* Does the decimal number n appear in text, not as part of a longer number? */
+static bool
+t_number_in(const char *text, long n)
+{
+	char num[32];
+	const char *p = text;
+	size_t len;
+
+	len = (size_t)snprintf(num, sizeof num, "%ld", n);
+	while (text != NULL && (p = strstr(p, num)) != NULL) {
+		if ((p == text || p[-1] < '0' || p[-1] > '9') &&
+		    (p[len] < '0' || p[len] > '9'))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* Line n (0-based) of text, without its newline, or NULL. */
+static char *
+t_line(const char *text, int n)
+{
+	static char line[4][4096];
+	static int next;
+	char *b = line[next++ % 4];
+	const char *end;
+
+	for (; n > 0; n--) {
+		if ((text = strchr(text, '\n')) == NULL)
+			return NULL;
+		text++;
+	}
+	if (*text == '\0')
+		return NULL;
+	end = strchr(text, '\n');
+	snprintf(b, 4096, "%.*s", (int)(end ? end - text : (ptrdiff_t)strlen(text)), text);
+	return b;
+}
+
+static int
+t_nlines(const char *text)
+{
+	int n = 0;
+
+	while (t_line(text, n) != NULL)
+		n++;
+	return n;
+}
+
+/* The first line of text whose first word is word, or NULL. */
+static char *
+t_line_of(const char *text, const char *word)
+{
+	size_t len = strlen(word);
+	char *l;
+
+	for (int i = 0; (l = t_line(text, i)) != NULL; i++)
+		if (strncmp(l, word, len) == 0 && (l[len] == ' ' || l[len] == '\0'))
+			return l;
+	return NULL;
+}
+
+/* The last whitespace-delimited word of line. */
+static const char *
+t_last_word(const char *line)
+{
+	const char *p = line + strlen(line);
+
+	while (p > line && p[-1] != ' ' && p[-1] != '\t')
+		p--;
+	return p;
+}
+
+static bool
+t_id_charset_ok(const char *id)
+{
+	if (*id == '\0' || *id == '.')
+		return false;
+	for (; *id; id++)
+		if (!(*id >= 'a' && *id <= 'z') && !(*id >= 'A' && *id <= 'Z') &&
+		    !(*id >= '0' && *id <= '9') && *id != '.' && *id != '_' && *id != '-')
+			return false;
+	return true;
+}
+
+/* ---- processes ---- */
+
+static struct t_proc *
+t_proc_of(pid_t pid)
+{
+	for (int i = 0; i < T.nprocs; i++)
+		if (T.procs[i].pid == pid)
+			return &T.procs[i];
+	return NULL;
+}
+
+static int
+t_decode(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
+}
+
+/*
+ * fork and exec argv with stdin from in (or /dev/null), stdout and stderr
+ * appended to out and err (which may be the same path), in cwd if given.
+ * The child dies with us (PR_SET_PDEATHSIG), so a test that fails or times
+ * out leaves no owner behind.
+ */
+static pid_t
+t_spawn(char *const argv[], const char *in, const char *out, const char *err,
+    const char *cwd)
+{
+	pid_t parent = getpid(), pid;
+	sigset_t none;
+
+	EXPECT((pid = fork()) != -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd0, fd1, fd2;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		fd0 = open(in ? in : "/dev/null", O_RDONLY);
+		fd1 = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		fd2 = strcmp(out, err) == 0 ? dup(fd1) :
+		    open(err, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd0 == -1 || fd1 == -1 || fd2 == -1 || dup2(fd0, 0) == -1 ||
+		    dup2(fd1, 1) == -1 || dup2(fd2, 2) == -1)
+			_exit(127);
+		if (cwd != NULL && chdir(cwd) == -1)
+			_exit(127);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	EXPECT(T.nprocs < T_MAXPROCS, "too many processes in one test");
+	T.procs[T.nprocs].pid = pid;
+	T.procs[T.nprocs].live = true;
+	snprintf(T.procs[T.nprocs].log, PATH_MAX, "%s", out);
+	T.nprocs++;
+	return pid;
+}
+
+/* The last 2000 bytes of a process's output, for failure messages. */
+static const char *
+t_log_of(pid_t pid)
+{
+	static char snip[2048];
+	struct t_proc *p = t_proc_of(pid);
+	char *all = p ? t_slurp(p->log) : NULL;
+	size_t len = all ? strlen(all) : 0;
+
+	snprintf(snip, sizeof snip, "%s%s", len > 2000 ? "...\n" : "",
+	    all == NULL ? "(no output)" : len > 2000 ? all + len - 2000 : all);
+	free(all);
+	return snip;
+}
+
+/* 0 while pid runs; otherwise reap it and return its exit code (128+sig). */
+static int
+t_poll_exit(pid_t pid, int *code)
+{
+	struct t_proc *p = t_proc_of(pid);
+	int st;
+
+	if (p != NULL && !p->live)
+		return 1;	/* already reaped; *code was reported then */
+	if (waitpid(pid, &st, WNOHANG) != pid)
+		return 0;
+	if (p != NULL)
+		p->live = false;
+	*code = t_decode(st);
+	return 1;
+}
+
+/* Wait up to timeout_ms for our child pid to exit; its exit code (128+sig). */
+static int
+t_reap(pid_t pid, int timeout_ms, const char *what)
+{
+	int64_t deadline = t_mono() + timeout_ms;
+	int code = -1;
+
+	while (!t_poll_exit(pid, &code)) {
+		EXPECT(t_mono() < deadline, "%s (pid %d) did not exit within %d ms;"
+		    " output so far:\n%s", what, (int)pid, timeout_ms, t_log_of(pid));
+		t_nap();
+	}
+	return code;
+}
+
+/* Does pid exist and is it not a zombie?  (Works for non-children.) */
+static bool
+t_alive(pid_t pid)
+{
+	char *stat, *rp;
+	bool alive;
+
+	if (pid <= 0 || kill(pid, 0) == -1)
+		return false;
+	if ((stat = t_slurp(P("/proc/%d/stat", (int)pid))) == NULL)
+		return false;
+	rp = strrchr(stat, ')');
+	alive = rp != NULL && rp[1] == ' ' && rp[2] != 'Z';
+	free(stat);
+	return alive;
+}
+
+/* pids a handler recorded, one a line, in root/name. */
+static int
+t_read_pids(const char *name, pid_t *pids, int max)
+{
+	char *text = t_slurp(RP(name)), *p, *end;
+	int n = 0;
+
+	if (text == NULL)
+		return 0;
+	for (p = text; n < max; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v > 0)
+			pids[n++] = (pid_t)v;
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * Stop everything the test started: our children (owners, waits), then the
+ * handlers they left (each records its pid in root/hpids and stops once
+ * root/release exists, or after a bounded while on its own).
+ */
+static void
+t_kill_all(void)
+{
+	pid_t pids[256];
+	int n;
+
+	for (int i = 0; i < T.nprocs; i++)
+		if (T.procs[i].live) {
+			kill(T.procs[i].pid, SIGCONT);
+			kill(T.procs[i].pid, SIGKILL);
+			waitpid(T.procs[i].pid, NULL, 0);
+			T.procs[i].live = false;
+		}
+	if (T.root[0] == '\0')
+		return;
+	close(open(RP("release"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	n = t_read_pids("hpids", pids, 256);
+	for (int i = 0; i < n; i++) {
+		kill(-pids[i], SIGKILL);
+		kill(pids[i], SIGKILL);
+	}
+}
+
+/* "chute ARG ARG ..." for messages, shortened to fit. */
+static const char *
+t_cmdline(char *const argv[])
+{
+	static char line[512];
+	size_t len;
+
+	snprintf(line, sizeof line, "chute");
+	for (int i = 1; argv[i] != NULL; i++) {
+		len = strlen(line);
+		snprintf(line + len, sizeof line - len, " %s", argv[i]);
+	}
+	return line;
+}
+
+/* Run $CHUTE_BIN with the NULL-terminated arguments; output into T.out/T.err. */
+static int
+t_vchute(const char *in, int timeout_ms, const char *first, va_list ap)
+{
+	char *argv[128], *out, *err, *text;
+	int argc = 0, code;
+	pid_t pid;
+
+	argv[argc++] = (char *)T.bin;
+	for (const char *a = first; a != NULL && argc < 127; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	argv[argc] = NULL;
+	T.ncmd++;
+	out = strdup(RP(P("cmd.%d.out", T.ncmd)));
+	err = strdup(RP(P("cmd.%d.err", T.ncmd)));
+	pid = t_spawn(argv, in, out, err, NULL);
+	code = t_reap(pid, timeout_ms, t_cmdline(argv));
+	text = t_slurp(out);
+	snprintf(T.out, sizeof T.out, "%s", text ? text : "");
+	free(text);
+	text = t_slurp(err);
+	snprintf(T.err, sizeof T.err, "%s", text ? text : "");
+	free(text);
+	free(out);
+	free(err);
+	return code;
+}
+
+static int __attribute__((sentinel))
+t_chute(const char *in, const char *first, ...)
+{
+	va_list ap;
+	int code;
+
+	va_start(ap, first);
+	code = t_vchute(in, T_CMD_MS, first, ap);
+	va_end(ap);
+	return code;
+}
+
+/* chute ARGS... with stdin from /dev/null or from a file. */
+#define CHUTE(...)		t_chute(NULL, __VA_ARGS__, (const char *)NULL)
+#define CHUTE_IN(in, ...)	t_chute((in), __VA_ARGS__, (const char *)NULL)
+
+/* Start `chute run SPOOLARG ARGS...` in the background, in cwd if given. */
+static pid_t __attribute__((sentinel))
+t_owner(const char *cwd, const char *spoolarg, const char *first, ...)
+{
+	char *argv[128], *log;
+	int argc = 0;
+	va_list ap;
+
+	argv[argc++] = (char *)T.bin;
+	argv[argc++] = "run";
+	argv[argc++] = (char *)spoolarg;
+	va_start(ap, first);
+	for (const char *a = first; a != NULL && argc < 127; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	T.ncmd++;
+	log = RP(P("owner.%d.log", T.ncmd));
+	return t_spawn(argv, NULL, log, log, cwd);
+}
+
+#define OWNER(...)	t_owner(NULL, T.spool, __VA_ARGS__, (const char *)NULL)
+
+/* Short backoff and grace, so retries and shutdowns take milliseconds. */
+#define QUICK	"--backoff", "50ms:200ms", "--grace", "500ms"
+
+/* Run an owner with --drain and return its exit code; it must finish in time. */
+#define DRAIN(...)	t_reap(OWNER("--drain", __VA_ARGS__), 30000, "chute run --drain")
+
+/* SIGTERM an owner; it must exit within 10 s.  Its exit code. */
+static int
+t_stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	return t_reap(pid, 10000, "owner after SIGTERM");
+}
+
+/* Does /proc/locks show a flock on the spool directory held by pid? */
+static bool
+t_lock_held_by(pid_t pid)
+{
+	char line[512], type[32], arrow[32];
+	unsigned long ino;
+	unsigned maj, min;
+	struct stat st;
+	long lpid;
+	FILE *f;
+	bool held = false;
+
+	if (stat(T.spool, &st) == -1 || (f = fopen("/proc/locks", "re")) == NULL)
+		return false;
+	while (!held && fgets(line, sizeof line, f) != NULL) {
+		/* "1: FLOCK  ADVISORY  WRITE 3418 fe:00:10952941 0 EOF"; waiters have "->" */
+		if (sscanf(line, "%*d: %31s %31s %*s %ld %x:%x:%lu", type, arrow,
+		    &lpid, &maj, &min, &ino) == 6 && strcmp(type, "FLOCK") == 0 &&
+		    lpid == pid && ino == st.st_ino)
+			held = true;
+	}
+	fclose(f);
+	return held;
+}
+
+/* Wait until owner pid holds the spool's lock; fail at once if it exits. */
+static void
+t_await_lock(pid_t pid, int timeout_ms)
+{
+	int64_t deadline = t_mono() + timeout_ms;
+	int code;
+
+	while (!t_lock_held_by(pid)) {
+		EXPECT(!t_poll_exit(pid, &code), "owner %d exited with %d before"
+		    " taking the spool lock:\n%s", (int)pid, code, t_log_of(pid));
+		EXPECT(t_mono() < deadline, "owner %d did not take the flock on %s"
+		    " within %d ms:\n%s", (int)pid, T.spool, timeout_ms, t_log_of(pid));
+		t_nap();
+	}
+}
+
+/* chute wait --timeout for one job; fails if it times out.  0 done, 1 failed. */
+static int
+t_await(const char *id, int timeout_ms)
+{
+	char tmo[32];
+	const char *where;
+	int code;
+
+	snprintf(tmo, sizeof tmo, "%dms", timeout_ms);
+	code = CHUTE("wait", T.spool, "--timeout", tmo, id);
+	t_where(id, &where);
+	EXPECT(code != 124, "job %s did not reach done/ or failed/ within %d ms"
+	    " (chute wait timed out); it is in %s/", id, timeout_ms, where);
+	EXPECT(code == 0 || code == 1, "chute wait %s exited %d: %s", id, code, T.err);
+	EXPECT(strcmp(where, code == 0 ? "done" : "failed") == 0,
+	    "chute wait %s exited %d but the job is in %s/", id, code, where);
+	return code;
+}
+
+/* ---- the handlers' journal: one "ID ATTEMPT [more]" line per start ---- */
+
+static int
+t_journal_count(const char *id)
+{
+	char *text = t_slurp(RP("journal")), *l;
+	int n = 0;
+
+	for (int i = 0; text != NULL && (l = t_line(text, i)) != NULL; i++)
+		if (t_line_of(l, id) != NULL)
+			n++;
+	free(text);
+	return n;
+}
+
+static bool
+t_journal_has(const char *id, int attempt)
+{
+	char *text = t_slurp(RP("journal")), *l, want[512];
+	bool found = false;
+
+	snprintf(want, sizeof want, "%s %d", id, attempt);
+	for (int i = 0; text != NULL && (l = t_line(text, i)) != NULL; i++)
+		if (strncmp(l, want, strlen(want)) == 0 &&
+		    (l[strlen(want)] == '\0' || l[strlen(want)] == ' '))
+			found = true;
+	free(text);
+	return found;
+}
+
+static int
+t_journal_total(void)
+{
+	char *text = t_slurp(RP("journal"));
+	int n = text ? t_nlines(text) : 0;
+
+	free(text);
+	return n;
+}
+
+/* Write an executable /bin/sh handler into the test directory; R is its root. */
+static const char *
+t_handler(const char *name, const char *body)
+{
+	char *path = strdup(RP(name));
+	FILE *f = fopen(path, "we");
+
+	EXPECT(f != NULL, "create %s: %s", path, strerror(errno));
+	fprintf(f, "#!/bin/sh\nR='%s'\n%s", T.root, body);
+	EXPECT(fclose(f) == 0 && chmod(path, 0755) == 0, "write %s", path);
+	return path;
+}
+
+/* Records "ID ATTEMPT" and keeps a copy of what it read on stdin in seen/ID. */
+static const char *
+h_journal(void)
+{
+	return t_handler("h_journal",
+	    "cat > \"$R/seen/$CHUTE_ID.part\" && mv \"$R/seen/$CHUTE_ID.part\" \"$R/seen/$CHUTE_ID\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n");
+}
+
+/* Records its start, then blocks until root/release exists (30 s at most: exit 99). */
+static const char *
+h_block(void)
+{
+	return t_handler("h_block",
+	    "echo $$ >> \"$R/hpids\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+	    "i=0\n"
+	    "while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "[ -e \"$R/release\" ] || exit 99\n");
+}
+
+/* The pid h_block recorded for id, from its journal line. */
+static pid_t
+t_handler_pid(const char *id)
+{
+	char *text = t_slurp(RP("journal")), *l;
+	long pid = 0;
+
+	for (int i = 0; text != NULL && (l = t_line(text, i)) != NULL; i++)
+		if (t_line_of(l, id) != NULL)
+			sscanf(t_last_word(l), "%ld", &pid);
+	free(text);
+	return (pid_t)pid;
+}
+
+static void
+t_release(void)
+{
+	t_write(RP("release"), "");
+}
+
+/* Submit stdin content under --id; exit 0 and that ID on stdout expected. */
+static void
+t_submit_as(const char *id, const char *content)
+{
+	const char *in = RP(P("in.%s", id));
+	int code;
+
+	t_write(in, content);
+	code = CHUTE_IN(in, "submit", T.spool, "--id", id);
+	EXPECT(code == 0, "chute submit --id %s exited %d: %s", id, code, T.err);
+	EXPECT(t_line_of(T.out, id) != NULL, "chute submit --id %s printed '%s'",
+	    id, T.out);
+}
+
+/* `chute status SPOOL id` must succeed; its line for id. */
+static char *
+t_status(const char *id)
+{
+	static char line[4096];
+	char *l;
+	int code = CHUTE("status", T.spool, id);
+
+	EXPECT(code == 0, "chute status %s exited %d: %s", id, code, T.err);
+	l = t_line_of(T.out, id);
+	EXPECT(l != NULL, "chute status %s printed no line for it: '%s'", id, T.out);
+	snprintf(line, sizeof line, "%s", l);
+	return line;
+}
+
+/* Assert the status line of id says state and attempts=n. */
+#define EXPECT_STATUS(id, state, n) do {				\
+	char *st_ = t_status(id);					\
+	char att_[32];							\
+	snprintf(att_, sizeof att_, "attempts=%d", (n));		\
+	EXPECT(t_token(st_, (state)) && t_token(st_, att_),		\
+	    "status of %s: expected '%s %s', got '%s'", (id), (state),	\
+	    att_, st_);							\
+} while (0)
+
+/* ---- fixture ---- */
+
+static void
+cli_setup(void)
+{
+	char tmpl[PATH_MAX], real[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+	int code;
+
+	memset(&T, 0, sizeof T);
+	T.bin = getenv("CHUTE_BIN");
+	ck_assert_msg(T.bin != NULL && T.bin[0] == '/',
+	    "CHUTE_BIN must be the absolute path of build/chute (make check sets it)");
+	ck_assert_msg(access(T.bin, X_OK) == 0, "%s: %s", T.bin, strerror(errno));
+	snprintf(tmpl, sizeof tmpl, "%s/chute-cli.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_msg(mkdtemp(tmpl) != NULL, "mkdtemp: %s", strerror(errno));
+	ck_assert_msg(realpath(tmpl, real) != NULL && strlen(real) < sizeof T.root,
+	    "realpath %s", tmpl);
+	memcpy(T.root, real, strlen(real) + 1);
+	snprintf(T.spool, sizeof T.spool, "%s/spool", T.root);
+	ck_assert_msg(mkdir(RP("seen"), 0755) == 0, "mkdir seen");
+	code = CHUTE("init", T.spool);
+	EXPECT(code == 0, "chute init %s exited %d: %s", T.spool, code, T.err);
+}
+
+static void
+cli_teardown(void)
+{
+	char *argv[] = { "/bin/rm", "-rf", T.root, NULL };
+	pid_t pid;
+
+	t_kill_all();
+	pid = t_spawn(argv, NULL, "/dev/null", "/dev/null", NULL);
+	t_reap(pid, 60000, "rm -rf of the test directory");
+}
+
+#endif

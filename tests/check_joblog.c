@@ -1,0 +1,91 @@
+/* check_joblog.c: attempts and outcomes read back from log/ID. */
+#include <check.h>
+#include <string.h>
+
+#include "chute.h"
+#include "suites.h"
+
+static struct joblog_info
+parse(const char *text)
+{
+	struct joblog_info ji;
+
+	joblog_parse(text, strlen(text), &ji);
+	return ji;
+}
+
+START_TEST(test_each_start_line_is_one_attempt)
+{
+	struct joblog_info ji = parse(
+	    "@chute 2026-11-30T04:09:40.123Z attempt=1 start\n"
+	    "handler output\n"
+	    "@chute 2026-11-30T04:09:41.000Z attempt=1 exit=75 time=1.0s\n"
+	    "@chute 2026-11-30T04:10:41.000Z attempt=2 start\n"
+	    "@chute 2026-11-30T04:10:42.000Z attempt=2 exit=3 time=1.0s\n");
+
+	ck_assert_int_eq(ji.attempts, 2);
+	ck_assert_str_eq(ji.last, "exit=3");
+}
+END_TEST
+
+START_TEST(test_interrupted_attempts_are_not_counted)
+{
+	struct joblog_info ji = parse(
+	    "@chute T attempt=1 start\n"
+	    "@chute T attempt=1 interrupted by shutdown (signal=TERM; not counted)\n"
+	    "@chute T attempt=1 start\n");
+
+	ck_assert_int_eq(ji.attempts, 1);
+}
+END_TEST
+
+START_TEST(test_retry_resets_the_count)
+{
+	struct joblog_info ji = parse(
+	    "@chute T attempt=1 start\n@chute T attempt=1 exit=1 time=1s\n"
+	    "@chute T reset by `chute retry` (uid 0)\n");
+
+	ck_assert_int_eq(ji.attempts, 0);
+	ck_assert_str_eq(ji.last, "");
+}
+END_TEST
+
+START_TEST(test_handler_output_cannot_pass_for_our_lines)
+{
+	/* Only lines that start with the marker count; a handler line
+	 * that merely contains it, mid-line, is output. */
+	struct joblog_info ji = parse(
+	    "@chute T attempt=1 start\n"
+	    "my output @chute T attempt=9 start\n"
+	    "no newline at the end");
+
+	ck_assert_int_eq(ji.attempts, 1);
+}
+END_TEST
+
+START_TEST(test_cancel_and_timeout_are_the_last_outcome)
+{
+	struct joblog_info ji = parse(
+	    "@chute T attempt=1 start\n@chute T attempt=1 timeout signal=TERM time=5s\n");
+
+	ck_assert_str_eq(ji.last, "timeout signal=TERM");
+	ji = parse("@chute T attempt=1 start\n@chute T attempt=1 exit=0 time=1s\n"
+	    "@chute T cancelled: moved out of cur/ while its handler ran\n");
+	ck_assert_str_eq(ji.last, "cancelled");
+}
+END_TEST
+
+Suite *
+joblog_suite(void)
+{
+	Suite *s = suite_create("joblog");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_each_start_line_is_one_attempt);
+	tcase_add_test(tc, test_interrupted_attempts_are_not_counted);
+	tcase_add_test(tc, test_retry_resets_the_count);
+	tcase_add_test(tc, test_handler_output_cannot_pass_for_our_lines);
+	tcase_add_test(tc, test_cancel_and_timeout_are_the_last_outcome);
+	suite_add_tcase(s, tc);
+	return s;
+}

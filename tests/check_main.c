@@ -1,0 +1,29 @@
+/*
+ * check_main.c: the one runner for every suite.  Unit suites test the
+ * pure parts; cli_suite drives build/chute (CHUTE_BIN) end to end.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+int
+main(int argc, char *argv[])
+{
+	SRunner *sr = srunner_create(util_suite());
+	int failed;
+
+	srunner_add_suite(sr, id_suite());
+	srunner_add_suite(sr, spool_suite());
+	srunner_add_suite(sr, queue_suite());
+	srunner_add_suite(sr, joblog_suite());
+	srunner_add_suite(sr, watch_suite());
+	srunner_add_suite(sr, ready_suite());
+	if (getenv("CHUTE_UNIT_ONLY") == NULL)
+		srunner_add_suite(sr, cli_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,138 @@
+/* check_ready.c: is a file in new/ complete and safe to run? */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+#include "suites.h"
+
+static char dir[64];
+static int dfd;
+
+static void
+setup(void)
+{
+	strlcpy(dir, "/tmp/chute-ready.XXXXXX", sizeof(dir));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ne(dfd, -1);
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	close(dfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct stat
+fake(nlink_t links, msec_t age)
+{
+	struct stat st = { .st_nlink = links };
+	msec_t m = now_ms() - age;
+
+	st.st_mtim.tv_sec = m / 1000;
+	st.st_mtim.tv_nsec = m % 1000 * 1000000;
+	return st;
+}
+
+START_TEST(test_fallback_trusts_renames_closes_and_links)
+{
+	struct stat st = fake(1, 0);
+
+	ck_assert_int_eq(ready_fallback(&st, RF_MOVED, now_ms()), READY_YES);
+	ck_assert_int_eq(ready_fallback(&st, RF_CLOSED, now_ms()), READY_YES);
+	st = fake(2, 0);
+	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_YES);
+}
+END_TEST
+
+START_TEST(test_fallback_waits_for_a_fresh_file_to_settle)
+{
+	struct stat st = fake(1, 100);
+
+	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_SETTLE);
+	st = fake(1, SETTLE_MS + 10);
+	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_YES);
+}
+END_TEST
+
+START_TEST(test_a_file_open_for_writing_is_not_ready)
+{
+	struct stat st;
+	int w = openat(dfd, "w", O_WRONLY | O_CREAT, 0600), fd;
+
+	ck_assert_int_ne(w, -1);
+	if (geteuid() == 0) {	/* the lease needs CAP_LEASE or ownership */
+		ck_assert_int_eq(ready_check(dfd, "w", 0, &fd, &st), READY_WRITER);
+		ck_assert_int_eq(fd, -1);
+	}
+	close(w);
+	ck_assert_int_eq(ready_check(dfd, "w", 0, &fd, &st), READY_YES);
+	ck_assert_int_ne(fd, -1);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_symlinks_and_fifos_are_never_opened)
+{
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(symlinkat("/etc/shadow", dfd, "link"), 0);
+	ck_assert_int_eq(mkfifoat(dfd, "fifo", 0600), 0);
+	ck_assert_int_eq(ready_check(dfd, "link", 0, &fd, &st), READY_NOTREG);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(ready_check(dfd, "fifo", 0, &fd, &st), READY_NOTREG);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(fd, -1);
+}
+END_TEST
+
+START_TEST(test_a_vanished_file_is_gone)
+{
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(ready_check(dfd, "nothing", 0, &fd, &st), READY_GONE);
+}
+END_TEST
+
+START_TEST(test_a_job_locked_by_a_running_handler_is_busy)
+{
+	struct stat st;
+	int h = openat(dfd, "j", O_RDONLY | O_CREAT, 0600), fd;
+
+	/* A handler holding its stdin's lock, as an orphan would. */
+	ck_assert_int_eq(flock(h, LOCK_EX), 0);
+	ck_assert_int_eq(ready_check(dfd, "j", RF_MOVED, &fd, &st), READY_BUSY);
+	close(h);
+	ck_assert_int_eq(ready_check(dfd, "j", RF_MOVED, &fd, &st), READY_YES);
+	close(fd);
+}
+END_TEST
+
+Suite *
+ready_suite(void)
+{
+	Suite *s = suite_create("ready");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_fallback_trusts_renames_closes_and_links);
+	tcase_add_test(tc, test_fallback_waits_for_a_fresh_file_to_settle);
+	tcase_add_test(tc, test_a_file_open_for_writing_is_not_ready);
+	tcase_add_test(tc, test_symlinks_and_fifos_are_never_opened);
+	tcase_add_test(tc, test_a_vanished_file_is_gone);
+	tcase_add_test(tc, test_a_job_locked_by_a_running_handler_is_busy);
+	suite_add_tcase(s, tc);
+	return s;
+}

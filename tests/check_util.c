@@ -1,0 +1,111 @@
+/* check_util.c: durations and backoff. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chute.h"
+#include "suites.h"
+
+START_TEST(test_durations_accept_every_documented_unit)
+{
+	msec_t v;
+
+	ck_assert_int_eq(dur_parse("250ms", &v), 0); ck_assert_int_eq(v, 250);
+	ck_assert_int_eq(dur_parse("30s", &v), 0); ck_assert_int_eq(v, 30000);
+	ck_assert_int_eq(dur_parse("5m", &v), 0); ck_assert_int_eq(v, 300000);
+	ck_assert_int_eq(dur_parse("2h", &v), 0); ck_assert_int_eq(v, 7200000);
+	ck_assert_int_eq(dur_parse("7d", &v), 0);
+	ck_assert_int_eq(v, 7LL * 86400000);
+	ck_assert_int_eq(dur_parse("42", &v), 0); ck_assert_int_eq(v, 42000);
+	ck_assert_int_eq(dur_parse("0", &v), 0); ck_assert_int_eq(v, 0);
+}
+END_TEST
+
+START_TEST(test_durations_refuse_garbage)
+{
+	static const char *bad[] = { "", "s", "-5s", "5x", "5 s", "5ss",
+	    "1.5s", "99999999999999999999", "5S", " 5", "5ms ", "3650000d" };
+	msec_t v = 77;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		ck_assert_msg(dur_parse(bad[i], &v) == -1, "accepted '%s'",
+		    bad[i]);
+		ck_assert_int_eq(errno, EINVAL);
+	}
+	ck_assert_int_eq(v, 77);
+}
+END_TEST
+
+static uint32_t rnd_zero(uint32_t n) { return 0; }
+static uint32_t rnd_max(uint32_t n) { return n - 1; }
+
+START_TEST(test_backoff_doubles_and_stops_at_the_cap)
+{
+	/* With the top of the jitter range the delay is the full value. */
+	ck_assert_int_eq(backoff_delay(1000, 60000, 1, rnd_max), 1000);
+	ck_assert_int_eq(backoff_delay(1000, 60000, 2, rnd_max), 2000);
+	ck_assert_int_eq(backoff_delay(1000, 60000, 3, rnd_max), 4000);
+	ck_assert_int_eq(backoff_delay(1000, 60000, 7, rnd_max), 60000);
+	ck_assert_int_eq(backoff_delay(1000, 60000, 1000, rnd_max), 60000);
+}
+END_TEST
+
+START_TEST(test_backoff_jitter_stays_within_half_to_full)
+{
+	ck_assert_int_eq(backoff_delay(1000, 60000, 3, rnd_zero), 2000);
+	for (int i = 0; i < 1000; i++) {
+		msec_t d = backoff_delay(1000, 60000, 3, arc4random_uniform);
+		ck_assert(d >= 2000 && d <= 4000);
+	}
+}
+END_TEST
+
+START_TEST(test_backoff_survives_huge_attempt_counts)
+{
+	msec_t d = backoff_delay(7LL * 86400000, 30LL * 86400000, 500, rnd_max);
+
+	ck_assert_int_eq(d, 30LL * 86400000);
+}
+END_TEST
+
+START_TEST(test_duration_format_reads_back)
+{
+	char buf[32];
+
+	dur_format(250, buf, sizeof(buf)); ck_assert_str_eq(buf, "250ms");
+	dur_format(1500, buf, sizeof(buf)); ck_assert_str_eq(buf, "1.500s");
+	dur_format(300000, buf, sizeof(buf)); ck_assert_str_eq(buf, "5m0s");
+}
+END_TEST
+
+START_TEST(test_log_names_cannot_forge_lines)
+{
+	char buf[256];
+
+	vis_name("evil\n2026-01-01T00:00:00Z job=x cur->done", buf, sizeof(buf));
+	ck_assert_ptr_null(strchr(buf, '\n'));
+	vis_name("a b\tc\x1b", buf, sizeof(buf));
+	ck_assert_ptr_null(strchr(buf, ' '));
+	ck_assert_ptr_null(strchr(buf, '\t'));
+	ck_assert_ptr_null(strchr(buf, '\x1b'));
+}
+END_TEST
+
+Suite *
+util_suite(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_durations_accept_every_documented_unit);
+	tcase_add_test(tc, test_durations_refuse_garbage);
+	tcase_add_test(tc, test_backoff_doubles_and_stops_at_the_cap);
+	tcase_add_test(tc, test_backoff_jitter_stays_within_half_to_full);
+	tcase_add_test(tc, test_backoff_survives_huge_attempt_counts);
+	tcase_add_test(tc, test_duration_format_reads_back);
+	tcase_add_test(tc, test_log_names_cannot_forge_lines);
+	suite_add_tcase(s, tc);
+	return s;
+}

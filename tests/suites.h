@@ -1,0 +1,12 @@
+#ifndef SUITES_H
+#define SUITES_H
+#include <check.h>
+Suite	*util_suite(void);
+Suite	*id_suite(void);
+Suite	*spool_suite(void);
+Suite	*queue_suite(void);
+Suite	*joblog_suite(void);
+Suite	*watch_suite(void);
+Suite	*ready_suite(void);
+Suite	*cli_suite(void);
+#endif
