@@ -4,7 +4,8 @@ BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude
+# Flags chute needs whatever CFLAGS the user passes.
+XCFLAGS := -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude
 BSD_CFLAGS   := $(shell pkg-config --cflags libbsd-overlay)
 BSD_LIBS     := $(shell pkg-config --libs libbsd-overlay)
 CHECK_CFLAGS := $(shell pkg-config --cflags check)
@@ -26,10 +27,10 @@ $(B)/libchute.a: $(LIB_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/%.o: src/%.c $(HDR) | $(B)
-	$(CC) $(CFLAGS) $(BSD_CFLAGS) -c -o $@ $<
+	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) -c -o $@ $<
 
-$(B)/tests/%.o: tests/%.c $(HDR) $(wildcard tests/*.h) | $(B)/tests
-	$(CC) $(CFLAGS) $(BSD_CFLAGS) $(CHECK_CFLAGS) -Itests -c -o $@ $<
+$(B)/tests/%.o: tests/%.c $(HDR) src/owner.h $(wildcard tests/*.h) | $(B)/tests
+	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) $(CHECK_CFLAGS) -Itests -Isrc -c -o $@ $<
 
 $(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(BSD_LIBS)
@@ -38,7 +39,7 @@ $(B) $(B)/tests:
 	mkdir -p $@
 
 $(B)/torture: tests/torture.c | $(B)
-	$(CC) $(CFLAGS) $(BSD_CFLAGS) $(LDFLAGS) -o $@ $< $(BSD_LIBS)
+	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) $(LDFLAGS) -o $@ $< $(BSD_LIBS)
 
 # The integration suites drive $(B)/chute, so it is built first.
 # CHECK_ROUNDS: the reduced crash torture run that every check includes.
@@ -51,6 +52,9 @@ check: $(B)/chute $(B)/check_chute $(B)/torture
 # The whole suite again, every binary built with ASan and UBSan.
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	$(MAKE) B=build/asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" \
 	    CHECK_ROUNDS=5 check
 

@@ -151,12 +151,14 @@ enum ready {
 	READY_GONE,	/* vanished: someone else moved it */
 	READY_NOTREG,	/* not a regular file: never opened, never followed */
 	READY_DENIED,	/* the owner may not read it (a group spool's umask) */
+	READY_LINKED,	/* other hard links than its tmp/ name: refused */
 	READY_ERR,
 };
 #define RF_MOVED	0x1	/* arrived by rename: complete by protocol */
 #define RF_CLOSED	0x2	/* a writer was seen closing it */
+#define RF_TMPLINK	0x4	/* still linked as tmp/NAME: link-style submitter */
 #define SETTLE_MS	2000
-enum ready ready_check(int, const char *, unsigned, int *, struct stat *);
+enum ready ready_check(struct spool *, const char *, unsigned, int *, struct stat *);
 enum ready ready_fallback(const struct stat *, unsigned, msec_t);
 
 /* ---- spawn.c ---- */

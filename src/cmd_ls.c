@@ -103,7 +103,7 @@ cmd_ls(int argc, char **argv)
 	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
 		return rc;
 	if ((rc = read_states(&l, only)) != 0)
-		return rc;
+		goto out;
 	qsort(l.v, l.n, sizeof(*l.v), by_mtime);
 	printf("%-7s %10s %8s  %s\n", "STATE", "AGE", "ATTEMPTS", "ID");
 	for (size_t i = 0; i < l.n; i++) {
@@ -120,7 +120,13 @@ cmd_ls(int argc, char **argv)
 		printf("%-7s %10s %8d  %s\n", state_names[l.v[i].state], age,
 		    ji.attempts, vis);
 	}
-	return fflush(stdout) == EOF ? EX_IOERR : 0;
+	rc = fflush(stdout) == EOF ? EX_IOERR : 0;
+out:
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].id);
+	free(l.v);
+	spool_close(&sp);
+	return rc;
 }
 
 static void
@@ -148,7 +154,7 @@ print_stats(struct listing *l, pid_t owner, bool prom)
 	}
 	printf("%-17s %s\n", "oldest_queued_age", age);
 	if (owner == 0)
-		printf("%-17s none\n", "owner");
+		printf("%-17s no owner\n", "owner");
 	else if (owner == -1)
 		printf("%-17s unknown pid (lock held)\n", "owner");
 	else
@@ -169,12 +175,13 @@ cmd_stats(int argc, char **argv)
 		return usage_error("stats", "want SPOOL [--prometheus]");
 	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
 		return rc;
-	if ((rc = read_states(&l, ST_NONE)) != 0)
-		return rc;
-	if (prom) {
-		printf("# HELP chute_jobs Jobs per state directory.\n"
-		    "# TYPE chute_jobs gauge\n");
+	if ((rc = read_states(&l, ST_NONE)) == 0) {
+		if (prom)
+			printf("# HELP chute_jobs Jobs per state directory.\n"
+			    "# TYPE chute_jobs gauge\n");
+		print_stats(&l, lock_owner(&sp), prom);
+		rc = fflush(stdout) == EOF ? EX_IOERR : 0;
 	}
-	print_stats(&l, lock_owner(&sp), prom);
-	return fflush(stdout) == EOF ? EX_IOERR : 0;
+	spool_close(&sp);
+	return rc;
 }

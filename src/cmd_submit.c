@@ -124,21 +124,30 @@ cmd_submit(int argc, char **argv)
 	if (sb.id != NULL && (st = spool_locate(&sb.sp, sb.id, NULL)) != ST_NONE) {
 		fprintf(stderr, "chute: %s: job exists (%s)\n", sb.id,
 		    state_names[st]);
-		return EXIT_NO;
+		sb.rc = EXIT_NO;
+		goto out;
 	}
-	if ((sb.ids = calloc(nfiles, sizeof(char *))) == NULL)
-		return EX_SOFTWARE;
+	if ((sb.ids = calloc(nfiles, sizeof(char *))) == NULL) {
+		sb.rc = EX_SOFTWARE;
+		goto out;
+	}
 	for (int i = 0; i < nfiles; i++)
 		if ((rc = one(&sb, files[i])) != 0 && sb.rc == 0)
 			sb.rc = rc;
 	if (sb.nids > 0 && spool_sync(&sb.sp) == -1) {
 		fprintf(stderr, "chute: %s: fsync: %s\n", sb.sp.path,
 		    strerror(errno));
-		return EX_IOERR;
+		sb.rc = EX_IOERR;
+		goto out;
 	}
 	for (int i = 0; i < sb.nids; i++)
 		printf("%s\n", sb.ids[i]);
 	if (fflush(stdout) == EOF && sb.rc == 0)
 		sb.rc = EX_IOERR;
+out:
+	for (int i = 0; i < sb.nids; i++)
+		free(sb.ids[i]);
+	free(sb.ids);
+	spool_close(&sb.sp);
 	return sb.rc;
 }

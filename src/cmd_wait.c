@@ -90,6 +90,8 @@ cmd_wait(int argc, char **argv)
 	if ((w = watch_open(&sp, watched, 2)) == NULL) {
 		fprintf(stderr, "chute: %s: inotify: %s\n", sp.path,
 		    strerror(errno));
+		spool_close(&sp);
+		free(done);
 		return EX_IOERR;
 	}
 	deadline = timeout >= 0 ? mono_ms() + timeout : -1;
@@ -97,14 +99,21 @@ cmd_wait(int argc, char **argv)
 		struct pollfd pfd = { .fd = watch_fd(w), .events = POLLIN };
 		msec_t left = deadline >= 0 ? deadline - mono_ms() : -1;
 
-		if (deadline >= 0 && left <= 0)
-			return EXIT_TIMEOUT;
+		if (deadline >= 0 && left <= 0) {
+			rc = EXIT_TIMEOUT;
+			break;
+		}
 		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == -1
-		    && errno != EINTR)
-			return EX_SOFTWARE;
+		    && errno != EINTR) {
+			rc = EX_SOFTWARE;
+			break;
+		}
 		watch_read(w, ignore_event, NULL);
 	}
+	if (rc == 0 && (failed || unknown))
+		rc = EXIT_NO;
 	watch_close(w);
 	spool_close(&sp);
-	return failed || unknown ? EXIT_NO : 0;
+	free(done);
+	return rc;
 }

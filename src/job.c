@@ -350,6 +350,9 @@ reject(struct owner *ow, const char *name, const struct stat *st,
 	if (r == READY_DENIED)
 		strlcpy(why, "unreadable by the owner (permission denied)",
 		    sizeof(why));
+	else if (r == READY_LINKED)
+		snprintf(why, sizeof(why), "has other hard links (st_nlink=%lu)",
+		    (unsigned long)st->st_nlink);
 	else
 		snprintf(why, sizeof(why), "not a regular file (%s)",
 		    file_type(st->st_mode));
@@ -427,10 +430,10 @@ start(struct owner *ow, const char *name, unsigned flags)
 		rename_dropped(ow, name, flags, id_valid(name) ? other : ST_NONE);
 		return;
 	}
-	r = ready_check(ow->sp.dir[ST_NEW], name, flags, &fd, &st);
+	r = ready_check(&ow->sp, name, flags, &fd, &st);
 	if (r == READY_GONE)
 		return;
-	if (r == READY_NOTREG || r == READY_DENIED) {
+	if (r == READY_NOTREG || r == READY_DENIED || r == READY_LINKED) {
 		reject(ow, name, &st, r);
 		return;
 	}

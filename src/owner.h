@@ -49,6 +49,8 @@ void	 owner_admit(struct owner *, const char *, unsigned);
 void	 owner_scan_new(struct owner *, bool);
 void	 owner_scan_defer(struct owner *);
 void	 owner_promote(struct owner *, const char *);
+void	 owner_on_event(void *, const struct watch_event *);
+void	 owner_on_timers(struct owner *);
 
 /* job.c */
 void	 owner_dispatch(struct owner *);

@@ -19,8 +19,8 @@
 
 /*
  * Without a lease: a file renamed in, or whose writer was seen closing it,
- * or that still has its tmp/ link (link-style submitters), is complete;
- * anything else must have been left alone for SETTLE_MS.
+ * or that still has its tmp/ link (RF_TMPLINK: link-style submitters), is
+ * complete; anything else must have been left alone for SETTLE_MS.
  */
 enum ready
 ready_fallback(const struct stat *st, unsigned flags, msec_t now)
@@ -28,11 +28,33 @@ ready_fallback(const struct stat *st, unsigned flags, msec_t now)
 	msec_t mtime = (msec_t)st->st_mtim.tv_sec * 1000 +
 	    st->st_mtim.tv_nsec / 1000000;
 
-	if (flags & (RF_MOVED | RF_CLOSED))
-		return READY_YES;
-	if (st->st_nlink > 1)
+	if (flags & (RF_MOVED | RF_CLOSED | RF_TMPLINK))
 		return READY_YES;
 	return now - mtime >= SETTLE_MS ? READY_YES : READY_SETTLE;
+}
+
+/*
+ * A job with more than one name could be a hard link to a file outside
+ * the spool that its submitter may not read (/etc/shadow, where
+ * fs.protected_hardlinks is off), and the handler would read it with the
+ * owner's rights.  The one extra name we accept is tmp/NAME, the same
+ * inode: a link-then-unlink submission between its two steps.
+ */
+static enum ready
+check_links(struct spool *sp, const char *name, const struct stat *st,
+    unsigned *flags)
+{
+	struct stat t;
+
+	if (st->st_nlink <= 1)
+		return READY_YES;
+	if (st->st_nlink == 2 &&
+	    fstatat(sp->dir[ST_TMP], name, &t, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    t.st_dev == st->st_dev && t.st_ino == st->st_ino) {
+		*flags |= RF_TMPLINK;
+		return READY_YES;
+	}
+	return READY_LINKED;
 }
 
 /* The lease answers "is anyone writing?" and is dropped at once. */
@@ -53,14 +75,15 @@ probe_writers(int fd, const struct stat *st, unsigned flags)
  * flock()ed: the lock travels with the descriptor into the handler, so a
  * later owner can see that a handler for this job still runs
  * (READY_BUSY).  Never follows a symlink and never opens anything but a
- * regular file (READY_NOTREG, with st filled in for the message).
+ * regular file (READY_NOTREG, with st filled in for the message), and
+ * refuses one with other hard links (READY_LINKED).
  */
 enum ready
-ready_check(int dir, const char *name, unsigned flags, int *fdp,
+ready_check(struct spool *sp, const char *name, unsigned flags, int *fdp,
     struct stat *st)
 {
+	int dir = sp->dir[ST_NEW], fd;
 	enum ready r;
-	int fd;
 
 	*fdp = -1;
 	if (fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) == -1)
@@ -81,7 +104,8 @@ ready_check(int dir, const char *name, unsigned flags, int *fdp,
 		close(fd);
 		return READY_NOTREG;
 	}
-	if ((r = probe_writers(fd, st, flags)) != READY_YES)
+	if ((r = check_links(sp, name, st, &flags)) != READY_YES ||
+	    (r = probe_writers(fd, st, flags)) != READY_YES)
 		goto out;
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		r = errno == EWOULDBLOCK ? READY_BUSY : READY_ERR;

@@ -148,8 +148,9 @@ defer_arrived(struct owner *ow, const char *name)
 		ow->next_defer = due;
 }
 
-static void
-on_event(void *arg, const struct watch_event *ev)
+/* One inotify event; also called by the unit tests. */
+void
+owner_on_event(void *arg, const struct watch_event *ev)
 {
 	struct owner *ow = arg;
 
@@ -217,8 +218,8 @@ recheck(struct owner *ow, msec_t mono)
 		owner_recover_one(ow, name);
 }
 
-static void
-on_timers(struct owner *ow)
+void
+owner_on_timers(struct owner *ow)
 {
 	msec_t mono = mono_ms();
 
@@ -328,9 +329,9 @@ loop(struct owner *ow)
 		if (pfd[0].revents & POLLIN)
 			on_signals(ow);
 		if ((pfd[1].revents & POLLIN) &&
-		    watch_read(ow->w, on_event, ow) == -1)
+		    watch_read(ow->w, owner_on_event, ow) == -1)
 			ow->rescan = true;
-		on_timers(ow);
+		owner_on_timers(ow);
 	}
 }
 
@@ -388,24 +389,28 @@ int
 run_main(const char *path, const struct run_opts *o)
 {
 	static const int watched[] = { ST_NEW, ST_DEFER, ST_CUR };
-	struct owner ow = { .o = o, .sigfd = -1 };
+	struct owner ow = { .o = o, .sigfd = -1, .sp = { .root = -1 } };
 	int rc;
 
 	if ((rc = take_spool(&ow, path)) != 0)
-		return rc;
+		goto out;
 	if (setup_signals(&ow) == -1 ||
 	    (ow.slots = calloc(o->jobs, sizeof(*ow.slots))) == NULL ||
 	    (ow.ready = queue_new()) == NULL ||
 	    (ow.waiting = queue_new()) == NULL ||
 	    (ow.orphans = queue_new()) == NULL) {
 		fprintf(stderr, "%s: %s\n", getprogname(), strerror(errno));
-		return EX_SOFTWARE;
+		rc = EX_SOFTWARE;
+		goto out;
 	}
+	for (int i = 0; i < o->jobs; i++)
+		ow.slots[i].fd = ow.slots[i].logfd = -1;
 	/* Watches first, then the scans: nothing arriving between is missed. */
 	if ((ow.w = watch_open(&ow.sp, watched, 3)) == NULL) {
 		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),
 		    ow.sp.path, strerror(errno));
-		return EX_IOERR;
+		rc = EX_IOERR;
+		goto out;
 	}
 	say("owner pid=%ld spool=%s jobs=%d", (long)getpid(), ow.sp.path,
 	    o->jobs);
@@ -417,12 +422,15 @@ run_main(const char *path, const struct run_opts *o)
 	rc = loop(&ow);
 	spool_sync(&ow.sp);
 	say("owner pid=%ld exiting", (long)getpid());
+out:
 	watch_close(ow.w);
 	queue_free(ow.ready);
 	queue_free(ow.waiting);
 	queue_free(ow.orphans);
 	free(ow.slots);
-	close(ow.sigfd);
-	spool_close(&ow.sp);
+	if (ow.sigfd != -1)
+		close(ow.sigfd);
+	if (ow.sp.root != -1 || ow.sp.path != NULL)
+		spool_close(&ow.sp);
 	return rc;
 }

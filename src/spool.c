@@ -150,9 +150,11 @@ spool_close(struct spool *sp)
 {
 	int saved = errno;
 
-	for (int i = 0; i < ST_NDIRS; i++)
+	for (int i = 0; i < ST_NDIRS; i++) {
 		if (sp->dir[i] != -1)
 			close(sp->dir[i]);
+		sp->dir[i] = -1;
+	}
 	if (sp->root != -1)
 		close(sp->root);
 	free(sp->path);

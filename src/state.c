@@ -21,24 +21,17 @@
 #include "chute.h"
 
 /*
- * rename(from/a, to/b) without ever replacing b.  A file system without
- * RENAME_NOREPLACE gets link+unlink, which also refuses an existing b; a
- * crash between the two leaves the job in both directories, which
- * start-up recovery resolves (spool-layout.md).
+ * rename(from/a, to/b) without ever replacing b.  There is deliberately
+ * no link+unlink fallback for file systems without RENAME_NOREPLACE: a
+ * crash between the two would leave a job in two states.  EINVAL there
+ * is reported like any other error.
  */
 static int
 move(struct spool *sp, int from, const char *a, int to, const char *b,
     bool sync)
 {
-	if (renameat2(sp->dir[from], a, sp->dir[to], b, RENAME_NOREPLACE) == 0)
-		goto ok;
-	if (errno != EINVAL && errno != ENOSYS)
+	if (renameat2(sp->dir[from], a, sp->dir[to], b, RENAME_NOREPLACE) == -1)
 		return -1;
-	if (linkat(sp->dir[from], a, sp->dir[to], b, 0) == -1)
-		return -1;
-	if (unlinkat(sp->dir[from], a, 0) == -1)
-		return -1;
-ok:
 	/* One fsync of the destination commits the whole rename on the
 	 * journaling file systems chute runs on (ext4, xfs, btrfs, tmpfs). */
 	if (sync)

@@ -20,6 +20,7 @@ main(int argc, char *argv[])
 	srunner_add_suite(sr, joblog_suite());
 	srunner_add_suite(sr, watch_suite());
 	srunner_add_suite(sr, ready_suite());
+	srunner_add_suite(sr, owner_suite());
 	if (getenv("CHUTE_UNIT_ONLY") == NULL)
 		srunner_add_suite(sr, cli_suite());
 	srunner_run_all(sr, CK_NORMAL);

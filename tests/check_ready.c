@@ -12,15 +12,17 @@
 #include "suites.h"
 
 static char dir[64];
-static int dfd;
+static struct spool sp;
+static int dfd;		/* new/ */
 
 static void
 setup(void)
 {
 	strlcpy(dir, "/tmp/chute-ready.XXXXXX", sizeof(dir));
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_ne(dfd, -1);
+	ck_assert_int_eq(spool_init(dir, NULL), 0);
+	ck_assert_int_eq(spool_open(&sp, dir), 0);
+	dfd = sp.dir[ST_NEW];
 }
 
 static void
@@ -28,7 +30,7 @@ teardown(void)
 {
 	char cmd[128];
 
-	close(dfd);
+	spool_close(&sp);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
@@ -50,8 +52,7 @@ START_TEST(test_fallback_trusts_renames_closes_and_links)
 
 	ck_assert_int_eq(ready_fallback(&st, RF_MOVED, now_ms()), READY_YES);
 	ck_assert_int_eq(ready_fallback(&st, RF_CLOSED, now_ms()), READY_YES);
-	st = fake(2, 0);
-	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_YES);
+	ck_assert_int_eq(ready_fallback(&st, RF_TMPLINK, now_ms()), READY_YES);
 }
 END_TEST
 
@@ -72,11 +73,11 @@ START_TEST(test_a_file_open_for_writing_is_not_ready)
 
 	ck_assert_int_ne(w, -1);
 	if (geteuid() == 0) {	/* the lease needs CAP_LEASE or ownership */
-		ck_assert_int_eq(ready_check(dfd, "w", 0, &fd, &st), READY_WRITER);
+		ck_assert_int_eq(ready_check(&sp, "w", 0, &fd, &st), READY_WRITER);
 		ck_assert_int_eq(fd, -1);
 	}
 	close(w);
-	ck_assert_int_eq(ready_check(dfd, "w", 0, &fd, &st), READY_YES);
+	ck_assert_int_eq(ready_check(&sp, "w", 0, &fd, &st), READY_YES);
 	ck_assert_int_ne(fd, -1);
 	close(fd);
 }
@@ -89,9 +90,9 @@ START_TEST(test_symlinks_and_fifos_are_never_opened)
 
 	ck_assert_int_eq(symlinkat("/etc/shadow", dfd, "link"), 0);
 	ck_assert_int_eq(mkfifoat(dfd, "fifo", 0600), 0);
-	ck_assert_int_eq(ready_check(dfd, "link", 0, &fd, &st), READY_NOTREG);
+	ck_assert_int_eq(ready_check(&sp, "link", 0, &fd, &st), READY_NOTREG);
 	ck_assert(S_ISLNK(st.st_mode));
-	ck_assert_int_eq(ready_check(dfd, "fifo", 0, &fd, &st), READY_NOTREG);
+	ck_assert_int_eq(ready_check(&sp, "fifo", 0, &fd, &st), READY_NOTREG);
 	ck_assert(S_ISFIFO(st.st_mode));
 	ck_assert_int_eq(fd, -1);
 }
@@ -102,7 +103,7 @@ START_TEST(test_a_vanished_file_is_gone)
 	struct stat st;
 	int fd;
 
-	ck_assert_int_eq(ready_check(dfd, "nothing", 0, &fd, &st), READY_GONE);
+	ck_assert_int_eq(ready_check(&sp, "nothing", 0, &fd, &st), READY_GONE);
 }
 END_TEST
 
@@ -113,10 +114,43 @@ START_TEST(test_a_job_locked_by_a_running_handler_is_busy)
 
 	/* A handler holding its stdin's lock, as an orphan would. */
 	ck_assert_int_eq(flock(h, LOCK_EX), 0);
-	ck_assert_int_eq(ready_check(dfd, "j", RF_MOVED, &fd, &st), READY_BUSY);
+	ck_assert_int_eq(ready_check(&sp, "j", RF_MOVED, &fd, &st), READY_BUSY);
 	close(h);
-	ck_assert_int_eq(ready_check(dfd, "j", RF_MOVED, &fd, &st), READY_YES);
+	ck_assert_int_eq(ready_check(&sp, "j", RF_MOVED, &fd, &st), READY_YES);
 	close(fd);
+}
+END_TEST
+
+START_TEST(test_a_hard_link_to_a_file_outside_the_spool_is_refused)
+{
+	struct stat st;
+	char outside[128];
+	int fd, out;
+
+	snprintf(outside, sizeof(outside), "%s/secret", dir);
+	out = open(outside, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ne(out, -1);
+	close(out);
+	ck_assert_int_eq(linkat(AT_FDCWD, outside, dfd, "j", 0), 0);
+	ck_assert_int_eq(ready_check(&sp, "j", RF_MOVED, &fd, &st), READY_LINKED);
+	ck_assert_int_eq(fd, -1);
+}
+END_TEST
+
+START_TEST(test_a_link_style_submission_in_progress_is_accepted)
+{
+	struct stat st;
+	int fd, t = openat(sp.dir[ST_TMP], "q", O_WRONLY | O_CREAT, 0600);
+
+	ck_assert_int_ne(t, -1);
+	close(t);
+	/* qmail: link(tmp/q, new/q), and the unlink has not happened yet. */
+	ck_assert_int_eq(linkat(sp.dir[ST_TMP], "q", dfd, "q", 0), 0);
+	ck_assert_int_eq(ready_check(&sp, "q", 0, &fd, &st), READY_YES);
+	close(fd);
+	/* The same inode under another tmp/ name is not that case. */
+	ck_assert_int_eq(renameat(sp.dir[ST_TMP], "q", sp.dir[ST_TMP], "other"), 0);
+	ck_assert_int_eq(ready_check(&sp, "q", 0, &fd, &st), READY_LINKED);
 }
 END_TEST
 
@@ -133,6 +167,8 @@ ready_suite(void)
 	tcase_add_test(tc, test_symlinks_and_fifos_are_never_opened);
 	tcase_add_test(tc, test_a_vanished_file_is_gone);
 	tcase_add_test(tc, test_a_job_locked_by_a_running_handler_is_busy);
+	tcase_add_test(tc, test_a_hard_link_to_a_file_outside_the_spool_is_refused);
+	tcase_add_test(tc, test_a_link_style_submission_in_progress_is_accepted);
 	suite_add_tcase(s, tc);
 	return s;
 }

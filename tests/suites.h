@@ -8,5 +8,6 @@ Suite	*queue_suite(void);
 Suite	*joblog_suite(void);
 Suite	*watch_suite(void);
 Suite	*ready_suite(void);
+Suite	*owner_suite(void);
 Suite	*cli_suite(void);
 #endif

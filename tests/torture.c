@@ -108,6 +108,7 @@ static uint64_t rng;
 static struct {
 	int	 kills, k_startup, k_burst, k_running, k_live, k_subs;
 	int	 refused, orphans_reaped, exhausted, live_at_end;
+	int64_t	 drain_ms;
 	long	 runs;
 } stats;
 
@@ -320,9 +321,9 @@ wait_chld(int64_t ms)
 	sigtimedwait(&chld_set, NULL, &ts);
 }
 
-/* Wait at most ms for k to exit.  Returns true if it did. */
+/* Wait at most ms for k to exit (or for ^C if intr).  True if it exited. */
 static bool
-kid_wait(struct kid *k, int64_t ms)
+kid_wait(struct kid *k, int64_t ms, bool intr)
 {
 	int64_t deadline = mono_ms() + ms;
 
@@ -331,7 +332,7 @@ kid_wait(struct kid *k, int64_t ms)
 		if (k->done)
 			return true;
 		int64_t left = deadline - mono_ms();
-		if (left <= 0 || stop_sig)
+		if (left <= 0 || (intr && stop_sig))
 			return false;
 		wait_chld(left < 200 ? left : 200);
 	}
@@ -393,8 +394,10 @@ capture(char *const argv[], int in, char **out, const char *errfile, int64_t ms)
 		return -1;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		int err = open(errfile, O_WRONLY | O_APPEND | O_CREAT, 0644);
+		/* O_CLOEXEC: only 0, 1 and 2 reach the command. */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int err = open(errfile, O_WRONLY | O_APPEND | O_CREAT |
+		    O_CLOEXEC, 0644);
 
 		child_setup();
 		dup2(in != -1 ? in : null, 0);
@@ -423,9 +426,10 @@ capture(char *const argv[], int in, char **out, const char *errfile, int64_t ms)
 		len += n;
 	}
 	close(p[0]);
-	if (!kid_wait(k, deadline - mono_ms() > 0 ? deadline - mono_ms() : 0)) {
+	if (!kid_wait(k, deadline - mono_ms() > 0 ? deadline - mono_ms() : 0,
+	    true)) {
 		kill(pid, SIGKILL);
-		kid_wait(k, KILL_WAIT_MS);
+		kid_wait(k, KILL_WAIT_MS, false);
 	} else
 		st = k->status;
 	kid_forget(k);
@@ -524,9 +528,9 @@ owner_start(bool drain, int round)
 	if ((pid = fork()) == -1)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		int log = open(path("%s/owner.log", work), O_WRONLY | O_APPEND |
-		    O_CREAT, 0644);
+		    O_CREAT | O_CLOEXEC, 0644);
 
 		child_setup();
 		setpgid(0, 0);	/* a terminal's ^C reaches us, not the owner */
@@ -694,7 +698,9 @@ subs_wait_all(int64_t ms)
 
 	while (subs_live() > 0) {
 		int64_t left = deadline - mono_ms();
-		if (left <= 0 || stop_sig)
+		if (stop_sig)
+			return;
+		if (left <= 0)
 			die("submitters still running after %" PRId64 " ms", ms);
 		reap();
 		if (subs_live() > 0)
@@ -934,8 +940,10 @@ live_handlers(void)
 /* ---- killing owners ---- */
 
 /*
- * A refused owner names the lock's holder in owner.log; say what that
- * process is (if it still exists), to tell a leaked lock from a race.
+ * A refused owner names the lock's holder in owner.log (from /proc/locks,
+ * which names the process that took the flock, not every process holding
+ * a copy of its descriptor).  Say whether that process still exists: if
+ * it is a dead owner, some other process holds a copy of its descriptor.
  */
 static void
 lock_holder(char *out, size_t len)
@@ -956,7 +964,8 @@ lock_holder(char *out, size_t len)
 		snprintf(out, len, "; lock held by pid %ld: %.60s, state/ppid %.12s",
 		    pid, cmd, p + 2);
 	else
-		snprintf(out, len, "; lock held by pid %ld, gone by now", pid);
+		snprintf(out, len, "; the lock was taken by pid %ld, which is "
+		    "dead: a copy of its descriptor outlived it", pid);
 	journal_poll();
 	for (long r = 0; r < nruns; r++)
 		if (runs[r].pid == pid) {
@@ -981,7 +990,7 @@ owner_kill(struct kid *k)
 	char how[32];
 
 	kill(k->pid, SIGKILL);
-	if (!kid_wait(k, KILL_WAIT_MS))
+	if (!kid_wait(k, KILL_WAIT_MS, false))
 		die("owner pid %ld did not die within %d ms of SIGKILL",
 		    (long)k->pid, KILL_WAIT_MS);
 	if (!WIFSIGNALED(k->status) || WTERMSIG(k->status) != SIGKILL) {
@@ -1070,6 +1079,54 @@ submitted(const void *arg)
 	    st.st_size > *(const off_t *)arg;
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * "At every instant a job is in at most one state directory", looked at
+ * between rounds: with the owner dead nothing moves a job from one state
+ * directory to another (submitters only add to new/ and defer/), so one
+ * pass over the directories is a snapshot.
+ */
+static void
+check_snapshot(int round)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+
+	for (int d = 0; d < D_N; d++) {
+		DIR *dp = opendir(path("%s/%s", spool, dirs[d]));
+		struct dirent *de;
+
+		while (dp && (de = readdir(dp)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (n == cap && (names = reallocarray(names,
+			    cap = cap ? cap * 2 : 1024, sizeof(*names))) == NULL)
+				die("out of memory");
+			if (asprintf(&names[n++], "%s/%s", de->d_name,
+			    dirs[d]) == -1)
+				die("out of memory");
+		}
+		if (dp)
+			closedir(dp);
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i + 1 < n; i++) {
+		size_t l = strrchr(names[i], '/') - names[i];
+		if (strncmp(names[i], names[i + 1], l + 1) == 0)
+			violation("after round %d: %.*s is in two state "
+			    "directories: %s/ and %s/", round, (int)l, names[i],
+			    names[i] + l + 1, strrchr(names[i + 1], '/') + 1);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 enum mode { M_EARLY, M_RECOVERY, M_BURST, M_RUNNING };
 
 static void
@@ -1094,7 +1151,7 @@ round_run(int round)
 		subs_start(round);
 	switch (mode) {
 	case M_EARLY:		/* exec, lock, statfs */
-		nap_us(rnd(&rng, 10000));
+		nap_us(rnd(&rng, 20000));
 		stats.k_startup++;
 		break;
 	case M_RECOVERY:	/* recovery of cur/, scans of defer/ and new/ */
@@ -1120,6 +1177,7 @@ round_run(int round)
 		stats.k_live++;
 	owner_kill(owner);
 	stats.kills++;
+	check_snapshot(round);
 }
 
 /* ---- the final checks ---- */
@@ -1304,11 +1362,11 @@ check_outcome(struct job *jb)
 		if (jb->attempts != MAX_ATTEMPTS)
 			violation("%s: in failed/ with attempts=%d: no handler "
 			    "here fails for good", jb->id, jb->attempts);
-		else if (!cfg.flaky && !exhausted_by_kills(jb->id))
+		else if (exhausted_by_kills(jb->id))
+			stats.exhausted++;	/* what the spec says; reported */
+		else if (!cfg.flaky)
 			violation("%s: in failed/ in non-flaky mode, not by "
 			    "abandoned attempts", jb->id);
-		else if (!cfg.flaky)
-			stats.exhausted++;
 	}
 }
 
@@ -1390,18 +1448,20 @@ static void
 drain(void)
 {
 	struct kid *k = owner_start(true, -1);
+	int64_t t0 = mono_ms();
 	char how[32];
 
-	if (!kid_wait(k, DRAIN_MS)) {
+	if (!kid_wait(k, DRAIN_MS, true)) {
 		if (stop_sig)
 			return;
 		violation("chute run --drain did not finish within %d s "
 		    "(see owner.log)", DRAIN_MS / 1000);
 		kill(k->pid, SIGKILL);
-		kid_wait(k, KILL_WAIT_MS);
+		kid_wait(k, KILL_WAIT_MS, false);
 	} else if (k->status != 0)
 		violation("chute run --drain ended with %s (see owner.log)",
 		    describe(k->status, how, sizeof(how)));
+	stats.drain_ms = mono_ms() - t0;
 	kid_forget(k);
 }
 
@@ -1514,6 +1574,23 @@ usage(void)
 	exit(64);
 }
 
+/* The handler's commands: a missing one would look like a chute bug. */
+static const char *const tools[] = { "flock", "cksum", "date", "sleep", NULL };
+
+static bool
+in_path(const char *cmd)
+{
+	char *p = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	char *dir, *save = NULL;
+	bool found = false;
+
+	for (dir = strtok_r(p, ":", &save); dir && !found;
+	    dir = strtok_r(NULL, ":", &save))
+		found = access(path("%s/%s", dir, cmd), X_OK) == 0;
+	free(p);
+	return found;
+}
+
 static void
 parse_args(int argc, char **argv)
 {
@@ -1563,6 +1640,10 @@ parse_args(int argc, char **argv)
 	if (access(cfg.chute, X_OK) == -1)
 		die("%s: %s (build it with make, or give --chute PATH)",
 		    cfg.chute, strerror(errno));
+	for (const char *const *t = tools; *t != NULL; t++)
+		if (!in_path(*t))
+			die("%s: not found in PATH; the handler needs it "
+			    "(flock is util-linux's)", *t);
 }
 
 static void
@@ -1637,17 +1718,19 @@ main(int argc, char **argv)
 	    cfg.rounds, naccepted, stats.kills, stats.runs, nviol);
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d, "
 	    "with submitters running=%d, with live handlers=%d; orphans "
-	    "reaped=%d; failed by abandoned attempts=%d; seconds=%.1f\n",
-	    stats.k_startup, stats.k_burst, stats.k_running, stats.k_subs,
-	    stats.k_live, stats.orphans_reaped,
-	    stats.exhausted, (mono_ms() - t0) / 1000.0);
+	    "reaped=%d; owners refused=%d; failed by abandoned attempts=%d; "
+	    "drain=%.1fs; total=%.1fs\n", stats.k_startup, stats.k_burst,
+	    stats.k_running, stats.k_subs, stats.k_live, stats.orphans_reaped,
+	    stats.refused, stats.exhausted, stats.drain_ms / 1000.0,
+	    (mono_ms() - t0) / 1000.0);
 	for (int i = 0; i < nviol && i < SHOW_MAX; i++)
 		printf("violation: %s\n", viol[i]);
 	if (nviol > SHOW_MAX)
 		printf("violation: ... and %d more (rerun with --seed %" PRIu64
 		    " --keep)\n", nviol - SHOW_MAX, cfg.seed);
 	if (nviol > 0)
-		printf("torture: reproduce with --seed %" PRIu64 "%s\n", cfg.seed,
+		printf("torture: reproduce with: torture --rounds %d --seed %"
+		    PRIu64 "%s --keep\n", cfg.rounds, cfg.seed,
 		    cfg.flaky ? " --flaky" : "");
 	fflush(stdout);
 	return nviol == 0 ? 0 : 1;
