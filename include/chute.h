@@ -37,6 +37,7 @@ void	 iso_time(msec_t, char *, size_t);	/* 2026-11-30T04:09:40.123Z */
 ssize_t	 write_all(int, const void *, size_t);
 ssize_t	 read_full(int, void *, size_t);
 void	 vis_name(const char *, char *, size_t);
+void	 vis_text(const char *, char *, size_t);
 void	 say(const char *, ...) __attribute__((format(printf, 1, 2)));
 msec_t	 backoff_delay(msec_t, msec_t, int, uint32_t (*)(uint32_t));
 
@@ -112,6 +113,8 @@ bool	 queue_has(struct queue *, const char *);
 int	 queue_pop(struct queue *, char *, size_t, unsigned *);
 bool	 queue_take(struct queue *, const char *, unsigned *);
 int64_t	 queue_min_key(struct queue *);
+int64_t	 queue_max_key(struct queue *);
+int64_t	 queue_drop_max(struct queue *);
 size_t	 queue_len(struct queue *);
 
 /* ---- watch.c ---- */
@@ -137,6 +140,7 @@ struct run_opts {
 	int	 max_attempts;
 	msec_t	 backoff_base, backoff_cap;
 	bool	 drain, wait_lock;
+	bool	 persistent;		/* long-lived workers, line protocol */
 	char	**argv;			/* the handler */
 };
 int	 run_main(const char *, const struct run_opts *);

@@ -13,7 +13,7 @@ static const struct { const char *cmd, *args; } usages[] = {
 	{ "init", "SPOOL [--group NAME]" },
 	{ "submit", "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", "SPOOL [-j N] [--timeout DUR] [--grace DUR] [--max-attempts N]"
-	    " [--backoff BASE[:CAP]] [--drain] [--wait-lock] -- HANDLER [ARG...]" },
+	    " [--backoff BASE[:CAP]] [--drain] [--wait-lock] [--persistent] -- HANDLER [ARG...]" },
 	{ "status", "SPOOL ID..." },
 	{ "wait", "SPOOL [--timeout DUR] ID..." },
 	{ "cancel", "SPOOL ID..." },

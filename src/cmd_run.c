@@ -89,6 +89,9 @@ parse_opt(int c, struct run_opts *o)
 	case 'w':
 		o->wait_lock = true;
 		return 0;
+	case 'p':
+		o->persistent = true;
+		return 0;
 	default:
 		return usage_error("run", "unknown option");
 	}
@@ -110,6 +113,7 @@ run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 		{ "backoff", required_argument, NULL, 'b' },
 		{ "drain", no_argument, NULL, 'd' },
 		{ "wait-lock", no_argument, NULL, 'w' },
+		{ "persistent", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;

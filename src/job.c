@@ -154,16 +154,26 @@ describe(int status, char *buf, size_t len)
 		snprintf(buf, len, "status=%d", status);
 }
 
-/* The handler exited: log its status, pick the outcome. */
+/*
+ * The handler exited: log its status, pick the outcome.  For a persistent
+ * worker, dying before it answered is never success: its job's attempt
+ * ends as a temporary failure.
+ */
 static void
 finished(struct owner *ow, struct slot *s, int status)
 {
-	char st[32], el[24], why[64];
+	char st[48], el[24], why[64];
 	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	bool later = WIFEXITED(status) && WEXITSTATUS(status) == EX_TEMPFAIL;
 	enum outcome out;
 
+	if (ow->o->persistent) {
+		ok = false;
+		later = true;
+	}
 	describe(status, st, sizeof(st));
+	if (ow->o->persistent)
+		strlcat(st, " worker-died", sizeof(st));
 	dur_format(mono_ms() - s->started, el, sizeof(el));
 	if (s->stop == STOP_SHUTDOWN && !ok) {
 		joblog_fnote(s->logfd, "attempt=%d interrupted by shutdown "
@@ -192,12 +202,47 @@ owner_reap(struct owner *ow)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (int i = 0; i < ow->o->jobs; i++) {
-			if (ow->slots[i].pid == pid) {
+			if (ow->slots[i].pid == pid)
 				finished(ow, &ow->slots[i], status);
-				break;
-			}
+			if (ow->workers != NULL && ow->workers[i].pid == pid)
+				worker_exited(ow, i, status);
 		}
 	}
+}
+
+/*
+ * Worker i answered its job: "ok", "retry [REASON]" or "fail [REASON]".
+ * A job being stopped (timeout, cancel, shutdown) ignores late answers:
+ * its outcome comes from the worker's exit, as in the exec mode.
+ */
+void
+owner_answered(struct owner *ow, int i, const char *line)
+{
+	struct slot *s = &ow->slots[i];
+	char el[24], why[96], reason[160];
+	enum outcome out;
+
+	if (s->pid <= 0) {
+		say("worker %d: reply with no job: %.60s; stopping it", i, line);
+		kill(-ow->workers[i].pid, SIGKILL);
+		return;
+	}
+	if (s->stop != STOP_NONE)
+		return;
+	vis_text(line, reason, sizeof(reason));
+	if (strcmp(line, "ok") == 0 || strncmp(line, "ok ", 3) == 0)
+		out = OUT_DONE;
+	else if (strcmp(line, "retry") == 0 || strncmp(line, "retry ", 6) == 0)
+		out = OUT_TEMPFAIL;
+	else
+		out = OUT_FAIL;		/* "fail", and anything unexpected */
+	dur_format(mono_ms() - s->started, el, sizeof(el));
+	joblog_fnote(s->logfd, "attempt=%d reply=%s time=%s", s->attempt,
+	    reason, el);
+	snprintf(why, sizeof(why), "reply=%.*s", (int)strcspn(reason, " \\"),
+	    reason);
+	s->pid = 0;
+	settle(ow, s, out, why);
 }
 
 /* ---- stopping ---- */
@@ -250,12 +295,36 @@ owner_shutdown(struct owner *ow, int sig)
 	for (int i = 0; i < ow->o->jobs; i++)
 		stop_slot(ow, &ow->slots[i], STOP_SHUTDOWN,
 		    again ? SIGKILL : SIGTERM);
+	if (ow->workers != NULL)
+		owner_close_workers(ow, again);
+}
+
+/*
+ * No more jobs for the workers: EOF on their stdin asks them to exit;
+ * any still running after the grace period (or at once, if now) gets
+ * SIGKILL from owner_check_slots.
+ */
+void
+owner_close_workers(struct owner *ow, bool now)
+{
+	if (!ow->closing)
+		ow->close_deadline = mono_ms() + ow->o->grace;
+	ow->closing = true;
+	worker_close_all(ow);
+	if (now)
+		ow->close_deadline = mono_ms();
 }
 
 /* Timeouts, SIGKILL after the grace, and transitions to retry. */
 void
 owner_check_slots(struct owner *ow, msec_t mono)
 {
+	if (ow->workers != NULL && ow->closing && mono >= ow->close_deadline)
+		for (int i = 0; i < ow->o->jobs; i++)
+			if (ow->workers[i].pid > 0)
+				kill(-ow->workers[i].pid, SIGKILL);
+	if (ow->workers != NULL)
+		worker_restart_due(ow, mono);
 	for (int i = 0; i < ow->o->jobs; i++) {
 		struct slot *s = &ow->slots[i];
 
@@ -282,6 +351,14 @@ msec_t
 owner_slots_deadline(struct owner *ow)
 {
 	msec_t t = INT64_MAX;
+
+	for (int i = 0; ow->workers != NULL && i < ow->o->jobs; i++) {
+		if (ow->closing && ow->workers[i].pid > 0 && ow->close_deadline < t)
+			t = ow->close_deadline;
+		if (!ow->closing && !ow->stopping && ow->workers[i].pid == 0 &&
+		    ow->workers[i].restart_at < t)
+			t = ow->workers[i].restart_at;
+	}
 
 	for (int i = 0; i < ow->o->jobs; i++) {
 		struct slot *s = &ow->slots[i];
@@ -383,12 +460,18 @@ later(struct owner *ow, const char *name, unsigned flags, enum ready r,
 	queue_add(ow->waiting, name, at, flags);
 }
 
+/* A free slot; with --persistent, one whose worker is up and idle. */
 static struct slot *
 free_slot_get(struct owner *ow)
 {
-	for (int i = 0; i < ow->o->jobs; i++)
-		if (ow->slots[i].pid == 0)
-			return &ow->slots[i];
+	for (int i = 0; i < ow->o->jobs; i++) {
+		if (ow->slots[i].pid != 0)
+			continue;
+		if (ow->workers != NULL && (ow->workers[i].pid <= 0 ||
+		    ow->workers[i].in == -1))
+			continue;
+		return &ow->slots[i];
+	}
 	return NULL;
 }
 
@@ -404,7 +487,9 @@ launch(struct owner *ow, struct slot *s)
 	s->started = mono_ms();
 	s->deadline = ow->o->timeout ? s->started + ow->o->timeout : 0;
 	say("job=%s new->cur attempt=%d", vis(s->id), s->attempt);
-	if (s->logfd != -1)
+	if (s->logfd != -1 && ow->workers != NULL)
+		s->pid = worker_send(ow, (int)(s - ow->slots));
+	else if (s->logfd != -1)
 		s->pid = spawn_handler(&ow->sp, ow->o->argv, s->id, s->attempt,
 		    s->fd, s->logfd);
 	if (s->logfd == -1 || s->pid == -1) {
@@ -464,7 +549,10 @@ owner_dispatch(struct owner *ow)
 	char name[NAME_MAX + 1];
 	unsigned flags;
 
-	while (ow->running < ow->o->jobs &&
-	    queue_pop(ow->ready, name, sizeof(name), &flags))
+	while (ow->running < ow->o->jobs && free_slot_get(ow) != NULL) {
+		owner_refill(ow);
+		if (!queue_pop(ow->ready, name, sizeof(name), &flags))
+			break;
 		start(ow, name, flags);
+	}
 }

@@ -147,6 +147,29 @@ queue_take(struct queue *q, const char *name, unsigned *flags)
 	return true;
 }
 
+/* Drop the highest-key (newest) entry; returns its key, or INT64_MAX. */
+int64_t
+queue_drop_max(struct queue *q)
+{
+	struct qnode *e = RB_MAX(agetree, &q->age);
+	int64_t key;
+
+	if (e == NULL)
+		return INT64_MAX;
+	key = e->key;
+	unlink_node(q, e);
+	return key;
+}
+
+/* The highest key, or INT64_MIN when the queue is empty. */
+int64_t
+queue_max_key(struct queue *q)
+{
+	struct qnode *e = RB_MAX(agetree, &q->age);
+
+	return e ? e->key : INT64_MIN;
+}
+
 /* The lowest key, or INT64_MAX when the queue is empty. */
 int64_t
 queue_min_key(struct queue *q)

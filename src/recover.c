@@ -71,8 +71,13 @@ owner_recover_one(struct owner *ow, const char *name)
 		close(fd);
 		fd = -1;
 	}
-	/* Still locked: the handler an earlier owner started still runs. */
-	if (fd != -1 && flock(fd, LOCK_EX | LOCK_NB) == -1) {
+	/*
+	 * Still locked: the handler an earlier owner started still runs.
+	 * Persistent workers do not hold the job's lock; while any worker of
+	 * a dead owner lives, every job it could be running waits too.
+	 */
+	if (fd != -1 && (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+	    (ow->nold > 0 && workers_of_the_dead(ow) > 0))) {
 		if (!queue_has(ow->orphans, name)) {
 			char vis[1024];
 			vis_name(name, vis, sizeof(vis));

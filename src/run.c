@@ -8,6 +8,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,129 +25,7 @@
 #define RESCAN_MS	60000	/* the safety rescan */
 #define RECHECK_MS	1000	/* a writer still busy, an orphan still running */
 #define RETRY_MS	5000	/* a transition that failed with an I/O error */
-
-static msec_t
-stat_mtime(const struct stat *st)
-{
-	return (msec_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
-}
-
-/* Queue a name seen in new/ (by event or scan); oldest mtime runs first. */
-void
-owner_admit(struct owner *ow, const char *name, unsigned flags)
-{
-	struct stat st;
-	int64_t key;
-
-	unsigned before = 0;
-
-	/* Waiting for its writer?  This event is worth a fresh look now. */
-	if (queue_take(ow->waiting, name, &before))
-		flags |= before;
-	if (fstatat(ow->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return;
-	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	if (queue_add(ow->ready, name, key, flags) == -1)
-		ow->rescan = true;	/* out of memory: find it again later */
-}
-
-static int
-admit_cb(void *arg, const char *name)
-{
-	struct owner *ow = arg;
-
-	if (!queue_has(ow->ready, name) && !queue_has(ow->waiting, name))
-		owner_admit(ow, name, 0);
-	return 0;
-}
-
-/*
- * Read new/ again, unless it has not changed since the last full scan.
- * The mtime test is only trusted when the last scan started well after
- * the directory's last change (coarse time stamps).
- */
-void
-owner_scan_new(struct owner *ow, bool force)
-{
-	struct stat st;
-	msec_t start = now_ms();
-
-	if (fstat(ow->sp.dir[ST_NEW], &st) == -1)
-		return;
-	if (!force && st.st_mtim.tv_sec == ow->new_mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == ow->new_mtime.tv_nsec &&
-	    ow->new_scanned - stat_mtime(&st) > 2000)
-		return;
-	if (spool_scan(&ow->sp, ST_NEW, admit_cb, ow) == -1) {
-		say("new/: cannot read: %s", strerror(errno));
-		return;
-	}
-	ow->new_mtime = st.st_mtim;
-	ow->new_scanned = start;
-}
-
-static int
-defer_cb(void *arg, const char *name)
-{
-	struct owner *ow = arg;
-	struct stat st;
-	msec_t due;
-
-	if (fstatat(ow->sp.dir[ST_DEFER], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return 0;
-	due = stat_mtime(&st);
-	if (due <= ow->scan_now) {
-		owner_promote(ow, name);
-		return 0;
-	}
-	ow->ndefer++;
-	if (ow->next_defer == 0 || due < ow->next_defer)
-		ow->next_defer = due;
-	return 0;
-}
-
-/* Move every due job from defer/ to new/, and find the next due time. */
-void
-owner_scan_defer(struct owner *ow)
-{
-	ow->next_defer = 0;
-	ow->ndefer = 0;
-	ow->scan_now = now_ms();
-	if (spool_scan(&ow->sp, ST_DEFER, defer_cb, ow) == -1)
-		say("defer/: cannot read: %s", strerror(errno));
-}
-
-void
-owner_promote(struct owner *ow, const char *name)
-{
-	char vis[1024];
-
-	vis_name(name, vis, sizeof(vis));
-	if (state_promote(&ow->sp, name) == 0) {
-		say("job=%s defer->new", vis);
-		owner_admit(ow, name, RF_MOVED);
-		return;
-	}
-	if (errno == ENOENT)
-		return;
-	say("job=%s defer->new: %s; will retry", vis, strerror(errno));
-	ow->next_defer = now_ms() + RETRY_MS;
-}
-
-/* A file landed in defer/: remember when it is due. */
-static void
-defer_arrived(struct owner *ow, const char *name)
-{
-	struct stat st;
-	msec_t due;
-
-	if (fstatat(ow->sp.dir[ST_DEFER], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return;
-	due = stat_mtime(&st);
-	ow->ndefer++;
-	if (ow->next_defer == 0 || due < ow->next_defer)
-		ow->next_defer = due;
-}
+#define SYNC_DELAY_MS	20	/* group commit: longest a finished job waits for fsync */
 
 /* One inotify event; also called by the unit tests. */
 void
@@ -174,7 +53,7 @@ owner_on_event(void *arg, const struct watch_event *ev)
 		break;
 	case ST_DEFER:
 		if (ev->kind != W_LEFT)
-			defer_arrived(ow, ev->name);
+			owner_defer_arrived(ow, ev->name);
 		break;
 	case ST_CUR:
 		if (ev->kind == W_LEFT)
@@ -252,11 +131,13 @@ next_timeout(struct owner *ow)
 	msec_t mono = mono_ms(), t = ow->next_rescan;
 
 	t = min_ms(t, owner_slots_deadline(ow));
+	if (ow->dirty_since != 0)
+		t = min_ms(t, ow->dirty_since + SYNC_DELAY_MS);
 	t = min_ms(t, queue_min_key(ow->waiting));
 	t = min_ms(t, queue_min_key(ow->orphans));
 	if (ow->next_defer != 0)
 		t = min_ms(t, mono + (ow->next_defer - now_ms()));
-	if (ow->rescan)
+	if (ow->rescan || ow->scan != NULL)
 		t = mono;
 	t -= mono;
 	if (t < 0)
@@ -272,7 +153,7 @@ next_timeout(struct owner *ow)
 static bool
 drained(struct owner *ow)
 {
-	if (ow->running > 0 || queue_len(ow->ready) > 0 ||
+	if (ow->running > 0 || ow->scan != NULL || queue_len(ow->ready) > 0 ||
 	    queue_len(ow->waiting) > 0 || queue_len(ow->orphans) > 0)
 		return false;
 	if (!spool_empty(&ow->sp, ST_NEW)) {
@@ -299,33 +180,98 @@ title(struct owner *ow)
 	    ow->ndefer, ow->stopping ? " stopping" : "");
 }
 
+/*
+ * Make finished transitions durable.  While handlers run, the fsyncs wait
+ * up to SYNC_DELAY_MS so that one fsync of done/ covers every job that
+ * finished meanwhile (an fsync costs more than a no-op job's whole run);
+ * when nothing runs they happen at once.  A power loss inside the delay
+ * can only make a finished job run again (spool-layout.md).
+ */
+static void
+group_commit(struct owner *ow)
+{
+	msec_t mono;
+
+	if (ow->sp.dirty == 0) {
+		ow->dirty_since = 0;
+		return;
+	}
+	mono = mono_ms();
+	if (ow->dirty_since == 0)
+		ow->dirty_since = mono;
+	if (ow->running > 0 && !ow->stopping && mono - ow->dirty_since < SYNC_DELAY_MS)
+		return;
+	if (spool_sync(&ow->sp) == -1) {
+		say("%s: fsync: %s; will retry", ow->sp.path, strerror(errno));
+		ow->dirty_since = mono;
+		return;
+	}
+	ow->dirty_since = 0;
+}
+
+/* The signalfd, inotify, and each worker's stdout. */
+static int
+poll_set(struct owner *ow, struct pollfd *pfd)
+{
+	int n = 2;
+
+	pfd[0] = (struct pollfd){ .fd = ow->sigfd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = watch_fd(ow->w), .events = POLLIN };
+	for (int i = 0; ow->workers != NULL && i < ow->o->jobs; i++)
+		pfd[n++] = (struct pollfd){ .fd = ow->workers[i].out,
+		    .events = POLLIN };
+	return n;
+}
+
+/* Stopping or drained: done once nothing runs, workers included. */
+static bool
+finished_all(struct owner *ow)
+{
+	if (ow->running > 0)
+		return false;
+	if (ow->workers != NULL && workers_alive(ow) > 0) {
+		if (!ow->closing)
+			owner_close_workers(ow, false);
+		return false;
+	}
+	return true;
+}
+
 static int
 loop(struct owner *ow)
 {
-	struct pollfd pfd[2] = {
-		{ .fd = ow->sigfd, .events = POLLIN },
-		{ .fd = watch_fd(ow->w), .events = POLLIN },
-	};
+	struct pollfd *pfd = calloc(2 + (size_t)ow->o->jobs, sizeof(*pfd));
+	int n;
 
+	if (pfd == NULL)
+		return EX_SOFTWARE;
 	for (;;) {
+		if (ow->scan != NULL)
+			owner_scan_step(ow, SCAN_CHUNK);
 		if (!ow->stopping)
 			owner_dispatch(ow);
-		if (spool_sync(&ow->sp) == -1)
-			say("%s: fsync: %s; will retry", ow->sp.path,
-			    strerror(errno));
+		group_commit(ow);
 		if (ow->fatal)
-			return EX_IOERR;
-		if (ow->stopping && ow->running == 0)
-			return 0;
-		if (ow->o->drain && !ow->stopping && drained(ow)) {
-			say("drained: new/, cur/ and defer/ are empty");
-			return 0;
+			break;
+		if (ow->stopping && finished_all(ow))
+			break;
+		if (ow->o->drain && !ow->stopping && (ow->closing ||
+		    drained(ow))) {
+			if (!ow->closing)
+				say("drained: new/, cur/ and defer/ are empty");
+			if (finished_all(ow))
+				break;
 		}
 		title(ow);
-		if (poll(pfd, 2, next_timeout(ow)) == -1 && errno != EINTR) {
+		n = poll_set(ow, pfd);
+		if (poll(pfd, n, next_timeout(ow)) == -1 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
-			return EX_SOFTWARE;
+			ow->fatal = true;
+			break;
 		}
+		for (int i = 2; i < n; i++)
+			if (pfd[i].revents & (POLLIN | POLLHUP))
+				worker_input(ow, i - 2);
 		if (pfd[0].revents & POLLIN)
 			on_signals(ow);
 		if ((pfd[1].revents & POLLIN) &&
@@ -333,6 +279,8 @@ loop(struct owner *ow)
 			ow->rescan = true;
 		owner_on_timers(ow);
 	}
+	free(pfd);
+	return ow->fatal ? EX_IOERR : 0;
 }
 
 static int
@@ -389,13 +337,15 @@ int
 run_main(const char *path, const struct run_opts *o)
 {
 	static const int watched[] = { ST_NEW, ST_DEFER, ST_CUR };
-	struct owner ow = { .o = o, .sigfd = -1, .sp = { .root = -1 } };
+	struct owner ow = { .o = o, .sigfd = -1, .sp = { .root = -1 },
+	    .window = WINDOW, .wlock = -1 };
+	size_t njobs = o->jobs > 0 ? (size_t)o->jobs : 1;	/* 1..4096 */
 	int rc;
 
 	if ((rc = take_spool(&ow, path)) != 0)
 		goto out;
 	if (setup_signals(&ow) == -1 ||
-	    (ow.slots = calloc(o->jobs, sizeof(*ow.slots))) == NULL ||
+	    (ow.slots = calloc(njobs, sizeof(*ow.slots))) == NULL ||
 	    (ow.ready = queue_new()) == NULL ||
 	    (ow.waiting = queue_new()) == NULL ||
 	    (ow.orphans = queue_new()) == NULL) {
@@ -405,6 +355,13 @@ run_main(const char *path, const struct run_opts *o)
 	}
 	for (int i = 0; i < o->jobs; i++)
 		ow.slots[i].fd = ow.slots[i].logfd = -1;
+	if (o->persistent &&
+	    (ow.workers = calloc(njobs, sizeof(*ow.workers))) == NULL) {
+		rc = EX_SOFTWARE;
+		goto out;
+	}
+	for (int i = 0; ow.workers != NULL && i < o->jobs; i++)
+		ow.workers[i].in = ow.workers[i].out = -1;
 	/* Watches first, then the scans: nothing arriving between is missed. */
 	if ((ow.w = watch_open(&ow.sp, watched, 3)) == NULL) {
 		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),
@@ -414,6 +371,7 @@ run_main(const char *path, const struct run_opts *o)
 	}
 	say("owner pid=%ld spool=%s jobs=%d", (long)getpid(), ow.sp.path,
 	    o->jobs);
+	workers_find_old(&ow);
 	owner_recover(&ow);
 	owner_clean_tmp(&ow);
 	owner_scan_defer(&ow);
@@ -423,11 +381,20 @@ run_main(const char *path, const struct run_opts *o)
 	spool_sync(&ow.sp);
 	say("owner pid=%ld exiting", (long)getpid());
 out:
+	if (ow.scan != NULL)
+		closedir(ow.scan);
 	watch_close(ow.w);
 	queue_free(ow.ready);
 	queue_free(ow.waiting);
 	queue_free(ow.orphans);
 	free(ow.slots);
+	free(ow.workers);
+	if (ow.wlock != -1) {
+		char name[64];
+		snprintf(name, sizeof(name), ".workers.%ld", (long)getpid());
+		unlinkat(ow.sp.root, name, 0);
+		close(ow.wlock);
+	}
 	if (ow.sigfd != -1)
 		close(ow.sigfd);
 	if (ow.sp.root != -1 || ow.sp.path != NULL)

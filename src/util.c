@@ -145,6 +145,13 @@ vis_name(const char *name, char *buf, size_t len)
 	    VIS_SP);
 }
 
+/* The same for free text (a worker's reason): spaces stay readable. */
+void
+vis_text(const char *text, char *buf, size_t len)
+{
+	strnvis(buf, text, len, VIS_CSTYLE | VIS_OCTAL | VIS_TAB | VIS_NL);
+}
+
 /* One transition line on stderr, prefixed with the UTC time. */
 void
 say(const char *fmt, ...)

@@ -1295,6 +1295,135 @@ START_TEST(test_burst_of_20000_files_is_drained_completely)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* --persistent: long-lived workers and the line protocol               */
+
+/*
+ * A worker: records its pid once, then per job (ID<TAB>PATH) answers by
+ * the job's first word: ok, fail, retry, die (exit without answering),
+ * block (wait for root/release, then ok).
+ */
+static const char *
+w_script(void)
+{
+	return t_handler("worker",
+	    "echo $$ >> \"$R/wpids\"\n"
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id path; do\n"
+	    "  echo \"$id\" >> \"$R/journal\"\n"
+	    "  read -r what < \"$path\"\n"
+	    "  case \"$what\" in\n"
+	    "  fail) echo \"fail it said no\" ;;\n"
+	    "  retry) echo \"retry later please\" ;;\n"
+	    "  die) exit 3 ;;\n"
+	    "  block) i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo ok ;;\n"
+	    "  *) echo ok ;;\n"
+	    "  esac\n"
+	    "done\n");
+}
+
+START_TEST(test_persistent_workers_answer_ok_fail_and_retry)
+{
+	const char *ids[] = { "p1", "p2", "p3", "p4", "p5", "p6" };
+	int code;
+
+	for (int i = 0; i < 6; i++)
+		t_submit_as(ids[i], "ok\n");
+	t_submit_as("nope", "fail\n");
+	t_submit_as("later", "retry\n");
+	code = DRAIN("--persistent", "-j", "2", "--max-attempts", "2", QUICK,
+	    "--", w_script());
+	EXPECT(code == 0, "drain exited %d", code);
+	for (int i = 0; i < 6; i++)
+		EXPECT_STATUS(ids[i], "done", 1);
+	EXPECT_STATUS("nope", "failed", 1);
+	EXPECT(strstr(t_status("nope"), "reply=fail it said no") != NULL,
+	    "the worker's reason is not in the status: %s", t_status("nope"));
+	EXPECT_STATUS("later", "failed", 2);
+	/* Two workers served all ten attempts: no process per job. */
+	char *pids = t_slurp(RP("wpids"));
+	EXPECT(pids != NULL && t_nlines(pids) == 2,
+	    "expected 2 worker starts, got:\n%s", pids ? pids : "(none)");
+	free(pids);
+}
+END_TEST
+
+START_TEST(test_a_dying_worker_takes_only_its_job_and_is_restarted)
+{
+	int code;
+
+	t_submit_as("a", "ok\n");
+	t_submit_as("boom", "die\n");
+	t_submit_as("b", "ok\n");
+	code = DRAIN("--persistent", "-j", "1", "--max-attempts", "2", QUICK,
+	    "--", w_script());
+	EXPECT(code == 0, "drain exited %d", code);
+	EXPECT_STATUS("a", "done", 1);
+	EXPECT_STATUS("b", "done", 1);
+	EXPECT_STATUS("boom", "failed", 2);
+	EXPECT(strstr(t_status("boom"), "worker-died") != NULL,
+	    "status does not say the worker died: %s", t_status("boom"));
+	/* b ran after boom's first death: on a restarted worker. */
+	char *pids = t_slurp(RP("wpids"));
+	EXPECT(pids != NULL && t_nlines(pids) >= 2,
+	    "expected the worker to be restarted, got starts:\n%s", pids ? pids : "");
+	free(pids);
+}
+END_TEST
+
+START_TEST(test_persistent_timeout_stops_the_worker_and_retries)
+{
+	int code;
+
+	t_submit_as("slow", "block\n");
+	t_submit_as("after", "ok\n");
+	code = DRAIN("--persistent", "--timeout", "300ms", "--max-attempts", "2",
+	    QUICK, "--", w_script());
+	EXPECT(code == 0, "drain exited %d", code);
+	EXPECT_STATUS("slow", "failed", 2);
+	EXPECT(strstr(t_status("slow"), "timeout") != NULL,
+	    "status does not say timeout: %s", t_status("slow"));
+	EXPECT_STATUS("after", "done", 1);
+}
+END_TEST
+
+START_TEST(test_cancel_of_a_job_in_a_persistent_worker)
+{
+	pid_t owner = OWNER("--persistent", QUICK, "--", w_script());
+	int code;
+
+	t_submit_as("stuck", "block\n");
+	WAIT_UNTIL(t_journal_count("stuck") == 1, 10000,
+	    "waited 10 s for the worker to take the job");
+	code = CHUTE("cancel", T.spool, "stuck");
+	EXPECT(code == 0, "cancel exited %d: %s", code, T.err);
+	t_submit_as("next", "ok\n");
+	EXPECT(t_await("next", 15000) == 0, "the job after a cancel did not finish");
+	EXPECT(t_exists(SP("failed", "stuck")), "the cancelled job is not in failed/");
+	EXPECT(t_stop(owner) == 0, "owner did not exit 0 on SIGTERM");
+	EXPECT(t_count_state("cur") == 0, "cur/ is not empty");
+}
+END_TEST
+
+START_TEST(test_sigterm_requeues_the_job_of_a_persistent_worker)
+{
+	pid_t owner = OWNER("--persistent", QUICK, "--", w_script()), wpid = 0;
+	char *pids;
+
+	t_submit_as("held", "block\n");
+	WAIT_UNTIL(t_journal_count("held") == 1, 10000,
+	    "waited 10 s for the worker to take the job");
+	pids = t_slurp(RP("wpids"));
+	EXPECT(pids != NULL && sscanf(pids, "%d", &wpid) == 1, "no worker pid");
+	free(pids);
+	EXPECT(t_stop(owner) == 0, "owner did not exit 0 on SIGTERM");
+	EXPECT(t_exists(SP("new", "held")), "the interrupted job is not back in new/");
+	EXPECT_STATUS("held", "new", 0);
+	WAIT_UNTIL(kill(wpid, 0) == -1, 5000, "waited 5 s for worker %d to be gone",
+	    (int)wpid);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static TCase *
 cli_tcase(const char *name, int timeout)
@@ -1313,6 +1442,14 @@ cli_suite(void)
 {
 	Suite *s = suite_create("cli");
 	TCase *tc;
+
+	tc = cli_tcase("persistent", 60);
+	tcase_add_test(tc, test_persistent_workers_answer_ok_fail_and_retry);
+	tcase_add_test(tc, test_a_dying_worker_takes_only_its_job_and_is_restarted);
+	tcase_add_test(tc, test_persistent_timeout_stops_the_worker_and_retries);
+	tcase_add_test(tc, test_cancel_of_a_job_in_a_persistent_worker);
+	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
+	suite_add_tcase(s, tc);
 
 	tc = cli_tcase("submit", 60);
 	tcase_add_test(tc, test_submit_reads_stdin_and_prints_the_new_id);

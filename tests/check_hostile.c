@@ -1,0 +1,873 @@
+/*
+ * check_hostile.c: what local users can drop into a spool, and what a
+ * dead owner or a busy day leaves in it.  The owner runs as root here, as
+ * it often does on servers, and drives the real binary ($CHUTE_BIN).
+ * Each test checks the documented outcome and that nothing outside the
+ * spool was read, written or followed: inotify watches on the directories
+ * involved see every open(2) and read(2) the owner makes of a file.
+ */
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "check_cli_util.h"
+#pragma GCC diagnostic pop
+
+Suite	*hostile_suite(void);
+
+/* ---- watching for opens and reads ---- */
+
+#define H_MAXWATCH	8
+
+static struct {
+	int		 fd;
+	int		 wd[H_MAXWATCH];
+	char		 dir[H_MAXWATCH][PATH_MAX];
+	int		 n;
+} W = { .fd = -1 };
+
+/* Report every open and read of a file in dir from now on. */
+static void
+h_watch(const char *dir)
+{
+	if (W.fd == -1)
+		W.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	EXPECT(W.fd != -1, "inotify_init1: %s", strerror(errno));
+	EXPECT(W.n < H_MAXWATCH, "too many watches");
+	W.wd[W.n] = inotify_add_watch(W.fd, dir, IN_OPEN | IN_ACCESS);
+	EXPECT(W.wd[W.n] != -1, "inotify_add_watch %s: %s", dir, strerror(errno));
+	snprintf(W.dir[W.n], PATH_MAX, "%s", dir);
+	W.n++;
+}
+
+/*
+ * Was any of the names (NULL-terminated) opened (IN_OPEN) or read
+ * (IN_ACCESS), as mask asks, in a watched directory since h_watch?
+ * Returns "DIR/NAME (open)" or NULL.  Reads the events: call it once,
+ * after the owner is done.
+ */
+static const char *
+h_touched(const char *const names[], uint32_t mask)
+{
+	static char found[PATH_MAX + 32];
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	found[0] = '\0';
+	while ((n = read(W.fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			const char *dir = "?";
+
+			p += sizeof *ev + ev->len;
+			EXPECT(!(ev->mask & IN_Q_OVERFLOW), "the inotify queue"
+			    " overflowed: cannot tell what the owner opened");
+			for (int i = 0; i < W.n; i++)
+				if (W.wd[i] == ev->wd)
+					dir = W.dir[i];
+			for (int i = 0; ev->len > 0 && names[i] != NULL; i++)
+				if ((ev->mask & mask) && found[0] == '\0' &&
+				    strcmp(ev->name, names[i]) == 0)
+					snprintf(found, sizeof found, "%s/%s (%s)", dir,
+					    ev->name, ev->mask & IN_ACCESS ? "read" : "open");
+		}
+	}
+	return found[0] ? found : NULL;
+}
+
+/* ---- files ---- */
+
+/* Does any file directly in dir contain needle? Its name, or NULL. */
+static const char *
+h_grep_dir(const char *dir, const char *needle)
+{
+	static char hit[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	char *text;
+
+	if ((d = opendir(dir)) == NULL)
+		return NULL;
+	hit[0] = '\0';
+	while (hit[0] == '\0' && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		text = t_slurp(P("%s/%s", dir, de->d_name));
+		if (text != NULL && strstr(text, needle) != NULL)
+			snprintf(hit, sizeof hit, "%s/%s", dir, de->d_name);
+		free(text);
+	}
+	closedir(d);
+	return hit[0] ? hit : NULL;
+}
+
+/*
+ * needle appears nowhere chute or a handler could have put it.  (failed/
+ * is left out: it holds the hostile files themselves.)
+ */
+static void
+h_no_leak(const char *needle, pid_t owner)
+{
+	static const char *const dirs[] = { "new", "cur", "defer", "done", "log" };
+	const char *hit;
+	char *text;
+
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		hit = h_grep_dir(P("%s/%s", T.spool, dirs[i]), needle);
+		EXPECT(hit == NULL, "the secret outside the spool was copied into %s", hit);
+	}
+	hit = h_grep_dir(RP("seen"), needle);
+	EXPECT(hit == NULL, "a handler read the secret outside the spool: %s", hit);
+	text = t_slurp(RP("journal"));
+	EXPECT(text == NULL || strstr(text, needle) == NULL,
+	    "the secret outside the spool is in the handlers' journal");
+	free(text);
+	if (owner > 0) {
+		text = t_slurp(t_proc_of(owner)->log);
+		EXPECT(text == NULL || strstr(text, needle) == NULL,
+		    "the secret outside the spool is in the owner's stderr");
+		free(text);
+	}
+}
+
+/* A file only root may read, outside the spool. */
+static void
+h_secret(const char *name, const char *content)
+{
+	t_write(RP(name), content);
+	EXPECT(chmod(RP(name), 0600) == 0, "chmod %s: %s", name, strerror(errno));
+}
+
+/* Does reading a file move its atime on this file system (relatime)? */
+static bool
+h_atime_works(void)
+{
+	struct timespec old[2] = { { 1000000000, 0 }, { UTIME_OMIT, 0 } };
+	struct stat st;
+
+	t_write(RP("calib"), "calibration");
+	EXPECT(utimensat(AT_FDCWD, RP("calib"), old, 0) == 0, "utimensat calib");
+	free(t_slurp(RP("calib")));
+	EXPECT(stat(RP("calib"), &st) == 0, "stat calib");
+	return st.st_atim.tv_sec != 1000000000;
+}
+
+static void
+h_set_atime_old(const char *path)
+{
+	struct timespec old[2] = { { 1000000000, 0 }, { UTIME_OMIT, 0 } };
+
+	EXPECT(utimensat(AT_FDCWD, path, old, 0) == 0, "utimensat %s: %s", path,
+	    strerror(errno));
+}
+
+/* Run an owner with --drain to the end; it must exit 0 within 20 s. */
+static pid_t
+h_drain(const char *handler)
+{
+	pid_t owner = OWNER("--drain", QUICK, "--", handler);
+	int code = t_reap(owner, 20000, "chute run --drain");
+
+	EXPECT(code == 0, "chute run --drain exited %d:\n%s", code, t_log_of(owner));
+	return owner;
+}
+
+/* The job is in failed/ and no other state, and its log has the reason. */
+static void
+h_rejected(const char *id, const char *reason)
+{
+	static const char *const others[] = { "new", "cur", "defer", "done" };
+	char *log;
+
+	EXPECT(t_exists(SP("failed", id)), "%s did not end in failed/", id);
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		EXPECT(!t_exists(SP(others[i], id)), "%s is in failed/ and in %s/",
+		    id, others[i]);
+	log = t_slurp(SP("log", id));
+	EXPECT(log && strstr(log, reason), "log/%s does not say '%s': '%s'", id,
+	    reason, log ? log : "(no log)");
+	free(log);
+	EXPECT(t_journal_count(id) == 0 && !t_exists(RP(P("seen/%s", id))),
+	    "a handler ran on %s", id);
+}
+
+static void
+hostile_teardown(void)
+{
+	if (W.fd != -1)
+		close(W.fd);
+	W.fd = -1;
+	W.n = 0;
+	cli_teardown();
+}
+
+/* ------------------------------------------------------------------ */
+/* Things that are not plain job files                                */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_symlink_in_new_to_a_root_only_file_is_rejected_and_never_read)
+{
+	static const char *const targets[] = { "secret", NULL };
+	struct stat before, after;
+	const char *touched;
+	bool atime_works = h_atime_works();
+	pid_t owner;
+
+	h_secret("secret", "TOPSECRET-behind-a-symlink\n");
+	h_set_atime_old(RP("secret"));
+	EXPECT(stat(RP("secret"), &before) == 0, "stat secret");
+	EXPECT(symlink(RP("secret"), SP("new", "link")) == 0, "symlink: %s",
+	    strerror(errno));
+	EXPECT(symlink(T.root, SP("new", "dirlink")) == 0, "symlink: %s",
+	    strerror(errno));
+	EXPECT(symlink(RP("nonexistent"), SP("new", "dangling")) == 0, "symlink: %s",
+	    strerror(errno));
+	h_watch(T.root);
+	t_submit_as("after", "x\n");
+	owner = h_drain(h_journal());
+
+	touched = h_touched(targets, IN_OPEN | IN_ACCESS);
+	EXPECT(touched == NULL, "the owner or a handler opened the symlink's target"
+	    " %s", touched);
+	EXPECT(t_exists(SP("done", "after")), "the job after the symlinks did not finish");
+	h_rejected("link", "rejected");
+	h_rejected("dirlink", "rejected");
+	h_rejected("dangling", "rejected");
+	EXPECT(lstat(SP("failed", "link"), &after) == 0 && S_ISLNK(after.st_mode),
+	    "failed/link is not the symlink itself");
+	EXPECT(!t_exists(RP("nonexistent")), "a dangling symlink's target was created");
+	EXPECT(stat(RP("secret"), &after) == 0, "stat secret");
+	EXPECT(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+	    after.st_mtim.tv_nsec == before.st_mtim.tv_nsec &&
+	    after.st_mode == before.st_mode && after.st_size == before.st_size,
+	    "the symlink's target was changed");
+	if (atime_works)
+		EXPECT(after.st_atim.tv_sec == 1000000000,
+		    "the symlink's target was read (its atime changed)");
+	h_no_leak("TOPSECRET", owner);
+}
+END_TEST
+
+START_TEST(test_fifo_directory_socket_and_device_in_new_are_rejected_unopened)
+{
+	static const char *const names[] = { "pipe", "adir", "sock", "dev", NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char cwd[PATH_MAX];
+	const char *touched;
+	bool have_dev = true;
+	struct stat st;
+	int s;
+
+	EXPECT(mkfifo(SP("new", "pipe"), 0666) == 0, "mkfifo: %s", strerror(errno));
+	EXPECT(mkdir(SP("new", "adir"), 0755) == 0, "mkdir: %s", strerror(errno));
+	t_write(P("%s/new/adir/inside", T.spool), "in a directory\n");
+	/* bind(2) by a short relative name: sun_path is only 108 bytes */
+	EXPECT(getcwd(cwd, sizeof cwd) != NULL && chdir(P("%s/new", T.spool)) == 0,
+	    "chdir new/: %s", strerror(errno));
+	strcpy(sa.sun_path, "sock");
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	EXPECT(s != -1 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0,
+	    "bind new/sock: %s", strerror(errno));
+	close(s);
+	EXPECT(chdir(cwd) == 0, "chdir back: %s", strerror(errno));
+	if (mknod(SP("new", "dev"), S_IFCHR | 0666, makedev(1, 3)) == -1) {
+		EXPECT(errno == EPERM, "mknod new/dev: %s", strerror(errno));
+		fprintf(stderr, "check_hostile: device node part of the special"
+		    " files test skipped: mknod: %s (needs CAP_MKNOD)\n",
+		    strerror(errno));
+		have_dev = false;
+	}
+	h_watch(P("%s/new", T.spool));
+	h_watch(P("%s/failed", T.spool));
+	t_submit_as("after", "x\n");
+	h_drain(h_journal());
+
+	touched = h_touched(names, IN_OPEN | IN_ACCESS);
+	EXPECT(touched == NULL, "the owner opened %s", touched);
+	EXPECT(t_exists(SP("done", "after")), "the job after them did not finish");
+	h_rejected("pipe", "not a regular file");
+	h_rejected("adir", "not a regular file");
+	h_rejected("sock", "not a regular file");
+	EXPECT(lstat(SP("failed", "pipe"), &st) == 0 && S_ISFIFO(st.st_mode),
+	    "failed/pipe is not the FIFO");
+	EXPECT(lstat(SP("failed", "adir"), &st) == 0 && S_ISDIR(st.st_mode) &&
+	    t_exists(P("%s/failed/adir/inside", T.spool)),
+	    "failed/adir is not the directory, with its contents");
+	EXPECT(lstat(SP("failed", "sock"), &st) == 0 && S_ISSOCK(st.st_mode),
+	    "failed/sock is not the socket");
+	if (have_dev) {
+		h_rejected("dev", "not a regular file");
+		EXPECT(lstat(SP("failed", "dev"), &st) == 0 && S_ISCHR(st.st_mode) &&
+		    st.st_rdev == makedev(1, 3), "failed/dev is not the device node");
+	}
+}
+END_TEST
+
+/* ---- hard links ---- */
+
+/*
+ * Three refused: a link to a root-only file outside the spool; a tmp/
+ * link plus one outside (st_nlink 3); a tmp/ file of the same name that
+ * is another inode.  One accepted: link(tmp/X, new/X) before its unlink.
+ */
+static void
+h_hard_links(void)
+{
+	h_secret("hsecret", "TOPSECRET-behind-a-hard-link\n");
+	EXPECT(link(RP("hsecret"), SP("new", "hl")) == 0, "link: %s", strerror(errno));
+
+	t_write(SP("tmp", "x3"), "TOPSECRET-three-links\n");
+	EXPECT(link(SP("tmp", "x3"), SP("new", "x3")) == 0 &&
+	    link(SP("tmp", "x3"), RP("x3-outside")) == 0, "link x3: %s", strerror(errno));
+
+	h_secret("x4-outside", "TOPSECRET-same-name-in-tmp\n");
+	EXPECT(link(RP("x4-outside"), SP("new", "x4")) == 0, "link x4: %s",
+	    strerror(errno));
+	t_write(SP("tmp", "x4"), "a different file of the same name\n");
+
+	t_write(SP("tmp", "ql"), "qmail style\n");
+	EXPECT(link(SP("tmp", "ql"), SP("new", "ql")) == 0, "link ql: %s",
+	    strerror(errno));
+}
+
+START_TEST(test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read)
+{
+	static const char *const names[] = { "hl", "x3", "x4", NULL };
+	bool atime_works = h_atime_works();
+	const char *touched;
+	char *seen;
+	pid_t owner;
+
+	h_hard_links();
+	h_set_atime_old(RP("hsecret"));
+	h_watch(P("%s/new", T.spool));
+	h_watch(P("%s/cur", T.spool));
+	h_watch(P("%s/failed", T.spool));
+	owner = h_drain(h_journal());
+
+	h_rejected("hl", "rejected: has other hard links");
+	h_rejected("x3", "rejected: has other hard links");
+	h_rejected("x4", "rejected: has other hard links");
+	EXPECT(t_exists(SP("done", "ql")) && t_journal_count("ql") == 1,
+	    "the link-then-unlink submission in progress (new/ql and tmp/ql, one"
+	    " inode) was not run exactly once");
+	seen = t_slurp(RP("seen/ql"));
+	EXPECT(seen && strcmp(seen, "qmail style\n") == 0, "the handler read '%s'"
+	    " for ql", seen ? seen : "(nothing)");
+	free(seen);
+	/* the owner may open it to fstat it; it must not read it */
+	touched = h_touched(names, IN_ACCESS);
+	EXPECT(touched == NULL, "the owner or a handler read %s", touched);
+	if (atime_works) {
+		struct stat st;
+
+		EXPECT(stat(RP("hsecret"), &st) == 0 && st.st_atim.tv_sec == 1000000000,
+		    "the hard-linked root-only file was read (its atime changed)");
+	}
+	h_no_leak("TOPSECRET", owner);
+}
+END_TEST
+
+/*
+ * A hard link shares its inode with the file outside the spool: stamping
+ * the arrival time on failed/hl (futimens/utimensat) writes that file's
+ * mtime.  Rejecting it must leave the outside file as it was.
+ */
+START_TEST(test_rejecting_a_hard_link_leaves_the_outside_file_unchanged)
+{
+	struct stat before, after;
+	char *content;
+
+	h_hard_links();
+	t_set_mtime(RP("hsecret"), t_now() - 3600 * 1000);
+	EXPECT(stat(RP("hsecret"), &before) == 0, "stat hsecret");
+	h_drain(h_journal());
+	EXPECT(t_exists(SP("failed", "hl")), "new/hl was not rejected");
+	EXPECT(stat(RP("hsecret"), &after) == 0, "stat hsecret");
+	content = t_slurp(RP("hsecret"));
+	EXPECT(content && strcmp(content, "TOPSECRET-behind-a-hard-link\n") == 0 &&
+	    after.st_mode == before.st_mode && after.st_uid == before.st_uid,
+	    "the hard-linked file outside the spool was changed");
+	free(content);
+	EXPECT(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+	    after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+	    "rejecting new/hl set the mtime of the root-only file outside the spool"
+	    " it is linked to (from %lld to %lld)", (long long)before.st_mtim.tv_sec,
+	    (long long)after.st_mtim.tv_sec);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Names                                                              */
+/* ------------------------------------------------------------------ */
+
+#define FORGED	"2026-01-01T00:00:00.000Z job=forged cur->done"
+
+struct h_name {
+	char	 name[NAME_MAX + 1];
+	bool	 valid;			/* stays as it is */
+};
+
+static int
+h_names(struct h_name *n)
+{
+	int i = 0;
+
+	snprintf(n[i].name, NAME_MAX + 1, "with spaces in it");
+	n[i++].valid = true;
+	snprintf(n[i].name, NAME_MAX + 1, "latin1-\xe9\xff\xfe-bytes");
+	n[i++].valid = true;
+	snprintf(n[i].name, NAME_MAX + 1, "evil\n" FORGED);
+	n[i++].valid = false;
+	snprintf(n[i].name, NAME_MAX + 1, "evil2\r" FORGED);
+	n[i++].valid = false;
+	snprintf(n[i].name, NAME_MAX + 1, "tab\tand\x1b[31mescape\x1b[0m\a");
+	n[i++].valid = false;
+	snprintf(n[i].name, NAME_MAX + 1, "\x01starts-with-a-control");
+	n[i++].valid = false;
+	snprintf(n[i].name, NAME_MAX + 1, "del\x7fname");
+	n[i++].valid = false;
+	memset(n[i].name, 'v', 200);		/* the longest valid ID */
+	n[i].name[200] = '\0';
+	n[i++].valid = true;
+	memset(n[i].name, 'w', 201);
+	n[i].name[201] = '\0';
+	n[i++].valid = false;
+	memset(n[i].name, 'x', 255);		/* NAME_MAX */
+	n[i].name[255] = '\0';
+	n[i++].valid = false;
+	return i;
+}
+
+/* What spool-layout.md says a derived ID starts with, '-' included. */
+static void
+h_derived_prefix(const char *name, char *out, size_t len)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; name[i] != '\0' && j < 160 && j + 2 < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		out[j++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ?
+		    (char)c : '_';
+	}
+	if (j > 0 && out[0] == '.')
+		out[0] = '_';
+	out[j++] = '-';
+	out[j] = '\0';
+}
+
+/* The name of the one file in done/ holding content; NULL if not one. */
+static const char *
+h_done_holding(const char *content, int *count)
+{
+	static char found[NAME_MAX + 1];
+	struct dirent *de;
+	DIR *d = opendir(P("%s/done", T.spool));
+	char *text;
+
+	*count = 0;
+	EXPECT(d != NULL, "opendir done/: %s", strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		text = t_slurp(P("%s/done/%s", T.spool, de->d_name));
+		if (text != NULL && strcmp(text, content) == 0) {
+			snprintf(found, sizeof found, "%s", de->d_name);
+			(*count)++;
+		}
+		free(text);
+	}
+	closedir(d);
+	return *count == 1 ? found : NULL;
+}
+
+/* A control byte other than newline in text, as an offset; -1 if none. */
+static long
+h_control_byte(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+			return (long)(p - (const unsigned char *)text);
+	return -1;
+}
+
+static bool
+h_line_starts_with(const char *text, const char *prefix)
+{
+	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+START_TEST(test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines)
+{
+	const char *h = t_handler("h_content", "{ cat; echo; } >> \"$R/journal\"\n");
+	struct h_name names[16];
+	char content[64], prefix[NAME_MAX + 1], *text, *journal;
+	const char *id;
+	int n = h_names(names), count;
+	struct dirent *de;
+	pid_t owner;
+	long bad;
+	DIR *d;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(content, sizeof content, "content-%d", i);
+		t_drop(names[i].name, content);
+	}
+	owner = h_drain(h);
+
+	EXPECT(t_count_state("new") == 0 && t_count_state("failed") == 0 &&
+	    t_count_state("done") == n, "expected all %d jobs in done/: new/ %d,"
+	    " failed/ %d, done/ %d", n, t_count_state("new"),
+	    t_count_state("failed"), t_count_state("done"));
+	journal = t_slurp(RP("journal"));
+	for (int i = 0; i < n; i++) {
+		char want[80];
+		const char *p;
+		int runs = 0;
+
+		snprintf(content, sizeof content, "content-%d", i);
+		id = h_done_holding(content, &count);
+		EXPECT(id != NULL, "%d files in done/ hold %s (name %d)", count, content, i);
+		if (names[i].valid) {
+			EXPECT(strcmp(id, names[i].name) == 0, "name %d is a valid ID but"
+			    " was renamed to '%s'", i, id);
+		} else {
+			h_derived_prefix(names[i].name, prefix, sizeof prefix);
+			EXPECT(t_id_charset_ok(id) && strncmp(id, prefix, strlen(prefix)) == 0 &&
+			    strlen(id) > strlen(prefix), "name %d got the ID '%s', not one"
+			    " derived from it ('%s...')", i, id, prefix);
+			EXPECT(strlen(id) <= 200, "derived ID '%s' is longer than 200 bytes", id);
+		}
+		snprintf(want, sizeof want, "%s\n", content);
+		for (p = journal; p && (p = strstr(p, want)) != NULL; p++)
+			if (p == journal || p[-1] == '\n')
+				runs++;
+		EXPECT(runs == 1, "the job holding %s ran %d times", content, runs);
+	}
+	free(journal);
+
+	/* one line per transition: nothing raw from a name on the owner's stderr */
+	text = t_slurp(t_proc_of(owner)->log);
+	EXPECT(text != NULL, "no owner output");
+	bad = h_control_byte(text);
+	EXPECT(bad == -1, "the owner's stderr has a raw control byte 0x%02x at offset"
+	    " %ld:\n%s", (unsigned char)text[bad < 0 ? 0 : bad], bad, text);
+	EXPECT(!h_line_starts_with(text, FORGED), "a crafted name forged a line on"
+	    " the owner's stderr:\n%s", text);
+	EXPECT(strstr(text, "renamed") != NULL, "the owner did not log the renames");
+	free(text);
+
+	/* nor in the job logs */
+	EXPECT((d = opendir(P("%s/log", T.spool))) != NULL, "opendir log/");
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		text = t_slurp(P("%s/log/%s", T.spool, de->d_name));
+		EXPECT(text != NULL, "log/%s unreadable", de->d_name);
+		bad = h_control_byte(text);
+		EXPECT(bad == -1 && !h_line_starts_with(text, FORGED),
+		    "log/%s has a raw control byte or a forged line:\n%s", de->d_name, text);
+		free(text);
+	}
+	closedir(d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Sizes and numbers                                                  */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_empty_job_runs_and_ends_in_done)
+{
+	char *seen, *id;
+	int code;
+
+	t_drop("empty", "");
+	code = CHUTE("submit", T.spool);	/* stdin: /dev/null */
+	EXPECT(code == 0 && t_line(T.out, 0) != NULL,
+	    "submit of an empty stdin exited %d: %s", code, T.err);
+	id = strdup(t_line(T.out, 0));
+	h_drain(h_journal());
+	EXPECT(t_exists(SP("done", "empty")) && t_exists(SP("done", id)),
+	    "the empty jobs did not both reach done/");
+	EXPECT(t_journal_count("empty") == 1 && t_journal_count(id) == 1,
+	    "the empty jobs did not run once each");
+	seen = t_slurp(RP("seen/empty"));
+	EXPECT(seen && seen[0] == '\0', "the handler of an empty job read '%s'",
+	    seen ? seen : "(nothing)");
+	free(seen);
+	seen = t_slurp(RP(P("seen/%s", id)));
+	EXPECT(seen && seen[0] == '\0', "the handler of an empty submission read"
+	    " '%s'", seen ? seen : "(nothing)");
+	free(seen);
+	free(id);
+}
+END_TEST
+
+#define BIG_HOLE	((off_t)2 * 1024 * 1024 * 1024 + 4096)
+
+START_TEST(test_job_larger_than_2_gib_is_handed_to_its_handler_whole)
+{
+	const char *h = t_handler("h_size",
+	    "h=$(head -c 8); t=$(tail -c 8); s=$(stat -L -c %s /dev/stdin)\n"
+	    "echo \"$s $h $t\" > \"$R/big.part\" && mv \"$R/big.part\" \"$R/big\"\n");
+	char *report, want[128];
+	struct stat made, done;
+	int fd;
+
+	/* sparse: 2 GiB of hole between two markers, 8 KiB on disk */
+	fd = open(SP("tmp", "big"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	EXPECT(fd != -1, "create tmp/big: %s", strerror(errno));
+	EXPECT(ftruncate(fd, BIG_HOLE) == 0, "ftruncate: %s", strerror(errno));
+	EXPECT(pwrite(fd, "HEADMARK", 8, 0) == 8 &&
+	    pwrite(fd, "TAILMARK", 8, BIG_HOLE) == 8, "pwrite: %s", strerror(errno));
+	EXPECT(fstat(fd, &made) == 0 && made.st_size == BIG_HOLE + 8, "fstat tmp/big");
+	close(fd);
+	EXPECT(rename(SP("tmp", "big"), SP("new", "big")) == 0, "mv: %s",
+	    strerror(errno));
+	h_drain(h);
+
+	EXPECT(lstat(SP("done", "big"), &done) == 0, "the big job did not reach done/");
+	EXPECT(done.st_ino == made.st_ino && done.st_size == made.st_size,
+	    "done/big is not the file that was submitted (copied or changed)");
+	report = t_slurp(RP("big"));
+	snprintf(want, sizeof want, "%lld HEADMARK TAILMARK\n", (long long)BIG_HOLE + 8);
+	EXPECT(report && strcmp(report, want) == 0, "the handler's stdin was '%s',"
+	    " expected '%s'", report ? report : "(no report)", want);
+	free(report);
+}
+END_TEST
+
+#define MANY	100000
+
+/* Which of m000000..m099999 are in dir; fails on a stranger or a twin. */
+static int
+h_tally(const char *state, unsigned char *seen)
+{
+	struct dirent *de;
+	DIR *d = opendir(P("%s/%s", T.spool, state));
+	int n = 0, i;
+	char end;
+
+	EXPECT(d != NULL, "opendir %s/: %s", state, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		EXPECT(sscanf(de->d_name, "m%6d%c", &i, &end) == 1 && i >= 0 && i < MANY,
+		    "unexpected file %s/%s", state, de->d_name);
+		EXPECT(!seen[i], "job m%06d is in two places (again in %s/)", i, state);
+		seen[i] = 1;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost)
+{
+	unsigned char *seen = calloc(MANY, 1);
+	int tmpfd, newfd, fd, ndone, nnew;
+	int64_t t0, started;
+	char name[16];
+	pid_t owner;
+
+	tmpfd = open(P("%s/tmp", T.spool), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	newfd = open(P("%s/new", T.spool), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	EXPECT(seen && tmpfd != -1 && newfd != -1, "open spool dirs");
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof name, "m%06d", i);
+		fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		EXPECT(fd != -1 && write(fd, name, 7) == 7, "write tmp/%s: %s", name,
+		    strerror(errno));
+		close(fd);
+		EXPECT(renameat(tmpfd, name, newfd, name) == 0, "rename %s: %s", name,
+		    strerror(errno));
+	}
+	close(tmpfd);
+	close(newfd);
+
+	t0 = t_mono();
+	owner = OWNER("-j", "2", "--drain", QUICK, "--", "/bin/true");
+	WAIT_UNTIL(t_count_state("done") > 0, 10000, "with %d jobs in new/, the"
+	    " owner finished no job within 10 s:\n%s", MANY, t_log_of(owner));
+	started = t_mono() - t0;
+	EXPECT(t_stop(owner) == 0, "the owner did not exit 0 on SIGTERM:\n%s",
+	    t_log_of(owner));
+
+	nnew = h_tally("new", seen);
+	ndone = h_tally("done", seen);
+	EXPECT(ndone > 0, "the job that was in done/ before SIGTERM is gone");
+	for (int i = 0; i < MANY; i++)
+		EXPECT(seen[i], "job m%06d is lost: in neither new/ nor done/", i);
+	EXPECT(t_count_state("cur") == 0 && t_count_state("defer") == 0 &&
+	    t_count_state("failed") == 0 && t_count_state("tmp") == 0,
+	    "jobs left in cur/ %d, defer/ %d, failed/ %d, tmp/ %d",
+	    t_count_state("cur"), t_count_state("defer"), t_count_state("failed"),
+	    t_count_state("tmp"));
+	fprintf(stderr, "check_hostile: %d jobs: first job done after %lld ms;"
+	    " %d done, %d still in new/ after SIGTERM\n", MANY, (long long)started,
+	    ndone, nnew);
+	free(seen);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* What a dead owner, or time, leaves behind                          */
+/* ------------------------------------------------------------------ */
+
+#define ORPHANS		500
+#define SPENT		10	/* of them, with all 5 attempts used */
+
+START_TEST(test_cur_left_full_by_a_dead_owner_is_requeued_and_drained)
+{
+	const char *h = t_handler("h_attempt",
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n");
+	int runs[ORPHANS] = { 0 }, attempt[ORPHANS] = { 0 };
+	char id[32], *log, *journal, *l;
+	const char *where;
+	pid_t owner;
+
+	for (int i = 0; i < ORPHANS; i++) {
+		snprintf(id, sizeof id, "orphan%03d", i);
+		t_write(SP("cur", id), "left behind\n");
+		/* the dead owner had started 1 attempt, or all 5 */
+		for (int a = 1; a <= (i < SPENT ? 5 : 1); a++) {
+			int fd = open(SP("log", id), O_WRONLY | O_CREAT | O_APPEND |
+			    O_CLOEXEC, 0600);
+			char line[128];
+			int len = snprintf(line, sizeof line,
+			    "@chute 2026-01-01T00:00:0%d.000Z attempt=%d start\n", a, a);
+
+			EXPECT(fd != -1 && write(fd, line, len) == len, "write log/%s", id);
+			close(fd);
+		}
+	}
+	owner = OWNER("-j", "2", "--drain", QUICK, "--", h);
+	EXPECT(t_reap(owner, 60000, "chute run --drain of 500 orphans") == 0,
+	    "drain exited non-zero:\n%s", t_log_of(owner));
+
+	EXPECT(t_count_state("done") == ORPHANS - SPENT &&
+	    t_count_state("failed") == SPENT && t_count_state("cur") == 0 &&
+	    t_count_state("new") == 0, "expected %d in done/ and %d in failed/;"
+	    " done/ %d, failed/ %d, cur/ %d, new/ %d", ORPHANS - SPENT, SPENT,
+	    t_count_state("done"), t_count_state("failed"), t_count_state("cur"),
+	    t_count_state("new"));
+	/* the journal, once: runs and attempt numbers per orphan */
+	journal = t_slurp(RP("journal"));
+	for (int i = 0; journal != NULL && (l = t_line(journal, i)) != NULL; i++) {
+		int k, a;
+
+		EXPECT(sscanf(l, "orphan%3d %d", &k, &a) == 2 && k >= 0 && k < ORPHANS,
+		    "unexpected journal line '%s'", l);
+		runs[k]++;
+		attempt[k] = a;
+	}
+	free(journal);
+	for (int i = 0; i < ORPHANS; i++) {
+		snprintf(id, sizeof id, "orphan%03d", i);
+		EXPECT(t_where(id, &where) == 1, "%s is in more than one place", id);
+		if (i < SPENT) {
+			EXPECT(strcmp(where, "failed") == 0 && runs[i] == 0,
+			    "%s had used all its attempts, yet is in %s/ and ran %d times",
+			    id, where, runs[i]);
+			log = t_slurp(SP("log", id));
+			EXPECT(log && strstr(log, "abandoned") &&
+			    strstr(log, "attempts exhausted"), "log/%s: '%s'", id,
+			    log ? log : "(none)");
+			free(log);
+		} else {
+			EXPECT(strcmp(where, "done") == 0 && runs[i] == 1 && attempt[i] == 2,
+			    "%s is in %s/, ran %d times, last as attempt %d (expected once,"
+			    " as attempt 2)", id, where, runs[i], attempt[i]);
+		}
+	}
+}
+END_TEST
+
+#define STALE	1000
+
+START_TEST(test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept)
+{
+	int64_t now = t_now(), h40 = now - 40LL * 3600 * 1000;
+	char name[32], *c;
+	pid_t owner;
+
+	for (int i = 0; i < STALE; i++) {
+		snprintf(name, sizeof name, "stale%04d", i);
+		t_write(SP("tmp", name), "old\n");
+		t_set_mtime(SP("tmp", name), h40);
+	}
+	t_write(SP("tmp", "fresh"), "being written\n");
+	t_write(SP("tmp", "almost"), "35 hours old\n");
+	t_set_mtime(SP("tmp", "almost"), now - 35LL * 3600 * 1000);
+	/* a stale symlink goes, not what it points to */
+	t_write(RP("precious"), "outside the spool\n");
+	EXPECT(symlink(RP("precious"), SP("tmp", "stale-link")) == 0, "symlink");
+	t_set_mtime(SP("tmp", "stale-link"), h40);
+	/* a link-style submission whose tmp/ name was never removed */
+	t_write(SP("tmp", "oldq"), "linked long ago\n");
+	EXPECT(link(SP("tmp", "oldq"), SP("new", "oldq")) == 0, "link");
+	t_set_mtime(SP("tmp", "oldq"), h40);
+
+	owner = h_drain(h_journal());
+	EXPECT(t_count_state("tmp") == 2 && t_exists(SP("tmp", "fresh")) &&
+	    t_exists(SP("tmp", "almost")), "tmp/ should keep exactly fresh and"
+	    " almost; it has %d files", t_count_state("tmp"));
+	c = t_slurp(RP("precious"));
+	EXPECT(c && strcmp(c, "outside the spool\n") == 0,
+	    "removing a stale tmp/ symlink touched its target");
+	free(c);
+	EXPECT(t_exists(SP("done", "oldq")) && t_journal_count("oldq") == 1,
+	    "the job whose stale tmp/ link was removed did not run once");
+	c = t_slurp(RP("seen/oldq"));
+	EXPECT(c && strcmp(c, "linked long ago\n") == 0, "oldq's handler read '%s'",
+	    c ? c : "(nothing)");
+	free(c);
+	EXPECT(strstr(t_log_of(owner), "stale") != NULL,
+	    "the owner did not log the removals:\n%s", t_log_of(owner));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static TCase *
+hostile_tcase(const char *name, int timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, cli_setup, hostile_teardown);
+	tcase_set_timeout(tc, timeout);
+	return tc;
+}
+
+Suite *
+hostile_suite(void)
+{
+	Suite *s = suite_create("hostile");
+	TCase *tc;
+
+	tc = hostile_tcase("files", 60);
+	tcase_add_test(tc, test_symlink_in_new_to_a_root_only_file_is_rejected_and_never_read);
+	tcase_add_test(tc, test_fifo_directory_socket_and_device_in_new_are_rejected_unopened);
+	tcase_add_test(tc, test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read);
+	tcase_add_test(tc, test_rejecting_a_hard_link_leaves_the_outside_file_unchanged);
+	tcase_add_test(tc, test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines);
+	tcase_add_test(tc, test_empty_job_runs_and_ends_in_done);
+	tcase_add_test(tc, test_job_larger_than_2_gib_is_handed_to_its_handler_whole);
+	suite_add_tcase(s, tc);
+
+	tc = hostile_tcase("leftovers", 120);
+	tcase_add_test(tc, test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost);
+	tcase_add_test(tc, test_cur_left_full_by_a_dead_owner_is_requeued_and_drained);
+	tcase_add_test(tc, test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept);
+	suite_add_tcase(s, tc);
+	return s;
+}
