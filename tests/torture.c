@@ -114,6 +114,7 @@
 #define MAX_ATTEMPTS	5	/* chute run's default --max-attempts */
 #define NSUBMITTERS	3	/* submitter processes started per round */
 #define MAX_LIVE_SUBS	9	/* wait for old submitters beyond this */
+#define MAX_BACKLOG	300	/* no submitters while new/ holds more */
 #define MAX_KIDS	256
 #define DRAIN_MS	120000	/* the final drain must finish within this, */
 #define DRAIN_JOB_MS	100	/* plus this per job still queued when it starts */
@@ -685,7 +686,7 @@ sub_mv(struct sub *s)
 static void __attribute__((noreturn))
 sub_main(struct sub *s)
 {
-	int ops = 1 + rnd(&s->rng, 2);
+	int ops = 1 + (rnd(&s->rng, 4) == 0);
 
 	for (int op = 0; op < ops && !stop_sig; op++) {
 		unsigned r = rnd(&s->rng, 100);
@@ -742,9 +743,26 @@ subs_wait_all(int64_t ms)
 	}
 }
 
+static int
+backlog(void)
+{
+	DIR *dp = opendir(path("%s/new", spool));
+	struct dirent *de;
+	int n = 0;
+
+	while (dp && (de = readdir(dp)) != NULL)
+		n += de->d_name[0] != '.';
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
+/* A slow machine must not pile up more than the drain can run. */
 static void
 subs_start(int round)
 {
+	if (backlog() > MAX_BACKLOG)
+		return;
 	reap();
 	if (subs_live() > MAX_LIVE_SUBS)
 		subs_wait_all(CMD_MS);
