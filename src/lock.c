@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,13 +26,54 @@
  * dies (a warm standby).  Returns 0, or -1 with errno EWOULDBLOCK when
  * another process owns the spool and wait is false.
  */
+static void
+on_alarm(int sig)
+{
+}
+
+/* flock(LOCK_EX), giving up after ms: SIGALRM interrupts the wait. */
+static int
+flock_within(int fd, unsigned ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { .it_value = { ms / 1000, ms % 1000 * 1000 } };
+	struct itimerval off = { 0 };
+	int rc, saved;
+
+	sigemptyset(&sa.sa_mask);	/* no SA_RESTART: flock returns EINTR */
+	sigaction(SIGALRM, &sa, &old);
+	setitimer(ITIMER_REAL, &it, NULL);
+	rc = flock(fd, LOCK_EX);
+	saved = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	errno = rc == -1 && saved == EINTR ? EWOULDBLOCK : saved;
+	return rc;
+}
+
 int
 lock_take(struct spool *sp, bool wait)
 {
+	pid_t holder;
+
 	if (flock(sp->root, LOCK_EX | LOCK_NB) == 0)
 		return 0;
-	if (errno != EWOULDBLOCK || !wait)
+	if (errno != EWOULDBLOCK)
 		return -1;
+	/*
+	 * An owner killed while it was starting a handler leaves the lock
+	 * held for a moment by that child, which shares the lock's open file
+	 * until its exec closes it (close-on-exec).  When the holder /proc
+	 * names is dead, give such a straggler up to two seconds.
+	 */
+	holder = lock_owner(sp);
+	if (!wait && (holder == 0 || (holder > 0 && kill(holder, 0) == -1 &&
+	    errno == ESRCH)))
+		return flock_within(sp->root, 2000);
+	if (!wait) {
+		errno = EWOULDBLOCK;
+		return -1;
+	}
 	fprintf(stderr, "%s: %s: owned by pid %ld; waiting to take over\n",
 	    getprogname(), sp->path, (long)lock_owner(sp));
 	while (flock(sp->root, LOCK_EX) == -1)

@@ -6,6 +6,7 @@
  * journal kept outside the spool.  No sleep is used to synchronise: every
  * wait is bounded and says what it waited for (check_cli_util.h).
  */
+#include <sys/file.h>
 #include "check_cli_util.h"
 
 /* ------------------------------------------------------------------ */
@@ -677,6 +678,43 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Ownership, shutdown and crashes                                    */
 /* ------------------------------------------------------------------ */
+
+/*
+ * An owner killed while starting a handler leaves the spool lock held for
+ * a moment by the child that has not exec'd yet.  Simulated: a process
+ * takes the lock and exits, leaving a child that shares the locked file
+ * for 500 ms.  A new owner must wait that out, not exit 75.
+ */
+START_TEST(test_lock_held_by_a_dead_owners_straggler_child_is_waited_out)
+{
+	int ready[2];
+	pid_t locker, owner;
+	char c;
+
+	EXPECT(pipe(ready) == 0, "pipe");
+	if ((locker = fork()) == 0) {
+		int fd = open(T.spool, O_RDONLY | O_DIRECTORY);
+		if (fd == -1 || flock(fd, LOCK_EX) == -1)
+			_exit(1);
+		if (fork() == 0) {	/* the straggler: holds fd, then exits */
+			struct timespec ts = { 0, 500 * 1000 * 1000 };
+			write(ready[1], "x", 1);
+			nanosleep(&ts, NULL);
+			_exit(0);
+		}
+		_exit(0);		/* the "owner" dies first */
+	}
+	EXPECT(read(ready[0], &c, 1) == 1, "the straggler did not start");
+	t_reap(locker, 5000, "the dead owner");
+	t_submit_as("after", "x");
+	owner = OWNER("--drain", QUICK, "--", h_journal());
+	EXPECT(t_reap(owner, 10000, "owner after a straggler") == 0,
+	    "the owner did not wait for the straggler:\n%s", t_log_of(owner));
+	EXPECT(t_exists(SP("done", "after")), "the job did not run");
+	close(ready[0]);
+	close(ready[1]);
+}
+END_TEST
 
 START_TEST(test_second_owner_is_refused_with_75_naming_the_owner_pid)
 {
@@ -1486,6 +1524,7 @@ cli_suite(void)
 
 	tc = cli_tcase("ownership", 90);
 	tcase_add_test(tc, test_second_owner_is_refused_with_75_naming_the_owner_pid);
+	tcase_add_test(tc, test_lock_held_by_a_dead_owners_straggler_child_is_waited_out);
 	tcase_add_test(tc, test_wait_lock_standby_takes_over_when_the_owner_is_killed);
 	tcase_add_test(tc, test_sigterm_returns_a_running_job_to_new_without_counting_the_attempt);
 	tcase_add_test(tc, test_sigterm_kills_a_handler_that_ignores_it_after_the_grace);

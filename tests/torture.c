@@ -1007,6 +1007,9 @@ lock_holder(char *out, size_t len)
 	for (p = log; p && (p = strstr(p, "owned by pid ")) != NULL; p++)
 		q = p;
 	if (q == NULL || (pid = atol(q + 13)) <= 0) {
+		if (q != NULL)
+			snprintf(out, len, "; it names pid %ld: the lock was "
+			    "already free again when it looked", atol(q + 13));
 		free(log);
 		return;
 	}
