@@ -38,21 +38,26 @@ $(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a
 $(B) $(B)/tests:
 	mkdir -p $@
 
+# The LD_PRELOAD shim the fault-injection suite runs chute under.
+$(B)/libfault.so: tests/fault.c | $(B)
+	$(CC) -shared -fPIC -O2 -D_GNU_SOURCE -o $@ $< -ldl
+
 $(B)/torture: tests/torture.c | $(B)
 	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) $(LDFLAGS) -o $@ $< $(BSD_LIBS)
 
 # The integration suites drive $(B)/chute, so it is built first.
 # CHECK_ROUNDS: the reduced crash torture run that every check includes.
 CHECK_ROUNDS ?= 20
-check: $(B)/chute $(B)/check_chute $(B)/torture
-	CHUTE_BIN=$(abspath $(B)/chute) $(B)/check_chute
+check: $(B)/chute $(B)/check_chute $(B)/torture $(B)/libfault.so
+	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
+	    $(B)/check_chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
 
 # The whole suite again, every binary built with ASan and UBSan.
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:verify_asan_link_order=0 \
 	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	$(MAKE) B=build/asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" \

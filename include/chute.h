@@ -89,6 +89,7 @@ void	 joblog_parse(const char *, size_t, struct joblog_info *);
 /* ---- state.c: the only code that renames a job ---- */
 int	 state_submit(struct spool *, int, const char *, msec_t, int *);
 int	 state_claim(struct spool *, const char *);
+int	 state_unsubmit(struct spool *, const char *, int);
 int	 state_finish(struct spool *, const char *, int, int, msec_t);
 int	 state_promote(struct spool *, const char *);
 int	 state_reject(struct spool *, const char *);

@@ -60,6 +60,26 @@ one(struct submit *sb, const char *file)
 	return 0;
 }
 
+/*
+ * The batch is not durable: nothing it put in new/ may run, since its
+ * submitter is told it failed.  A job an owner claimed meanwhile cannot
+ * be taken back; say so, with its ID, so it can be cancelled.
+ */
+static void
+take_back(struct submit *sb)
+{
+	int from = sb->at > 0 ? ST_DEFER : ST_NEW;
+
+	for (int i = 0; i < sb->nids; i++) {
+		if (state_unsubmit(&sb->sp, sb->ids[i], from) == 0 ||
+		    errno != ENOENT)
+			continue;
+		fprintf(stderr, "chute: %s: already taken by the owner; it may "
+		    "run (chute cancel %s %s)\n", sb->ids[i], sb->sp.path,
+		    sb->ids[i]);
+	}
+}
+
 static int
 parse(int argc, char **argv, struct submit *sb)
 {
@@ -135,8 +155,9 @@ cmd_submit(int argc, char **argv)
 		if ((rc = one(&sb, files[i])) != 0 && sb.rc == 0)
 			sb.rc = rc;
 	if (sb.nids > 0 && spool_sync(&sb.sp) == -1) {
-		fprintf(stderr, "chute: %s: fsync: %s\n", sb.sp.path,
-		    strerror(errno));
+		fprintf(stderr, "chute: %s/%s: fsync: %s\n", sb.sp.path,
+		    state_names[sb.at > 0 ? ST_DEFER : ST_NEW], strerror(errno));
+		take_back(&sb);
 		sb.rc = EX_IOERR;
 		goto out;
 	}

@@ -434,8 +434,11 @@ reject(struct owner *ow, const char *name, const struct stat *st,
 		snprintf(why, sizeof(why), "not a regular file (%s)",
 		    file_type(st->st_mode));
 	if (state_reject(&ow->sp, name) == -1) {
-		if (errno != ENOENT)
-			say("job=%s new->failed: %s", vis(name), strerror(errno));
+		if (errno != ENOENT) {
+			say("job=%s new->failed: %s; will retry", vis(name),
+			    strerror(errno));
+			queue_add(ow->waiting, name, mono_ms() + RETRY_MS, 0);
+		}
 		return;
 	}
 	joblog_note(&ow->sp, name, "rejected: %s", why);
@@ -516,8 +519,11 @@ start(struct owner *ow, const char *name, unsigned flags)
 		return;
 	}
 	r = ready_check(&ow->sp, name, flags, &fd, &st);
-	if (r == READY_GONE)
+	if (r == READY_GONE) {
+		say("job=%s left new/ before its claim (cancelled or moved "
+		    "away)", vis(name));
 		return;
+	}
 	if (r == READY_NOTREG || r == READY_DENIED || r == READY_LINKED) {
 		reject(ow, name, &st, r);
 		return;

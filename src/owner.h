@@ -46,6 +46,7 @@ struct owner {
 	struct queue	*ready;		/* in new/, key: mtime in ns */
 	struct queue	*waiting;	/* in new/, not complete yet; key: recheck (mono) */
 	struct queue	*orphans;	/* in cur/, an old handler runs; key: recheck (mono) */
+	struct queue	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
 	struct slot	*slots;
 	struct worker	*workers;	/* --persistent: one per slot */
 	int		 wlock;		/* .workers.PID, inherited by workers */
@@ -81,6 +82,7 @@ void	 owner_refill(struct owner *);
 void	 owner_scan_defer(struct owner *);
 void	 owner_promote(struct owner *, const char *);
 void	 owner_defer_arrived(struct owner *, const char *);
+void	 owner_defer_left(struct owner *, const char *);
 
 /* run.c */
 void	 owner_on_event(void *, const struct watch_event *);

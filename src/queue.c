@@ -126,7 +126,8 @@ queue_pop(struct queue *q, char *buf, size_t len, unsigned *flags)
 
 	if (e == NULL)
 		return 0;
-	strlcpy(buf, e->name, len);
+	if (buf != NULL)
+		strlcpy(buf, e->name, len);
 	if (flags)
 		*flags = e->flags;
 	unlink_node(q, e);

@@ -36,6 +36,9 @@ owner_on_event(void *arg, const struct watch_event *ev)
 	if (ev->kind == W_OVERFLOW) {
 		say("inotify queue overflowed; rescanning");
 		ow->rescan = true;
+		/* The events of our own promotions may be among the lost. */
+		while (queue_pop(ow->promoted, NULL, 0, NULL))
+			;
 		return;
 	}
 	if (ev->kind == W_GONE) {
@@ -54,6 +57,8 @@ owner_on_event(void *arg, const struct watch_event *ev)
 	case ST_DEFER:
 		if (ev->kind != W_LEFT)
 			owner_defer_arrived(ow, ev->name);
+		else
+			owner_defer_left(ow, ev->name);
 		break;
 	case ST_CUR:
 		if (ev->kind == W_LEFT)
@@ -348,7 +353,8 @@ run_main(const char *path, const struct run_opts *o)
 	    (ow.slots = calloc(njobs, sizeof(*ow.slots))) == NULL ||
 	    (ow.ready = queue_new()) == NULL ||
 	    (ow.waiting = queue_new()) == NULL ||
-	    (ow.orphans = queue_new()) == NULL) {
+	    (ow.orphans = queue_new()) == NULL ||
+	    (ow.promoted = queue_new()) == NULL) {
 		fprintf(stderr, "%s: %s\n", getprogname(), strerror(errno));
 		rc = EX_SOFTWARE;
 		goto out;
@@ -387,6 +393,7 @@ out:
 	queue_free(ow.ready);
 	queue_free(ow.waiting);
 	queue_free(ow.orphans);
+	queue_free(ow.promoted);
 	free(ow.slots);
 	free(ow.workers);
 	if (ow.wlock != -1) {

@@ -185,6 +185,8 @@ owner_promote(struct owner *ow, const char *name)
 	vis_name(name, vis, sizeof(vis));
 	if (state_promote(&ow->sp, name) == 0) {
 		say("job=%s defer->new", vis);
+		/* Its IN_MOVED_FROM on defer/ is ours, not a removal. */
+		queue_add(ow->promoted, name, 0, 0);
 		owner_admit(ow, name, RF_MOVED);
 		return;
 	}
@@ -209,3 +211,20 @@ owner_defer_arrived(struct owner *ow, const char *name)
 		ow->next_defer = due;
 }
 
+/*
+ * A job left defer/.  Our own promotions are expected; anything else is
+ * a cancel or an operator's mv or rm, which is logged (the job is not
+ * ours to run until it appears in new/ again).
+ */
+void
+owner_defer_left(struct owner *ow, const char *name)
+{
+	char vis[1024];
+
+	if (queue_take(ow->promoted, name, NULL))
+		return;
+	if (ow->ndefer > 0)
+		ow->ndefer--;
+	vis_name(name, vis, sizeof(vis));
+	say("job=%s left defer/ (cancelled, moved or removed)", vis);
+}

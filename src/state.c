@@ -48,10 +48,17 @@ stamp(struct spool *sp, int st, const char *id, int fd, msec_t when)
 		{ .tv_sec = when / 1000, .tv_nsec = when % 1000 * 1000000 },
 	};
 
-	if (fd != -1)
+	struct stat s;
+
+	if (fd != -1) {
 		futimens(fd, ts);
-	else
-		utimensat(sp->dir[st], id, ts, AT_SYMLINK_NOFOLLOW);
+		return;
+	}
+	/* Never write to an inode that also has a name outside the spool. */
+	if (fstatat(sp->dir[st], id, &s, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISLNK(s.st_mode) && s.st_nlink > 1)
+		return;
+	utimensat(sp->dir[st], id, ts, AT_SYMLINK_NOFOLLOW);
 }
 
 static int
@@ -114,6 +121,19 @@ fail:
 	unlinkat(sp->dir[ST_TMP], id, 0);
 	errno = saved;
 	return -1;
+}
+
+/*
+ * Take back a submission whose directory fsync failed: new/ID (or
+ * defer/ID) -> tmp/ID, then unlink it, so a submitter told "failed" does
+ * not see its job run.  ENOENT: an owner has already claimed it.
+ */
+int
+state_unsubmit(struct spool *sp, const char *id, int from)
+{
+	if (move(sp, from, id, ST_TMP, id, false) == -1)
+		return -1;
+	return unlinkat(sp->dir[ST_TMP], id, 0);
 }
 
 /* new -> cur.  ENOENT means another process moved it first: not an error. */

@@ -25,10 +25,13 @@ mask_for(int st)
 
 	switch (st) {
 	case ST_NEW:
-	case ST_DEFER:
 		/* rename in; link() or open(O_CREAT); a writer closing. */
 		return m | IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE |
 		    IN_ATTRIB;
+	case ST_DEFER:
+		/* the same, and a job leaving: promoted, cancelled, removed. */
+		return m | IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE |
+		    IN_ATTRIB | IN_MOVED_FROM | IN_DELETE;
 	case ST_CUR:
 		/* a cancel, or an operator moving a running job away. */
 		return m | IN_MOVED_FROM | IN_DELETE;

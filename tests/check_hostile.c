@@ -18,6 +18,22 @@
 
 Suite	*hostile_suite(void);
 
+/* At most the first 1000 bytes of s: Check refuses messages over 4 KiB. */
+static const char *
+snip(const char *s)
+{
+	static char buf[4][1100];
+	static int next;
+	char *b = buf[next++ % 4];
+	size_t len;
+
+	if (s == NULL)
+		return "(none)";
+	len = strlen(s);
+	snprintf(b, sizeof buf[0], "%.1000s%s", s, len > 1000 ? "...(cut)" : "");
+	return b;
+}
+
 /* ---- watching for opens and reads ---- */
 
 #define H_MAXWATCH	8
@@ -53,7 +69,8 @@ static const char *
 h_touched(const char *const names[], uint32_t mask)
 {
 	static char found[PATH_MAX + 32];
-	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[64 * 1024]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t n;
 
 	found[0] = '\0';
@@ -188,7 +205,7 @@ h_rejected(const char *id, const char *reason)
 		    id, others[i]);
 	log = t_slurp(SP("log", id));
 	EXPECT(log && strstr(log, reason), "log/%s does not say '%s': '%s'", id,
-	    reason, log ? log : "(no log)");
+	    reason, snip(log));
 	free(log);
 	EXPECT(t_journal_count(id) == 0 && !t_exists(RP(P("seen/%s", id))),
 	    "a handler ran on %s", id);
@@ -232,13 +249,15 @@ START_TEST(test_symlink_in_new_to_a_root_only_file_is_rejected_and_never_read)
 	touched = h_touched(targets, IN_OPEN | IN_ACCESS);
 	EXPECT(touched == NULL, "the owner or a handler opened the symlink's target"
 	    " %s", touched);
-	EXPECT(t_exists(SP("done", "after")), "the job after the symlinks did not finish");
+	EXPECT(t_exists(SP("done", "after")),
+	    "the job after the symlinks did not finish");
 	h_rejected("link", "rejected");
 	h_rejected("dirlink", "rejected");
 	h_rejected("dangling", "rejected");
 	EXPECT(lstat(SP("failed", "link"), &after) == 0 && S_ISLNK(after.st_mode),
 	    "failed/link is not the symlink itself");
-	EXPECT(!t_exists(RP("nonexistent")), "a dangling symlink's target was created");
+	EXPECT(!t_exists(RP("nonexistent")),
+	    "a dangling symlink's target was created");
 	EXPECT(stat(RP("secret"), &after) == 0, "stat secret");
 	EXPECT(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
 	    after.st_mtim.tv_nsec == before.st_mtim.tv_nsec &&
@@ -321,7 +340,8 @@ h_hard_links(void)
 
 	t_write(SP("tmp", "x3"), "TOPSECRET-three-links\n");
 	EXPECT(link(SP("tmp", "x3"), SP("new", "x3")) == 0 &&
-	    link(SP("tmp", "x3"), RP("x3-outside")) == 0, "link x3: %s", strerror(errno));
+	    link(SP("tmp", "x3"), RP("x3-outside")) == 0, "link x3: %s",
+	    strerror(errno));
 
 	h_secret("x4-outside", "TOPSECRET-same-name-in-tmp\n");
 	EXPECT(link(RP("x4-outside"), SP("new", "x4")) == 0, "link x4: %s",
@@ -356,7 +376,7 @@ START_TEST(test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read)
 	    " inode) was not run exactly once");
 	seen = t_slurp(RP("seen/ql"));
 	EXPECT(seen && strcmp(seen, "qmail style\n") == 0, "the handler read '%s'"
-	    " for ql", seen ? seen : "(nothing)");
+	    " for ql", snip(seen));
 	free(seen);
 	/* the owner may open it to fstat it; it must not read it */
 	touched = h_touched(names, IN_ACCESS);
@@ -404,7 +424,10 @@ END_TEST
 /* Names                                                              */
 /* ------------------------------------------------------------------ */
 
-#define FORGED	"2026-01-01T00:00:00.000Z job=forged cur->done"
+/* Crafted names carry these after a newline; no line may start with them. */
+#define FORGED		"2026-01-01T00:00:00.000Z job=forged cur->done"
+#define FORGED_TIME	"2026-01-01T00:00:00.000Z"
+#define FORGED_LOG	"@chute 2026-01-01T00:00:00.000Z attempt=9 start"
 
 struct h_name {
 	char	 name[NAME_MAX + 1];
@@ -423,6 +446,8 @@ h_names(struct h_name *n)
 	snprintf(n[i].name, NAME_MAX + 1, "evil\n" FORGED);
 	n[i++].valid = false;
 	snprintf(n[i].name, NAME_MAX + 1, "evil2\r" FORGED);
+	n[i++].valid = false;
+	snprintf(n[i].name, NAME_MAX + 1, "evil3\n" FORGED_LOG "\n");
 	n[i++].valid = false;
 	snprintf(n[i].name, NAME_MAX + 1, "tab\tand\x1b[31mescape\x1b[0m\a");
 	n[i++].valid = false;
@@ -499,9 +524,12 @@ h_control_byte(const char *text)
 static bool
 h_line_starts_with(const char *text, const char *prefix)
 {
-	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+	for (const char *p = text; p != NULL && *p != '\0'; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
 		if (strncmp(p, prefix, strlen(prefix)) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -559,9 +587,11 @@ START_TEST(test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines)
 	EXPECT(text != NULL, "no owner output");
 	bad = h_control_byte(text);
 	EXPECT(bad == -1, "the owner's stderr has a raw control byte 0x%02x at offset"
-	    " %ld:\n%s", (unsigned char)text[bad < 0 ? 0 : bad], bad, text);
-	EXPECT(!h_line_starts_with(text, FORGED), "a crafted name forged a line on"
-	    " the owner's stderr:\n%s", text);
+	    " %ld:\n%s", (unsigned char)text[bad < 0 ? 0 : bad], bad,
+	    t_log_of(owner));
+	EXPECT(!h_line_starts_with(text, FORGED_TIME) &&
+	    !h_line_starts_with(text, "@chute"), "a crafted name forged a line on"
+	    " the owner's stderr:\n%s", t_log_of(owner));
 	EXPECT(strstr(text, "renamed") != NULL, "the owner did not log the renames");
 	free(text);
 
@@ -573,8 +603,10 @@ START_TEST(test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines)
 		text = t_slurp(P("%s/log/%s", T.spool, de->d_name));
 		EXPECT(text != NULL, "log/%s unreadable", de->d_name);
 		bad = h_control_byte(text);
-		EXPECT(bad == -1 && !h_line_starts_with(text, FORGED),
-		    "log/%s has a raw control byte or a forged line:\n%s", de->d_name, text);
+		EXPECT(bad == -1 && !h_line_starts_with(text, FORGED_TIME) &&
+		    !h_line_starts_with(text, FORGED_LOG),
+		    "log/%s has a raw control byte or a forged line:\n%s", de->d_name,
+		    snip(text));
 		free(text);
 	}
 	closedir(d);
@@ -593,7 +625,7 @@ START_TEST(test_empty_job_runs_and_ends_in_done)
 	t_drop("empty", "");
 	code = CHUTE("submit", T.spool);	/* stdin: /dev/null */
 	EXPECT(code == 0 && t_line(T.out, 0) != NULL,
-	    "submit of an empty stdin exited %d: %s", code, T.err);
+	    "submit of an empty stdin exited %d: %s", code, snip(T.err));
 	id = strdup(t_line(T.out, 0));
 	h_drain(h_journal());
 	EXPECT(t_exists(SP("done", "empty")) && t_exists(SP("done", id)),
@@ -602,11 +634,11 @@ START_TEST(test_empty_job_runs_and_ends_in_done)
 	    "the empty jobs did not run once each");
 	seen = t_slurp(RP("seen/empty"));
 	EXPECT(seen && seen[0] == '\0', "the handler of an empty job read '%s'",
-	    seen ? seen : "(nothing)");
+	    snip(seen));
 	free(seen);
 	seen = t_slurp(RP(P("seen/%s", id)));
 	EXPECT(seen && seen[0] == '\0', "the handler of an empty submission read"
-	    " '%s'", seen ? seen : "(nothing)");
+	    " '%s'", snip(seen));
 	free(seen);
 	free(id);
 }
@@ -635,13 +667,15 @@ START_TEST(test_job_larger_than_2_gib_is_handed_to_its_handler_whole)
 	    strerror(errno));
 	h_drain(h);
 
-	EXPECT(lstat(SP("done", "big"), &done) == 0, "the big job did not reach done/");
+	EXPECT(lstat(SP("done", "big"), &done) == 0,
+	    "the big job did not reach done/");
 	EXPECT(done.st_ino == made.st_ino && done.st_size == made.st_size,
 	    "done/big is not the file that was submitted (copied or changed)");
 	report = t_slurp(RP("big"));
-	snprintf(want, sizeof want, "%lld HEADMARK TAILMARK\n", (long long)BIG_HOLE + 8);
+	snprintf(want, sizeof want, "%lld HEADMARK TAILMARK\n",
+	    (long long)BIG_HOLE + 8);
 	EXPECT(report && strcmp(report, want) == 0, "the handler's stdin was '%s',"
-	    " expected '%s'", report ? report : "(no report)", want);
+	    " expected '%s'", snip(report), want);
 	free(report);
 }
 END_TEST
@@ -675,7 +709,7 @@ START_TEST(test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost)
 {
 	unsigned char *seen = calloc(MANY, 1);
 	int tmpfd, newfd, fd, ndone, nnew;
-	int64_t t0, started;
+	int64_t t0, started, made = t_mono();
 	char name[16];
 	pid_t owner;
 
@@ -685,8 +719,7 @@ START_TEST(test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost)
 	for (int i = 0; i < MANY; i++) {
 		snprintf(name, sizeof name, "m%06d", i);
 		fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		EXPECT(fd != -1 && write(fd, name, 7) == 7, "write tmp/%s: %s", name,
-		    strerror(errno));
+		EXPECT(fd != -1, "create tmp/%s: %s", name, strerror(errno));
 		close(fd);
 		EXPECT(renameat(tmpfd, name, newfd, name) == 0, "rename %s: %s", name,
 		    strerror(errno));
@@ -695,6 +728,7 @@ START_TEST(test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost)
 	close(newfd);
 
 	t0 = t_mono();
+	made = t0 - made;
 	owner = OWNER("-j", "2", "--drain", QUICK, "--", "/bin/true");
 	WAIT_UNTIL(t_count_state("done") > 0, 10000, "with %d jobs in new/, the"
 	    " owner finished no job within 10 s:\n%s", MANY, t_log_of(owner));
@@ -712,9 +746,9 @@ START_TEST(test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost)
 	    "jobs left in cur/ %d, defer/ %d, failed/ %d, tmp/ %d",
 	    t_count_state("cur"), t_count_state("defer"), t_count_state("failed"),
 	    t_count_state("tmp"));
-	fprintf(stderr, "check_hostile: %d jobs: first job done after %lld ms;"
-	    " %d done, %d still in new/ after SIGTERM\n", MANY, (long long)started,
-	    ndone, nnew);
+	fprintf(stderr, "check_hostile: %d jobs made in %lld ms; first one done"
+	    " %lld ms after the owner started; %d done, %d still in new/ after"
+	    " SIGTERM\n", MANY, (long long)made, (long long)started, ndone, nnew);
 	free(seen);
 }
 END_TEST
@@ -781,7 +815,7 @@ START_TEST(test_cur_left_full_by_a_dead_owner_is_requeued_and_drained)
 			log = t_slurp(SP("log", id));
 			EXPECT(log && strstr(log, "abandoned") &&
 			    strstr(log, "attempts exhausted"), "log/%s: '%s'", id,
-			    log ? log : "(none)");
+			    snip(log));
 			free(log);
 		} else {
 			EXPECT(strcmp(where, "done") == 0 && runs[i] == 1 && attempt[i] == 2,
@@ -829,7 +863,7 @@ START_TEST(test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept)
 	    "the job whose stale tmp/ link was removed did not run once");
 	c = t_slurp(RP("seen/oldq"));
 	EXPECT(c && strcmp(c, "linked long ago\n") == 0, "oldq's handler read '%s'",
-	    c ? c : "(nothing)");
+	    snip(c));
 	free(c);
 	EXPECT(strstr(t_log_of(owner), "stale") != NULL,
 	    "the owner did not log the removals:\n%s", t_log_of(owner));

@@ -21,8 +21,11 @@ main(int argc, char *argv[])
 	srunner_add_suite(sr, watch_suite());
 	srunner_add_suite(sr, ready_suite());
 	srunner_add_suite(sr, owner_suite());
-	if (getenv("CHUTE_UNIT_ONLY") == NULL)
+	if (getenv("CHUTE_UNIT_ONLY") == NULL) {
 		srunner_add_suite(sr, cli_suite());
+		srunner_add_suite(sr, fault_suite());
+		srunner_add_suite(sr, hostile_suite());
+	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

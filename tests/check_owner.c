@@ -31,6 +31,7 @@ setup(void)
 	ow.ready = queue_new();
 	ow.waiting = queue_new();
 	ow.orphans = queue_new();
+	ow.promoted = queue_new();
 	ow.slots = calloc(opts.jobs, sizeof(*ow.slots));
 	ow.next_rescan = mono_ms() + 60000;
 }
@@ -45,6 +46,7 @@ teardown(void)
 	queue_free(ow.ready);
 	queue_free(ow.waiting);
 	queue_free(ow.orphans);
+	queue_free(ow.promoted);
 	free(ow.slots);
 	spool_close(&ow.sp);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -24,7 +24,9 @@
  * loaded, and then removed from the environment together with LD_PRELOAD,
  * so the processes this one starts (handlers) run without faults.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <dlfcn.h>
@@ -44,15 +46,6 @@ static const char *const call_names[C_NCALLS] = { "write", "fsync",
     "fdatasync", "close", "open", "openat", "rename", "renameat",
     "renameat2", "linkat", "unlinkat" };
 
-static const struct { const char *name; int num; } errnos[] = {
-	{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EDQUOT", EDQUOT },
-	{ "EMFILE", EMFILE }, { "ENFILE", ENFILE }, { "EROFS", EROFS },
-	{ "EACCES", EACCES }, { "EPERM", EPERM }, { "ENOMEM", ENOMEM },
-	{ "EINTR", EINTR }, { "EAGAIN", EAGAIN }, { "EXDEV", EXDEV },
-	{ "EEXIST", EEXIST }, { "ENOENT", ENOENT }, { "EBADF", EBADF },
-	{ "EINVAL", EINVAL }, { "ENOSYS", ENOSYS }, { "EBUSY", EBUSY },
-};
-
 static struct {
 	int		 call;		/* -1: no fault configured */
 	unsigned long	 nth;
@@ -63,15 +56,16 @@ static struct {
 	unsigned long	 seen;		/* matching calls so far */
 } F = { .call = -1 };
 
+/* "EIO" or "5": an errno value, or 0. */
 static int
 parse_errno(const char *s)
 {
 	char *end;
 	long v;
 
-	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
-		if (strcmp(s, errnos[i].name) == 0)
-			return errnos[i].num;
+	for (int e = 1; e < 4096; e++)
+		if (strerrorname_np(e) != NULL && strcmp(s, strerrorname_np(e)) == 0)
+			return e;
 	v = strtol(s, &end, 10);
 	return *s != '\0' && *end == '\0' && v > 0 && v < 4096 ? (int)v : 0;
 }

@@ -10,4 +10,6 @@ Suite	*watch_suite(void);
 Suite	*ready_suite(void);
 Suite	*owner_suite(void);
 Suite	*cli_suite(void);
+Suite	*fault_suite(void);
+Suite	*hostile_suite(void);
 #endif
