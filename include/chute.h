@@ -167,7 +167,10 @@ enum ready ready_check(struct spool *, const char *, unsigned, int *, struct sta
 enum ready ready_fallback(const struct stat *, unsigned, msec_t);
 
 /* ---- spawn.c ---- */
+#include <spawn.h>
 pid_t	 spawn_handler(struct spool *, char **, const char *, int, int, int);
+char	**spawn_env(char *const [], int);
+int	 spawn_attr(posix_spawnattr_t *);
 
 /* ---- cmd_*.c ---- */
 int	 cmd_init(int, char **);

@@ -17,21 +17,24 @@
 
 extern char **environ;
 
-/* environ without any CHUTE_* of our own parent, plus the job's four. */
-static char **
-make_env(char *const add[4])
+/*
+ * environ without any CHUTE_* of our own parent, plus nadd "CHUTE_X=..."
+ * strings.  The array is malloc'd; its strings are borrowed.
+ */
+char **
+spawn_env(char *const add[], int nadd)
 {
 	size_t n = 0, j = 0;
 	char **env;
 
 	while (environ[n] != NULL)
 		n++;
-	if ((env = reallocarray(NULL, n + 5, sizeof(*env))) == NULL)
+	if ((env = reallocarray(NULL, n + nadd + 1, sizeof(*env))) == NULL)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "CHUTE_", 6) != 0)
 			env[j++] = environ[i];
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < nadd; i++)
 		env[j++] = add[i];
 	env[j] = NULL;
 	return env;
@@ -53,8 +56,9 @@ make_argv(char **tmpl, char *jobpath)
 	return argv;
 }
 
-static int
-setup_attr(posix_spawnattr_t *attr)
+/* Own process group, empty signal mask, every disposition default. */
+int
+spawn_attr(posix_spawnattr_t *attr)
 {
 	sigset_t none, dfl;
 
@@ -94,10 +98,10 @@ spawn_handler(struct spool *sp, char **tmpl, const char *id, int attempt,
 	    asprintf(&add[2], "CHUTE_JOB=%s", jobpath) == -1 ||
 	    asprintf(&add[3], "CHUTE_ATTEMPT=%d", attempt) == -1 ||
 	    (argv = make_argv(tmpl, jobpath)) == NULL ||
-	    (env = make_env(add)) == NULL)
+	    (env = spawn_env(add, 4)) == NULL)
 		goto out;
 	lseek(jobfd, 0, SEEK_SET);
-	if (setup_attr(&attr) == -1)
+	if (spawn_attr(&attr) == -1)
 		goto out;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, jobfd, STDIN_FILENO);

@@ -36,8 +36,6 @@
 #define RESTART_MAX_MS	60000
 #define YOUNG_MS	1000	/* a worker dying younger than this backs off */
 
-extern char **environ;
-
 /* The lock file the workers inherit; created once per owner. */
 static int
 workers_lock(struct owner *ow)
@@ -56,47 +54,20 @@ workers_lock(struct owner *ow)
 	return ow->wlock;
 }
 
-static char **
-worker_env(int i)
-{
-	static char slot[32];
-	size_t n = 0, j = 0;
-	char **env;
-
-	while (environ[n] != NULL)
-		n++;
-	if ((env = reallocarray(NULL, n + 2, sizeof(*env))) == NULL)
-		return NULL;
-	for (size_t k = 0; k < n; k++)
-		if (strncmp(environ[k], "CHUTE_WORKER=", 13) != 0)
-			env[j++] = environ[k];
-	snprintf(slot, sizeof(slot), "CHUTE_WORKER=%d", i);
-	env[j++] = slot;
-	env[j] = NULL;
-	return env;
-}
-
 static int
 spawn_worker(struct owner *ow, int i, int in, int out)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	sigset_t none, dfl;
-	char **env = worker_env(i);
+	char slot[32], *add[1] = { slot }, **env;
 	pid_t pid;
 	int rc;
 
-	if (env == NULL)
+	snprintf(slot, sizeof(slot), "CHUTE_WORKER=%d", i);
+	if ((env = spawn_env(add, 1)) == NULL || spawn_attr(&attr) == -1) {
+		free(env);
 		return -1;
-	sigemptyset(&none);
-	sigfillset(&dfl);
-	sigdelset(&dfl, SIGKILL);
-	sigdelset(&dfl, SIGSTOP);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dfl);
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);

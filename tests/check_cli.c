@@ -1132,28 +1132,28 @@ START_TEST(test_retry_of_a_failed_job_runs_it_again_with_attempts_reset)
 	    "[ -e \"$R/fixed\" ] || exit 3\n");
 	int code;
 
-	t_submit_as("fixme", "x");
+	t_submit_as("repairme", "x");
 	code = DRAIN(QUICK, "--", h);
 	EXPECT(code == 0, "drain exited %d", code);
-	EXPECT(t_await("fixme", 1000) == 1, "fixme did not fail");
+	EXPECT(t_await("repairme", 1000) == 1, "fixme did not fail");
 
-	code = CHUTE("retry", T.spool, "fixme");
+	code = CHUTE("retry", T.spool, "repairme");
 	EXPECT(code == 0, "chute retry exited %d: %s", code, T.err);
-	EXPECT(t_exists(SP("new", "fixme")) && !t_exists(SP("failed", "fixme")),
+	EXPECT(t_exists(SP("new", "repairme")) && !t_exists(SP("failed", "repairme")),
 	    "retry did not move failed/fixme to new/");
-	EXPECT_STATUS("fixme", "new", 0);
+	EXPECT_STATUS("repairme", "new", 0);
 
 	t_write(RP("fixed"), "");
 	code = DRAIN(QUICK, "--", h);
 	EXPECT(code == 0, "drain exited %d", code);
-	EXPECT(t_await("fixme", 1000) == 0, "the retried job did not finish");
-	EXPECT(t_journal_count("fixme") == 2 && !t_journal_has("fixme", 2),
+	EXPECT(t_await("repairme", 1000) == 0, "the retried job did not finish");
+	EXPECT(t_journal_count("repairme") == 2 && !t_journal_has("repairme", 2),
 	    "the retried run was not attempt 1");
-	EXPECT_STATUS("fixme", "done", 1);
+	EXPECT_STATUS("repairme", "done", 1);
 
-	code = CHUTE("retry", T.spool, "fixme");
+	code = CHUTE("retry", T.spool, "repairme");
 	EXPECT(code == 1, "retry of a done job exited %d, not 1", code);
-	EXPECT(t_exists(SP("done", "fixme")), "retry of a done job moved it");
+	EXPECT(t_exists(SP("done", "repairme")), "retry of a done job moved it");
 	code = CHUTE("retry", T.spool, "nosuch");
 	EXPECT(code == 1, "retry of an unknown job exited %d, not 1", code);
 }
