@@ -103,4 +103,7 @@ install: $(B)/chute
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-asan check-valgrind torture fuzz install clean
+.PHONY: all check check-asan check-valgrind torture fuzz install clean bench
+
+bench: $(B)/chute
+	CHUTE_BIN=$(abspath $(B)/chute) bench/run

@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+"""report: the arithmetic of bench/run, with the standard library only.
+
+  report.py lat SUBMITTED STAMPDIR   latency of one run: p50_ms, p99_ms, n
+  report.py md WORK OUT.md PLOTDIR   RESULTS.md and the gnuplot data, from
+                                     WORK/raw.tsv and the WORK/meta files
+
+raw.tsv has one "KEY<TAB>ROUND<TAB>VALUE" line per measurement."""
+import os
+import re
+import statistics
+import sys
+
+LEAD_BEGIN = "<!-- lead: what limits chute now (kept across runs) -->"
+LEAD_END = "<!-- end of the lead's section -->"
+
+
+def pct(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p / 100.0 * (len(v) - 1) + 0.5))]
+
+
+def cmd_lat(subfile, stampdir):
+    sent = {}
+    with open(subfile) as f:
+        for line in f:
+            name, t = line.split()
+            sent[name] = float(t)
+    lat = []
+    for name, t0 in sent.items():
+        try:
+            with open(os.path.join(stampdir, name)) as f:
+                lat.append((float(f.read().split()[0]) - t0) * 1e3)
+        except FileNotFoundError:
+            pass
+    if len(lat) < len(sent):
+        sys.exit("report: %d of %d jobs have no stamp" % (len(sent) - len(lat), len(sent)))
+    print("p50_ms %.3f\np99_ms %.3f\nn %d" % (pct(lat, 50), pct(lat, 99), len(lat)))
+
+
+def load_raw(work):
+    raw = {}
+    path = os.path.join(work, "raw.tsv")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                key, rnd, val = line.rstrip("\n").split("\t")
+                raw.setdefault(key, {})[int(rnd)] = float(val)
+    return raw
+
+
+def read(work, name, default=""):
+    try:
+        with open(os.path.join(work, "meta", name)) as f:
+            return f.read()
+    except FileNotFoundError:
+        return default
+
+
+def params(work):
+    p = {}
+    for line in read(work, "params").splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            p[k] = v
+    return p
+
+
+def n(p, key):
+    return "{:,}".format(int(p[key]))
+
+
+def figures(p):
+    """(key, section, label, unit, format) in the order of the table."""
+    jobs = n(p, "JOBS")
+    f = [
+        ("lim.spawn_j1_per_s", "limits", "posix_spawn+waitpid of /bin/true, 1 at a time", "/s", "%.0f"),
+        ("lim.spawn_j2_per_s", "limits", "posix_spawn+waitpid of /bin/true, 2 in flight from one parent", "/s", "%.0f"),
+        ("lim.spawn_2proc_per_s", "limits", "posix_spawn+waitpid of /bin/true, 2 parents with 1 each", "/s", "%.0f"),
+        ("lim.spawn_wait_ms", "limits", "one posix_spawn+waitpid of /bin/true (1 / rate at 1)", "ms", "%.2f"),
+        ("lim.spawn_start_ms_p50", "limits", "posix_spawn to the child's first instruction, p50", "ms", "%.2f"),
+        ("lim.spawn_start_ms_p99", "limits", "posix_spawn to the child's first instruction, p99", "ms", "%.2f"),
+        ("lim.durable_fsync_each_per_s", "limits", "durable create, dir fsync per rename", "/s", "%.0f"),
+        ("lim.durable_fsync_64_per_s", "limits", "durable create, dir fsync per 64 renames", "/s", "%.0f"),
+        ("lim.rename_per_s", "limits", "rename(2) between two directories", "/s", "%.0f"),
+        ("lim.inotify_us_p50", "limits", "rename to inotify event, p50", "us", "%.0f"),
+        ("lim.inotify_us_p99", "limits", "rename to inotify event, p99", "us", "%.0f"),
+    ]
+    for key, label in E2E:
+        if key == "nq":
+            label = "nq true, %s jobs (submission included)" % n(p, "NQ_JOBS")
+        f.append(("e2e." + key, "end to end, %s no-op jobs" % jobs, label, "jobs/s", "%.0f"))
+    for key, label in E2E:
+        if key.startswith("chute"):
+            f.append(("cpu." + key, "owner CPU per job (utime+stime from /proc/PID/stat)",
+                      label, "us/job", "%.0f"))
+    for key, label in E2E:
+        if key.startswith("chute"):
+            f.append(("cpusched." + key, "owner CPU per job (/proc/PID/schedstat, ns resolution)",
+                      label, "us/job", "%.0f"))
+    for key, label in LAT:
+        sec = "latency, %s jobs %s ms apart: rename into new/ to handler start" % (
+            n(p, "LAT_JOBS"), p["LAT_GAP_MS"])
+        f.append(("lat.%s_p50" % key, sec, label + ", p50", "ms", "%.2f"))
+        f.append(("lat.%s_p99" % key, sec, label + ", p99", "ms", "%.2f"))
+    sub = n(p, "SUBMIT_JOBS")
+    f += [
+        ("sub.chute_each", "submission", "`chute submit SPOOL FILE`, one process per file (%s)" % sub, "jobs/s", "%.0f"),
+        ("sub.chute_batch", "submission", "`chute submit SPOOL FILE...`, %s files in one invocation" % sub, "jobs/s", "%.0f"),
+        ("sub.nq", "submission", "`nq true`, one process per job (%s, during the end-to-end run)" % n(p, "NQ_JOBS"), "jobs/s", "%.0f"),
+        ("sub.tsp_s1", "submission", "`tsp true`, 1 slot (%s, during the end-to-end run)" % jobs, "jobs/s", "%.0f"),
+        ("sub.tsp_s2", "submission", "`tsp true`, 2 slots (%s, during the end-to-end run)" % jobs, "jobs/s", "%.0f"),
+        ("sub.feed", "submission", "bench/feed tmp+mv from C, no fsync (%s; the e2e submitter)" % jobs, "jobs/s", "%.0f"),
+    ]
+    small, big, huge, meas = n(p, "SCALE_SMALL"), n(p, "SCALE_BIG"), n(p, "SCALE_HUGE"), n(p, "SCALE_MEASURE")
+    k1 = n(p, "SCALE_K1")
+    f += [
+        ("scale.small_steady", "scale (chute -j 2, /bin/true)",
+         "%s queued: jobs %s to %s" % (small, k1, meas), "jobs/s", "%.0f"),
+        ("scale.big_steady", "scale (chute -j 2, /bin/true)",
+         "%s queued: jobs %s to %s" % (big, k1, meas), "jobs/s", "%.0f"),
+        ("scale.small_e2e", "scale (chute -j 2, /bin/true)",
+         "%s queued: owner start to job %s done" % (small, meas), "jobs/s", "%.0f"),
+        ("scale.big_e2e", "scale (chute -j 2, /bin/true)",
+         "%s queued: owner start to job %s done" % (big, meas), "jobs/s", "%.0f"),
+        ("scale.small_first_done_s", "scale (chute -j 2, /bin/true)",
+         "%s queued: owner start to first job done" % small, "s", "%.3f"),
+        ("scale.big_first_done_s", "scale (chute -j 2, /bin/true)",
+         "%s queued: owner start to first job done" % big, "s", "%.3f"),
+        ("scale.huge_first_handler_s", "scale (chute -j 2, /bin/true)",
+         "%s queued: owner start to first handler start" % huge, "s", "%.3f"),
+        ("scale.huge_rss_mib", "scale (chute -j 2, /bin/true)",
+         "%s queued: owner peak RSS (VmHWM)" % huge, "MiB", "%.1f"),
+        ("scale.huge_create_per_s", "scale (chute -j 2, /bin/true)",
+         "making the %s-job backlog (bench/mkqueue, context)" % huge, "files/s", "%.0f"),
+    ]
+    return f
+
+
+E2E = [
+    ("chute_j1", "chute -j 1, /bin/true"),
+    ("chute_j2", "chute -j 2, /bin/true"),
+    ("chute_j2_drain", "chute --drain -j 2, /bin/true, started after the jobs are queued"),
+    ("chute_persist_j1", "chute --persistent -j 1, bench/worker (C)"),
+    ("chute_persist_j2", "chute --persistent -j 2, bench/worker (C)"),
+    ("chute_persist_sh_j1", "chute --persistent -j 1, bench/worker.sh"),
+    ("shell", "inotifywait shell pattern"),
+    ("incron", "incron, IN_MOVED_TO, /bin/true"),
+    ("nq", "nq true (submission included)"),
+    ("tsp_s1", "tsp true, 1 slot (submission included)"),
+    ("tsp_s2", "tsp true, 2 slots (submission included)"),
+    ("dirq", "Python dirq in-process (no exec)"),
+    ("dirq_spawn", "Python dirq + posix_spawn /bin/true per job"),
+]
+LAT = [("chute", "chute -j 2"), ("incron", "incron"), ("shell", "inotifywait shell pattern")]
+PEERS = ["shell", "incron", "nq", "tsp_s1", "tsp_s2", "dirq_spawn"]
+
+
+def stats(rounds):
+    v = list(rounds.values())
+    return statistics.median(v), min(v), max(v), len(v)
+
+
+def ratio(raw, a, b, inverse=False):
+    """Per-round a/b (b/a with inverse) where both were measured."""
+    if a not in raw or b not in raw:
+        return None
+    r = {k: (raw[b][k] / raw[a][k] if inverse else raw[a][k] / raw[b][k])
+         for k in raw[a] if k in raw[b] and raw[a][k] > 0 and raw[b][k] > 0}
+    return r or None
+
+
+def fmt_stats(rounds, f):
+    if not rounds:
+        return "n/a", "", "", ""
+    med, lo, hi, cnt = stats(rounds)
+    return f % med, f % lo, f % hi, str(cnt)
+
+
+def targets(raw, p):
+    """(target, what is compared, per-round values, required, test)."""
+    ge = lambda lim: (lambda x: x >= lim)
+    lt = lambda lim: (lambda x: x < lim)
+    le = lambda lim: (lambda x: x <= lim)
+    t = [
+        ("exec-per-job, -j 2, vs raw spawn at 2", "e2e chute -j 2 / posix_spawn at 2",
+         ratio(raw, "e2e.chute_j2", "lim.spawn_j2_per_s"), ">= 0.8", ge(0.8), "%.2fx"),
+        ("exec-per-job, -j 2, vs two spawning processes (stricter)", "e2e chute -j 2 / 2 parents spawning",
+         ratio(raw, "e2e.chute_j2", "lim.spawn_2proc_per_s"), ">= 0.8", ge(0.8), "%.2fx"),
+        ("4x the shell pattern", "e2e chute -j 2 / inotifywait shell pattern",
+         ratio(raw, "e2e.chute_j2", "e2e.shell"), ">= 4", ge(4), "%.2fx"),
+    ]
+    for peer in PEERS[1:]:
+        label = dict(E2E)[peer]
+        if peer == "nq":
+            label = "nq true, %s jobs" % n(p, "NQ_JOBS")
+        t.append(("ahead of every peer", "e2e chute -j 2 / " + label,
+                  ratio(raw, "e2e.chute_j2", "e2e." + peer), "> 1", lambda x: x > 1, "%.2fx"))
+    best = "e2e.chute_persist_j2" if "e2e.chute_persist_j2" in raw else "e2e.chute_j2"
+    t.append(("ahead of every peer (in-process reference)",
+              "e2e %s / Python dirq in-process" % best.split(".", 1)[1],
+              ratio(raw, best, "e2e.dirq"), "> 1", lambda x: x > 1, "%.2fx"))
+    t += [
+        ("latency p50 within 1.5x raw spawn", "chute p50 / one posix_spawn+waitpid",
+         ratio(raw, "lat.chute_p50", "lim.spawn_wait_ms"), "<= 1.5", le(1.5), "%.2fx"),
+        ("latency p50 (stricter reading)", "chute p50 / spawn to first instruction p50",
+         ratio(raw, "lat.chute_p50", "lim.spawn_start_ms_p50"), "<= 1.5", le(1.5), "%.2fx"),
+        ("latency p99 under 10 ms", "chute p99", raw.get("lat.chute_p99"), "< 10 ms", lt(10), "%.2f ms"),
+        ("cost independent of backlog", "rate with %s queued / with %s queued (steady)" % (
+            n(p, "SCALE_BIG"), n(p, "SCALE_SMALL")),
+         ratio(raw, "scale.big_steady", "scale.small_steady"), ">= 0.9", ge(0.9), "%.2fx"),
+        ("cost independent of backlog (incl. start-up)", "the same, owner start to job %s" % n(p, "SCALE_MEASURE"),
+         ratio(raw, "scale.big_e2e", "scale.small_e2e"), ">= 0.9", ge(0.9), "%.2fx"),
+        ("first handler within 2 s of start, %s queued" % n(p, "SCALE_HUGE"), "owner start to first handler",
+         raw.get("scale.huge_first_handler_s"), "<= 2 s", le(2), "%.2f s"),
+        ("peak RSS under 64 MiB, %s queued" % n(p, "SCALE_HUGE"), "owner VmHWM",
+         raw.get("scale.huge_rss_mib"), "< 64 MiB", lt(64), "%.1f MiB"),
+        ("owner CPU per job under 100 us", "chute -j 2 owner utime+stime / jobs",
+         raw.get("cpu.chute_j2"), "< 100 us", lt(100), "%.0f us"),
+        ("owner CPU per job under 100 us", "chute -j 1 owner utime+stime / jobs",
+         raw.get("cpu.chute_j1"), "< 100 us", lt(100), "%.0f us"),
+        ("batch submission vs durable create", "chute submit FILE... / durable create, fsync per 64",
+         ratio(raw, "sub.chute_batch", "lim.durable_fsync_64_per_s"), ">= 0.8", ge(0.8), "%.2fx"),
+        ("persistent workers 10x exec", "e2e --persistent -j 2 / chute -j 2",
+         ratio(raw, "e2e.chute_persist_j2", "e2e.chute_j2"), ">= 10", ge(10), "%.2fx"),
+        ("persistent vs rename limit (report)", "e2e --persistent -j 2 / rename(2) rate",
+         ratio(raw, "e2e.chute_persist_j2", "lim.rename_per_s"), "(report)", None, "%.3fx"),
+        ("persistent vs durable limit (report)", "e2e --persistent -j 2 / durable create, fsync per 64",
+         ratio(raw, "e2e.chute_persist_j2", "lim.durable_fsync_64_per_s"), "(report)", None, "%.2fx"),
+    ]
+    return t
+
+
+def derive(raw):
+    for q in ("p50", "p99"):
+        us = raw.get("lim.spawn_start_us_" + q)
+        if us:
+            raw["lim.spawn_start_ms_" + q] = {k: v / 1e3 for k, v in us.items()}
+    if "lim.spawn_j1_per_s" in raw:
+        raw["lim.spawn_wait_ms"] = {k: 1e3 / v for k, v in raw["lim.spawn_j1_per_s"].items() if v > 0}
+
+
+def keep_lead_section(out):
+    if os.path.exists(out):
+        text = open(out).read()
+        m = re.search(re.escape(LEAD_BEGIN) + r"\n(.*?)" + re.escape(LEAD_END), text, re.S)
+        if m:
+            return m.group(1)
+    return ("**TO BE FILLED IN BY THE LEAD.** What dominates chute's cost per job now, read from the\n"
+            "figures above and the profile below (bench/run keeps this section when it rewrites the file).\n\n")
+
+
+PLOT_LABEL = {
+    "chute_j1": "chute -j1", "chute_j2": "chute -j2", "chute_j2_drain": "chute -j2 --drain",
+    "chute_persist_j1": "chute persistent -j1", "chute_persist_j2": "chute persistent -j2",
+    "chute_persist_sh_j1": "chute persistent -j1 sh", "shell": "inotifywait | sh",
+    "incron": "incron", "nq": "nq", "tsp_s1": "tsp 1 slot", "tsp_s2": "tsp 2 slots",
+    "dirq": "dirq in-process", "dirq_spawn": "dirq + spawn",
+}
+
+
+def write_plot_data(raw, plotdir):
+    with open(os.path.join(plotdir, "e2e.dat"), "w") as f:
+        rows = [("lim.spawn_j1_per_s", "limit: spawn x1", 0), ("lim.spawn_j2_per_s", "limit: spawn x2", 0),
+                ("lim.spawn_2proc_per_s", "limit: 2 x spawn x1", 0)]
+        rows += [("e2e." + k, PLOT_LABEL[k], 1 if k.startswith("chute") else 2) for k, _ in E2E]
+        for key, label, color in rows:
+            if key in raw:
+                med, lo, hi, _ = stats(raw[key])
+                f.write('"%s" %g %g %g %d\n' % (label, med, lo, hi, color))
+    with open(os.path.join(plotdir, "lat.dat"), "w") as f:
+        for key, label in [("lim.spawn_start_ms", "limit: spawn to start")] + \
+                [("lat." + k, PLOT_LABEL.get(k, k)) for k, _ in LAT]:
+            a, b = key + "_p50", key + "_p99"
+            if a in raw and b in raw:
+                f.write('"%s" %g %g\n' % (label, stats(raw[a])[0], stats(raw[b])[0]))
+        if "lim.spawn_wait_ms" in raw:
+            w = stats(raw["lim.spawn_wait_ms"])[0]
+            f.write('"limit: spawn+wait" %g %g\n' % (w, w))
+
+
+def cmd_md(work, out, plotdir):
+    raw = load_raw(work)
+    derive(raw)
+    p = params(work)
+    lead = keep_lead_section(out)
+    L = []
+    w = L.append
+    mode = "quick smoke run (BENCH_QUICK=1)" if p.get("QUICK") == "1" else "full run"
+    w("# chute benchmark results\n")
+    w("Written by `make bench` (bench/run) on %s, %s: %s round(s); every figure below comes from this\n"
+      "machine in this run. Figures are median, min and max over the rounds; ratios are computed per\n"
+      "round (both sides measured in the same round) and then summarised the same way.\n"
+      % (p.get("DATE", "?"), mode, p.get("ROUNDS", "?")))
+    w("Load average at the start: %s; at the end: %s. The machine is shared; other work running at the\n"
+      "same time lowers every figure, which is why the targets are ratios.\n"
+      % (p.get("LOAD_START", "?"), p.get("LOAD_END", "?")))
+    w("![end-to-end throughput and latency](results.png)\n")
+    fails = read(work, "failures").strip()
+    if fails:
+        w("**Measurements that failed in this run** (no figure recorded for that round):\n")
+        w("\n".join("- " + x for x in fails.splitlines()) + "\n")
+    skipped = read(work, "skipped").strip()
+    if skipped:
+        w("**Skipped:**\n")
+        w("\n".join("- " + x for x in skipped.splitlines()) + "\n")
+
+    w("## Targets of issue 4\n")
+    w("| target | compared | median | min | max | required | met |")
+    w("|---|---|---|---|---|---|---|")
+    for name, what, rounds, req, test, f in targets(raw, p):
+        if not rounds and "stricter" in name:
+            continue
+        if not rounds:
+            w("| %s | %s | n/a | | | %s | not measured |" % (name, what, req))
+            continue
+        med, lo, hi, _ = stats(rounds)
+        met = "" if test is None else ("yes" if test(med) else "**no**")
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (name, what, f % med, f % lo, f % hi, req, met))
+    w("")
+
+    w("## Every figure\n")
+    section = None
+    for key, sec, label, unit, f in figures(p):
+        if sec != section:
+            if section is not None:
+                w("")
+            w("### " + sec[0].upper() + sec[1:] + "\n")
+            w("| figure | unit | median | min | max | rounds |")
+            w("|---|---|---|---|---|---|")
+            section = sec
+        if key not in raw and key == "lim.spawn_2proc_per_s":
+            continue
+        if key not in raw:
+            note = "not supported by this build" if "persist" in key else "not measured"
+            w("| %s | %s | %s | | | |" % (label, unit, note))
+            continue
+        w("| %s | %s | %s | %s | %s | %s |" % ((label, unit) + fmt_stats(raw[key], f)))
+    w("")
+
+    w("## What limits chute now\n")
+    w(LEAD_BEGIN)
+    w(lead.rstrip("\n") + "\n")
+    w(LEAD_END + "\n")
+    prof = read(work, "profile").strip()
+    if prof:
+        w("### Profile of the owner (not a measured run)\n")
+        w(prof + "\n")
+
+    w("## Method\n")
+    w(read(work, "method").strip() + "\n")
+    w("## Exact commands\n")
+    w("Paths: `$B` is the directory of the compiled helpers (build/bench), `$S` a fresh spool under a\n"
+      "temporary directory, `$CHUTE` the chute measured (`%s`).\n" % p.get("CHUTE", "?"))
+    w("```sh\n" + read(work, "commands").strip() + "\n```\n")
+    w("## Versions\n")
+    w("```\n" + read(work, "versions").strip() + "\n```\n")
+    w("## Machine\n")
+    w("```\n" + read(work, "machine").strip() + "\n```\n")
+    with open(out, "w") as f:
+        f.write("\n".join(L))
+    write_plot_data(raw, plotdir)
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "lat":
+        cmd_lat(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "md":
+        cmd_md(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
