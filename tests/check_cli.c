@@ -1135,12 +1135,12 @@ START_TEST(test_retry_of_a_failed_job_runs_it_again_with_attempts_reset)
 	t_submit_as("repairme", "x");
 	code = DRAIN(QUICK, "--", h);
 	EXPECT(code == 0, "drain exited %d", code);
-	EXPECT(t_await("repairme", 1000) == 1, "fixme did not fail");
+	EXPECT(t_await("repairme", 1000) == 1, "repairme did not fail");
 
 	code = CHUTE("retry", T.spool, "repairme");
 	EXPECT(code == 0, "chute retry exited %d: %s", code, T.err);
 	EXPECT(t_exists(SP("new", "repairme")) && !t_exists(SP("failed", "repairme")),
-	    "retry did not move failed/fixme to new/");
+	    "retry did not move failed/repairme to new/");
 	EXPECT_STATUS("repairme", "new", 0);
 
 	t_write(RP("fixed"), "");
