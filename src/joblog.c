@@ -27,7 +27,8 @@ joblog_open(struct spool *sp, const char *id)
 
 	if (fstat(sp->dir[ST_LOG], &st) == 0 && (st.st_mode & 0070))
 		mode = 0640;
-	return openat(sp->dir[ST_LOG], id, O_WRONLY | O_APPEND | O_CREAT |
+	/* O_RDWR, not O_WRONLY: joblog_fnote reads back the last byte. */
+	return openat(sp->dir[ST_LOG], id, O_RDWR | O_APPEND | O_CREAT |
 	    O_NOFOLLOW | O_CLOEXEC, mode);
 }
 

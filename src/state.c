@@ -4,8 +4,8 @@
  * always in exactly one of them and no transition can overwrite another
  * job.  spool-layout.md lists each transition and its crash windows.
  *
- * A transition that must survive a power loss marks its destination
- * directory dirty, and the caller makes it durable with spool_sync()
+ * A transition that must survive a power loss marks its source and
+ * destination directories dirty, and the caller makes it durable with spool_sync()
  * (once per batch: group commit).  The owner's claims, requeues and
  * promotions are not marked: losing one leaves the job in new/, cur/ or
  * defer/, from where it runs again, which at-least-once allows
@@ -32,10 +32,15 @@ move(struct spool *sp, int from, const char *a, int to, const char *b,
 {
 	if (renameat2(sp->dir[from], a, sp->dir[to], b, RENAME_NOREPLACE) == -1)
 		return -1;
-	/* One fsync of the destination commits the whole rename on the
-	 * journaling file systems chute runs on (ext4, xfs, btrfs, tmpfs). */
+	/*
+	 * Both directories: on a journaling file system one fsync would
+	 * commit the whole rename, but without a journal (ext4 made with
+	 * ^has_journal, ext2) the removal from the source is only durable
+	 * once the source is synced too, or a power loss could leave the
+	 * job in both states.  Group commit makes the second fsync cheap.
+	 */
 	if (sync)
-		sp->dirty |= 1u << to;
+		sp->dirty |= 1u << to | 1u << from;
 	return 0;
 }
 
