@@ -1,9 +1,10 @@
 /*
  * feed: submit N jobs by tmp+mv from one process, then wait until N names
  * have arrived in WAITDIR (counted from inotify IN_MOVED_TO events; a
- * readdir count after IN_Q_OVERFLOW). With -s, only names that start with
- * "PREFIX." count, so a late probe job is not taken for a timed one. The submitter costs no fork and no
- * fsync, so what is timed is the system that processes the jobs.
+ * readdir count after IN_Q_OVERFLOW). The submitter costs no fork and no
+ * fsync, so what is timed is the system that processes the jobs. With -s,
+ * only names that start with "PREFIX." count, so that a late probe job is
+ * not taken for a timed one.
  *
  * usage: feed [-n N] [-W M] [-i INTERVAL_US] [-p PREFIX] [-S STAMPS]
  *             [-k K1,K2,...] [-T TIMEOUT_S] [-R READYFILE] [-s SPOOL] -w WAITDIR

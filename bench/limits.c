@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,15 +59,28 @@ reap(pid_t pid)
 			err(1, "waitpid");
 }
 
+static double
+cpu_self(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* The parent's own CPU per spawn+wait in the last spawn_rate(): what any spawning owner pays. */
+static double parent_cpu_us;
+
 /* Keep `par` children of /bin/true in flight from one parent, as an owner with -j par does. */
 static double
 spawn_rate(int par)
 {
 	char *argv[] = { "true", NULL };
-	double t0, t;
+	double t0, t, c0;
 	long n = 0;
 	int running = 0, st;
 
+	c0 = cpu_self();
 	t0 = now(CLOCK_MONOTONIC);
 	for (;;) {
 		t = now(CLOCK_MONOTONIC);
@@ -83,7 +98,9 @@ spawn_rate(int par)
 		running--;
 		n++;
 	}
-	return n / (now(CLOCK_MONOTONIC) - t0);
+	t = now(CLOCK_MONOTONIC);
+	parent_cpu_us = n > 0 ? (cpu_self() - c0) * 1e6 / n : 0;
+	return n / (t - t0);
 }
 
 /*
@@ -118,6 +135,19 @@ spawn_rate_2proc(void)
 	for (i = 0; i < 2; i++)
 		reap(kids[i]);
 	return sum;
+}
+
+/* The cost of entering and leaving the kernel, which virtualisation can make large. */
+static double
+syscall_ns(void)
+{
+	const long n = 200000;
+	double t0 = now(CLOCK_MONOTONIC);
+	long i;
+
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	return (now(CLOCK_MONOTONIC) - t0) * 1e9 / n;
 }
 
 static int
@@ -364,8 +394,11 @@ main(int argc, char *argv[])
 		err(1, "%s", argv[optind]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
+	printf("syscall_ns %.0f\n", syscall_ns());
 	printf("spawn_j1_per_s %.1f\n", spawn_rate(1));
+	printf("spawn_j1_parent_cpu_us %.1f\n", parent_cpu_us);
 	printf("spawn_j2_per_s %.1f\n", spawn_rate(2));
+	printf("spawn_j2_parent_cpu_us %.1f\n", parent_cpu_us);
 	printf("spawn_2proc_per_s %.1f\n", spawn_rate_2proc());
 	if (stamp != NULL)
 		spawn_start_latency(stamp, samples / 5);
