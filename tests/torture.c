@@ -1169,7 +1169,8 @@ check_snapshot(int round)
 		if (dp)
 			closedir(dp);
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n > 0)		/* qsort(NULL, 0) is undefined */
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i + 1 < n; i++) {
 		size_t l = strrchr(names[i], '/') - names[i];
 		if (strncmp(names[i], names[i + 1], l + 1) == 0)
