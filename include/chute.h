@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,8 @@ ssize_t	 read_full(int, void *, size_t);
 void	 vis_name(const char *, char *, size_t);
 void	 vis_text(const char *, char *, size_t);
 void	 say(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	 say_buffer(bool);
+void	 say_flush(void);
 msec_t	 backoff_delay(msec_t, msec_t, int, uint32_t (*)(uint32_t));
 
 /* ---- id.c ---- */
@@ -57,12 +60,14 @@ struct spool {
 	int	 root;			/* O_DIRECTORY fd of the spool root */
 	int	 dir[ST_NDIRS];		/* one O_DIRECTORY fd per state dir */
 	unsigned dirty;			/* dirs renamed into since spool_sync */
+	mode_t	 fmode[ST_NDIRS];	/* spool_fmode's answers; 0: not asked */
 };
 
 extern const char *const state_names[ST_NDIRS];
 
 int	 spool_init(const char *, const char *);
 int	 spool_open(struct spool *, const char *);
+mode_t	 spool_fmode(struct spool *, int);
 void	 spool_close(struct spool *);
 int	 state_from_name(const char *);
 int	 spool_locate(struct spool *, const char *, struct stat *);
@@ -83,6 +88,8 @@ int	 joblog_open(struct spool *, const char *);
 int	 joblog_note(struct spool *, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 joblog_fnote(int, const char *, ...) __attribute__((format(printf, 2, 3)));
+int	 joblog_vnote(int, off_t *, bool, const char *, va_list);
+int	 joblog_fread(int, struct joblog_info *, off_t *);
 int	 joblog_read(struct spool *, const char *, struct joblog_info *);
 void	 joblog_parse(const char *, size_t, struct joblog_info *);
 
@@ -143,6 +150,7 @@ struct run_opts {
 	bool	 drain, wait_lock;
 	bool	 persistent;		/* long-lived workers, line protocol */
 	char	**argv;			/* the handler */
+	char	 *path;			/* argv[0] resolved on PATH, once */
 };
 int	 run_main(const char *, const struct run_opts *);
 int	 run_parse_args(int, char **, struct run_opts *, const char **);
@@ -167,10 +175,12 @@ enum ready ready_check(struct spool *, const char *, unsigned, int *, struct sta
 enum ready ready_fallback(const struct stat *, unsigned, msec_t);
 
 /* ---- spawn.c ---- */
-#include <spawn.h>
-pid_t	 spawn_handler(struct spool *, char **, const char *, int, int, int);
+#define SPAWN_MAXFDS	4
+void	 spawn_ignore(int);
+char	*spawn_which(const char *);
 char	**spawn_env(char *const [], int);
-int	 spawn_attr(posix_spawnattr_t *);
+pid_t	 spawn_exec(const char *, char *const [], char *const [], const int [], int);
+pid_t	 spawn_handler(struct spool *, const struct run_opts *, const char *, int, int, int);
 
 /* ---- cmd_*.c ---- */
 int	 cmd_init(int, char **);

@@ -34,27 +34,6 @@ parse_backoff(const char *s, struct run_opts *o)
 	return 0;
 }
 
-/* Is argv0 something posix_spawnp will find and may execute? */
-static bool
-handler_found(const char *argv0)
-{
-	char *path, *dir, *save = NULL, buf[4096];
-	bool found = false;
-
-	if (strchr(argv0, '/') != NULL)
-		return access(argv0, X_OK) == 0;
-	if ((path = strdup(getenv("PATH") ? getenv("PATH") :
-	    "/usr/local/bin:/usr/bin:/bin")) == NULL)
-		return true;
-	for (dir = strtok_r(path, ":", &save); dir && !found;
-	    dir = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", argv0);
-		found = access(buf, X_OK) == 0;
-	}
-	free(path);
-	return found;
-}
-
 static int
 parse_opt(int c, struct run_opts *o)
 {
@@ -156,10 +135,12 @@ cmd_run(int argc, char **argv)
 
 	if ((rc = run_parse_args(argc, argv, &o, &spool)) != 0)
 		return rc;
-	if (!handler_found(o.argv[0])) {
+	if ((o.path = spawn_which(o.argv[0])) == NULL) {
 		fprintf(stderr, "chute: run: %s: handler not found or not "
-		    "executable\n", o.argv[0]);
+		    "executable: %s\n", o.argv[0], strerror(errno));
 		return EX_USAGE;
 	}
-	return run_main(spool, &o);
+	rc = run_main(spool, &o);
+	free(o.path);
+	return rc;
 }

@@ -23,6 +23,19 @@
 
 enum outcome { OUT_DONE, OUT_TEMPFAIL, OUT_FAIL, OUT_REQUEUE };
 
+/* An "@chute" line in the log of the job in slot s. */
+static void __attribute__((format(printf, 2, 3)))
+slot_note(struct slot *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->logfd == -1)
+		return;
+	va_start(ap, fmt);
+	joblog_vnote(s->logfd, &s->logend, s->logshared, fmt, ap);
+	va_end(ap);
+}
+
 static const char *
 vis(const char *name)
 {
@@ -95,9 +108,8 @@ transition(struct owner *ow, struct slot *s, const char *why)
 		return;
 	}
 	if (errno == ENOENT) {
-		if (s->logfd != -1)
-			joblog_fnote(s->logfd, "cancelled: moved out of cur/ "
-			    "while its handler ran");
+		slot_note(s, "cancelled: moved out of cur/ while its handler "
+		    "ran");
 		say("job=%s cur->(moved away) attempt=%d %s cancelled",
 		    vis(s->id), s->attempt, why);
 		free_slot(ow, s);
@@ -176,17 +188,17 @@ finished(struct owner *ow, struct slot *s, int status)
 		strlcat(st, " worker-died", sizeof(st));
 	dur_format(mono_ms() - s->started, el, sizeof(el));
 	if (s->stop == STOP_SHUTDOWN && !ok) {
-		joblog_fnote(s->logfd, "attempt=%d interrupted by shutdown "
+		slot_note(s, "attempt=%d interrupted by shutdown "
 		    "(%s; not counted)", s->attempt, st);
 		snprintf(why, sizeof(why), "interrupted %s", st);
 		out = OUT_REQUEUE;
 	} else if (s->stop == STOP_TIMEOUT && !ok) {
-		joblog_fnote(s->logfd, "attempt=%d timeout %s time=%s",
+		slot_note(s, "attempt=%d timeout %s time=%s",
 		    s->attempt, st, el);
 		snprintf(why, sizeof(why), "timeout %s", st);
 		out = OUT_TEMPFAIL;
 	} else {
-		joblog_fnote(s->logfd, "attempt=%d %s time=%s", s->attempt,
+		slot_note(s, "attempt=%d %s time=%s", s->attempt,
 		    st, el);
 		snprintf(why, sizeof(why), "%s", st);
 		out = ok ? OUT_DONE : later ? OUT_TEMPFAIL : OUT_FAIL;
@@ -194,13 +206,31 @@ finished(struct owner *ow, struct slot *s, int status)
 	settle(ow, s, out, why);
 }
 
+/* Children we have not reaped yet: handlers and workers. */
+static int
+children(struct owner *ow)
+{
+	int n = 0;
+
+	for (int i = 0; i < ow->o->jobs; i++) {
+		n += ow->slots[i].pid > 0;
+		n += ow->workers != NULL && ow->workers[i].pid > 0;
+	}
+	return n;
+}
+
+/*
+ * Reap every child that has exited.  Once none of ours is left there is
+ * nothing to wait for (saves a failing waitpid per job at -j 1); a child we
+ * do not track would still raise SIGCHLD and be reaped then.
+ */
 void
 owner_reap(struct owner *ow)
 {
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	while (children(ow) > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (int i = 0; i < ow->o->jobs; i++) {
 			if (ow->slots[i].pid == pid)
 				finished(ow, &ow->slots[i], status);
@@ -237,7 +267,7 @@ owner_answered(struct owner *ow, int i, const char *line)
 	else
 		out = OUT_FAIL;		/* "fail", and anything unexpected */
 	dur_format(mono_ms() - s->started, el, sizeof(el));
-	joblog_fnote(s->logfd, "attempt=%d reply=%s time=%s", s->attempt,
+	slot_note(s, "attempt=%d reply=%s time=%s", s->attempt,
 	    reason, el);
 	snprintf(why, sizeof(why), "reply=%.*s", (int)strcspn(reason, " \\"),
 	    reason);
@@ -376,11 +406,14 @@ owner_slots_deadline(struct owner *ow)
 
 /* ---- starting ---- */
 
-/* Is the name used by a job in another state directory? */
+/*
+ * Is the name used by a job in another state directory?  cur/ is not
+ * looked at: the claim's RENAME_NOREPLACE finds that one for free.
+ */
 static int
 taken_elsewhere(struct owner *ow, const char *name)
 {
-	static const int others[] = { ST_CUR, ST_DEFER, ST_DONE, ST_FAILED };
+	static const int others[] = { ST_DEFER, ST_DONE, ST_FAILED };
 	struct stat st;
 
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
@@ -478,37 +511,67 @@ free_slot_get(struct owner *ow)
 	return NULL;
 }
 
-/* Claimed, with the job file open: log the attempt and spawn. */
+/* Claimed, with the job file and its log open: log the attempt and spawn. */
 static void
 launch(struct owner *ow, struct slot *s)
 {
-	s->logfd = joblog_open(&ow->sp, s->id);
-	if (s->logfd == -1)
-		say("job=%s log/: %s", vis(s->id), strerror(errno));
-	else
-		joblog_fnote(s->logfd, "attempt=%d start", s->attempt);
+	int logerr = errno;	/* open_log's, when it failed */
+
+	slot_note(s, "attempt=%d start", s->attempt);
 	s->started = mono_ms();
 	s->deadline = ow->o->timeout ? s->started + ow->o->timeout : 0;
 	say("job=%s new->cur attempt=%d", vis(s->id), s->attempt);
 	if (s->logfd != -1 && ow->workers != NULL)
 		s->pid = worker_send(ow, (int)(s - ow->slots));
-	else if (s->logfd != -1)
-		s->pid = spawn_handler(&ow->sp, ow->o->argv, s->id, s->attempt,
+	else if (s->logfd != -1) {
+		s->pid = spawn_handler(&ow->sp, ow->o, s->id, s->attempt,
 		    s->fd, s->logfd);
+		s->logshared = true;	/* the handler's output goes there too */
+	}
 	if (s->logfd == -1 || s->pid == -1) {
 		char why[96];
-		snprintf(why, sizeof(why), "spawn-failed: %s", strerror(errno));
-		if (s->logfd != -1)
-			joblog_fnote(s->logfd, "attempt=%d %s", s->attempt, why);
+		snprintf(why, sizeof(why), "spawn-failed: %s",
+		    strerror(s->logfd == -1 ? logerr : errno));
+		slot_note(s, "attempt=%d %s", s->attempt, why);
 		s->pid = -1;
 		settle(ow, s, OUT_TEMPFAIL, "spawn-failed");
 	}
 }
 
+/*
+ * Open log/ID (creating it) and read the attempts so far from it.  A log
+ * that is not a regular file is never written to: the job cannot start.
+ */
+static int
+open_log(struct owner *ow, struct slot *s)
+{
+	struct joblog_info ji;
+	int saved;
+
+	s->attempt = 1;
+	s->logend = -1;
+	if ((s->logfd = joblog_open(&ow->sp, s->id)) == -1) {
+		saved = errno;
+		say("job=%s log/: %s", vis(s->id), strerror(errno));
+		errno = saved;
+		return -1;
+	}
+	if (joblog_fread(s->logfd, &ji, &s->logend) == -1) {
+		saved = errno;
+		say("job=%s log/: %s", vis(s->id), errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
+		close(s->logfd);
+		s->logfd = -1;
+		errno = saved;
+		return -1;
+	}
+	s->attempt = ji.attempts + 1;
+	return 0;
+}
+
 static void
 start(struct owner *ow, const char *name, unsigned flags)
 {
-	struct joblog_info ji;
 	struct stat st;
 	struct slot *s;
 	enum ready r;
@@ -532,19 +595,23 @@ start(struct owner *ow, const char *name, unsigned flags)
 		later(ow, name, flags, r, &st);
 		return;
 	}
-	if (joblog_read(&ow->sp, name, &ji) == -1)
-		ji.attempts = 0;
 	if (state_claim(&ow->sp, name) == -1) {
-		if (errno != ENOENT)
-			later(ow, name, flags, READY_ERR, &st);
+		int saved = errno;
+
 		close(fd);
+		if (saved == EEXIST)
+			rename_dropped(ow, name, flags, ST_CUR);
+		else if (saved != ENOENT) {
+			errno = saved;
+			later(ow, name, flags, READY_ERR, &st);
+		}
 		return;
 	}
 	s = free_slot_get(ow);
 	ow->running++;
 	strlcpy(s->id, name, sizeof(s->id));
 	s->fd = fd;
-	s->attempt = ji.attempts + 1;
+	open_log(ow, s);
 	launch(ow, s);
 }
 

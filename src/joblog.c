@@ -22,39 +22,60 @@
 int
 joblog_open(struct spool *sp, const char *id)
 {
-	struct stat st;
-	mode_t mode = 0600;
-
-	if (fstat(sp->dir[ST_LOG], &st) == 0 && (st.st_mode & 0070))
-		mode = 0640;
-	/* O_RDWR, not O_WRONLY: joblog_fnote reads back the last byte. */
+	/* O_RDWR, not O_WRONLY: joblog_vnote reads back the last byte. */
 	return openat(sp->dir[ST_LOG], id, O_RDWR | O_APPEND | O_CREAT |
-	    O_NOFOLLOW | O_CLOEXEC, mode);
+	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
 }
 
 /*
  * Append one "@chute TIME text" line.  The handler may have left its last
  * line without a newline; start a fresh line so ours stays parseable.
+ * end, if not NULL, is the log's size after our previous line (-1: not
+ * known); it is updated after the write.  While the log still has that
+ * size its last byte is our own newline and need not be read back; when
+ * no handler writes to the log (others false) it is not even looked at,
+ * since every other writer (chute's commands) appends whole lines.
  */
 int
-joblog_fnote(int fd, const char *fmt, ...)
+joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 {
 	char line[1024], ts[40];
 	struct stat st;
-	va_list ap;
-	size_t n = 0;
+	size_t n = 0, len;
 	char last = '\n';
 
-	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	if (end != NULL && *end >= 0 && !others)
+		st.st_size = *end;
+	else if (fstat(fd, &st) == -1)
+		st.st_size = -1;
+	else if (st.st_size > 0 && (end == NULL || st.st_size != *end) &&
 	    pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
 		line[n++] = '\n';
 	iso_time(now_ms(), ts, sizeof(ts));
 	n += snprintf(line + n, sizeof(line) - n, MARK "%s ", ts);
-	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	va_end(ap);
 	strlcat(line, "\n", sizeof(line));
-	return write_all(fd, line, strlen(line)) == -1 ? -1 : 0;
+	len = strlen(line);
+	if (write_all(fd, line, len) == -1) {
+		if (end != NULL)
+			*end = -1;
+		return -1;
+	}
+	if (end != NULL)
+		*end = st.st_size >= 0 ? st.st_size + (off_t)len : -1;
+	return 0;
+}
+
+int
+joblog_fnote(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = joblog_vnote(fd, NULL, true, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int
@@ -143,35 +164,59 @@ joblog_parse(const char *buf, size_t len, struct joblog_info *ji)
 }
 
 /*
+ * Fill ji from the open log fd, and *end (if not NULL) with its size when
+ * it is empty or ends with a newline, else -1 (see joblog_vnote).  Returns
+ * 0, or -1 with errno set (EINVAL: not a regular file, which chute would
+ * never have made).
+ */
+int
+joblog_fread(int fd, struct joblog_info *ji, off_t *end)
+{
+	struct stat st;
+	void *map;
+
+	if (end != NULL)
+		*end = -1;
+	ji->attempts = 0;
+	ji->last[0] = '\0';
+	if (fstat(fd, &st) == -1)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (st.st_size == 0) {
+		if (end != NULL)
+			*end = 0;
+		return 0;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	joblog_parse(map, st.st_size, ji);
+	if (end != NULL && ((char *)map)[st.st_size - 1] == '\n')
+		*end = st.st_size;
+	munmap(map, st.st_size);
+	return 0;
+}
+
+/*
  * Fill ji from log/ID.  A job that never ran has no log: that is attempts=0,
  * not an error.  Returns 0, or -1 with errno set.
  */
 int
 joblog_read(struct spool *sp, const char *id, struct joblog_info *ji)
 {
-	struct stat st;
-	void *map;
-	int fd;
+	int fd, rc, saved;
 
 	ji->attempts = 0;
 	ji->last[0] = '\0';
 	fd = openat(sp->dir[ST_LOG], id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
 		return errno == ENOENT ? 0 : -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return 0;
-	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	rc = joblog_fread(fd, ji, NULL);
+	saved = errno;
 	close(fd);
-	if (map == MAP_FAILED)
-		return -1;
-	joblog_parse(map, st.st_size, ji);
-	munmap(map, st.st_size);
-	return 0;
+	errno = saved;
+	return rc;
 }

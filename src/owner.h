@@ -17,6 +17,8 @@ struct slot {
 	char	 id[NAME_MAX + 1];
 	int	 fd;			/* the job file, flocked, the handler's stdin */
 	int	 logfd;
+	off_t	 logend;		/* log size after our last line; -1: unknown */
+	bool	 logshared;		/* a handler writes to the log too */
 	int	 attempt;
 	msec_t	 started;		/* monotonic, all three */
 	msec_t	 deadline;		/* --timeout; 0: none */

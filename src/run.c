@@ -67,24 +67,29 @@ owner_on_event(void *arg, const struct watch_event *ev)
 	}
 }
 
+/* A short read means the signalfd is empty: no second read to hear EAGAIN. */
 static void
 on_signals(struct owner *ow)
 {
-	struct signalfd_siginfo si;
+	struct signalfd_siginfo si[8];
+	ssize_t n;
 
-	while (read(ow->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGCHLD:
-			owner_reap(ow);
-			break;
-		case SIGHUP:
-			ow->rescan = true;
-			break;
-		default:
-			owner_shutdown(ow, si.ssi_signo);
-			break;
+	do {
+		n = read(ow->sigfd, si, sizeof(si));
+		for (ssize_t i = 0; i < n / (ssize_t)sizeof(si[0]); i++) {
+			switch (si[i].ssi_signo) {
+			case SIGCHLD:
+				owner_reap(ow);
+				break;
+			case SIGHUP:
+				ow->rescan = true;
+				break;
+			default:
+				owner_shutdown(ow, si[i].ssi_signo);
+				break;
+			}
 		}
-	}
+	} while (n == (ssize_t)sizeof(si));
 }
 
 /* Waiting writers and orphans whose recheck time has come. */
@@ -268,6 +273,7 @@ loop(struct owner *ow)
 				break;
 		}
 		title(ow);
+		say_flush();
 		n = poll_set(ow, pfd);
 		if (poll(pfd, n, next_timeout(ow)) == -1 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
@@ -301,8 +307,8 @@ setup_signals(struct owner *ow)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		return -1;
 	/* SIGIO: a lease break while we probe for writers; SIGPIPE: never. */
-	signal(SIGIO, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	spawn_ignore(SIGIO);
+	spawn_ignore(SIGPIPE);
 	ow->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	return ow->sigfd == -1 ? -1 : 0;
 }
@@ -383,7 +389,9 @@ run_main(const char *path, const struct run_opts *o)
 	owner_scan_defer(&ow);
 	owner_scan_new(&ow, true);
 	ow.next_rescan = mono_ms() + RESCAN_MS;
+	say_buffer(true);
 	rc = loop(&ow);
+	say_buffer(false);
 	spool_sync(&ow.sp);
 	say("owner pid=%ld exiting", (long)getpid());
 out:

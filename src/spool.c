@@ -125,8 +125,10 @@ spool_open(struct spool *sp, const char *path)
 {
 	sp->root = -1;
 	sp->dirty = 0;
-	for (int i = 0; i < ST_NDIRS; i++)
+	for (int i = 0; i < ST_NDIRS; i++) {
 		sp->dir[i] = -1;
+		sp->fmode[i] = 0;
+	}
 	sp->path = realpath(path, NULL);
 	if (sp->path == NULL)
 		return -1;
@@ -143,6 +145,22 @@ spool_open(struct spool *sp, const char *path)
 fail:
 	spool_close(sp);
 	return -1;
+}
+
+/*
+ * The mode of a file chute creates in state directory st: group-readable
+ * when the directory is shared with a group (chute init --group).  Asked
+ * once per spool_open: the owner creates a log file for every job.
+ */
+mode_t
+spool_fmode(struct spool *sp, int st)
+{
+	struct stat s;
+
+	if (sp->fmode[st] == 0)
+		sp->fmode[st] = fstat(sp->dir[st], &s) == 0 &&
+		    (s.st_mode & 0070) ? 0640 : 0600;
+	return sp->fmode[st];
 }
 
 void

@@ -94,11 +94,8 @@ int
 state_submit(struct spool *sp, int src, const char *id, msec_t at, int *where)
 {
 	int fd, to = at > 0 ? ST_DEFER : ST_NEW, saved;
-	mode_t mode = 0600;
-	struct stat st;
+	mode_t mode = spool_fmode(sp, ST_NEW);
 
-	if (fstat(sp->dir[ST_NEW], &st) == 0 && (st.st_mode & 0070))
-		mode = 0640;
 	*where = ST_TMP;
 	fd = openat(sp->dir[ST_TMP], id, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, mode);

@@ -152,12 +152,40 @@ vis_text(const char *text, char *buf, size_t len)
 	strnvis(buf, text, len, VIS_CSTYLE | VIS_OCTAL | VIS_TAB | VIS_NL);
 }
 
+/*
+ * The owner's lines, batched into one write per turn of its event loop:
+ * say_flush() runs before every poll(2), so a line is never held while
+ * the owner sleeps.  A kill -9 can lose the lines of the current turn;
+ * the spool itself, not this log, is the record of what happened.
+ */
+static struct {
+	bool	 on;
+	size_t	 len;
+	char	 buf[16384];
+} saybuf;
+
+void
+say_flush(void)
+{
+	if (saybuf.len > 0)
+		write_all(STDERR_FILENO, saybuf.buf, saybuf.len);
+	saybuf.len = 0;
+}
+
+void
+say_buffer(bool on)
+{
+	say_flush();
+	saybuf.on = on;
+}
+
 /* One transition line on stderr, prefixed with the UTC time. */
 void
 say(const char *fmt, ...)
 {
 	char line[1024], ts[40];
 	va_list ap;
+	size_t len;
 	int n;
 
 	iso_time(now_ms(), ts, sizeof(ts));
@@ -166,7 +194,15 @@ say(const char *fmt, ...)
 	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
 	strlcat(line, "\n", sizeof(line));
-	write_all(STDERR_FILENO, line, strlen(line));
+	len = strlen(line);
+	if (!saybuf.on) {
+		write_all(STDERR_FILENO, line, len);
+		return;
+	}
+	if (saybuf.len + len > sizeof(saybuf.buf))
+		say_flush();
+	memcpy(saybuf.buf + saybuf.len, line, len);
+	saybuf.len += len;
 }
 
 /*

@@ -23,7 +23,6 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,33 +53,21 @@ workers_lock(struct owner *ow)
 	return ow->wlock;
 }
 
-static int
+/* stdin and stdout are the pipes; stderr stays the owner's; 3 is wlock. */
+static pid_t
 spawn_worker(struct owner *ow, int i, int in, int out)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
 	char slot[32], *add[1] = { slot }, **env;
+	int fds[4] = { in, out, STDERR_FILENO, ow->wlock }, saved;
 	pid_t pid;
-	int rc;
 
 	snprintf(slot, sizeof(slot), "CHUTE_WORKER=%d", i);
-	if ((env = spawn_env(add, 1)) == NULL || spawn_attr(&attr) == -1) {
-		free(env);
+	if ((env = spawn_env(add, 1)) == NULL)
 		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, ow->wlock, 3);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
-	rc = posix_spawnp(&pid, ow->o->argv[0], &fa, &attr, ow->o->argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	pid = spawn_exec(ow->o->path, ow->o->argv, env, fds, 4);
+	saved = errno;
 	free(env);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
+	errno = saved;
 	return pid;
 }
 

@@ -292,6 +292,41 @@ START_TEST(test_dropped_file_named_like_a_finished_job_gets_a_new_id)
 }
 END_TEST
 
+/* The claim's RENAME_NOREPLACE is what finds a running job of the same name. */
+START_TEST(test_dropped_file_named_like_a_running_job_gets_a_new_id)
+{
+	pid_t owner = OWNER(QUICK, "-j", "2", "--", h_block());
+	const char *where;
+	char other[NAME_MAX + 1] = "", *c;
+
+	t_submit_as("nightly", "first\n");
+	WAIT_UNTIL(t_journal_count("nightly") == 1, 10000,
+	    "waited 10 s for the first nightly's handler to start");
+	t_drop("nightly", "second\n");
+	WAIT_UNTIL(t_count_state("cur") == 2, 10000,
+	    "waited 10 s for the second nightly to start under a new ID "
+	    "(cur/ has %d, new/ has %d)", t_count_state("cur"),
+	    t_count_state("new"));
+	c = t_other_entry(P("%s/cur", T.spool), "nightly");
+	EXPECT(c != NULL, "no second job in cur/");
+	strlcpy(other, c, sizeof(other));
+	EXPECT(strncmp(other, "nightly", 7) == 0 && strlen(other) > 7,
+	    "the second nightly runs as '%s'", other);
+	c = t_slurp(SP("cur", "nightly"));
+	EXPECT(c && strcmp(c, "first\n") == 0, "cur/nightly now holds '%s'",
+	    c ? c : "(gone)");
+	t_release();
+	EXPECT(t_await("nightly", 10000) == 0, "the first nightly did not finish");
+	EXPECT(t_await(other, 10000) == 0, "the second nightly did not finish");
+	EXPECT(t_journal_count("nightly") == 1, "nightly ran %d times",
+	    t_journal_count("nightly"));
+	EXPECT(t_where("nightly", &where) == 1, "nightly is in more than one place");
+	EXPECT(t_stop(owner) == 0, "owner did not exit 0 on SIGTERM");
+	EXPECT(strstr(t_log_of(owner), "name taken by a job in cur/") != NULL,
+	    "the owner did not say why it renamed the job:\n%s", t_log_of(owner));
+}
+END_TEST
+
 START_TEST(test_dropped_file_with_a_control_character_in_its_name_gets_a_clean_id)
 {
 	char *other, *c;
@@ -1502,6 +1537,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_file_written_in_place_is_not_run_before_its_writer_closes);
 	tcase_add_test(tc, test_dot_files_are_ignored);
 	tcase_add_test(tc, test_dropped_file_named_like_a_finished_job_gets_a_new_id);
+	tcase_add_test(tc, test_dropped_file_named_like_a_running_job_gets_a_new_id);
 	tcase_add_test(tc, test_dropped_file_with_a_control_character_in_its_name_gets_a_clean_id);
 	suite_add_tcase(s, tc);
 
