@@ -49,6 +49,24 @@ spawn(const char *path, char *const argv[], posix_spawn_file_actions_t *fa)
 	return pid;
 }
 
+/*
+ * vfork + execve, as chute's owner starts a handler since it stopped using
+ * posix_spawn (src/spawn.c): the floor of what its spawning can cost.
+ */
+static pid_t
+spawn_vfork(const char *path, char *const argv[])
+{
+	pid_t pid;
+
+	if ((pid = vfork()) == -1)
+		err(1, "vfork");
+	if (pid == 0) {
+		execve(path, argv, environ);
+		_exit(127);
+	}
+	return pid;
+}
+
 static void
 reap(pid_t pid)
 {
@@ -71,9 +89,12 @@ cpu_self(void)
 /* The parent's own CPU per spawn+wait in the last spawn_rate(): what any spawning owner pays. */
 static double parent_cpu_us;
 
-/* Keep `par` children of /bin/true in flight from one parent, as an owner with -j par does. */
+/*
+ * Keep `par` children of /bin/true in flight from one parent, as an owner
+ * with -j par does; started with posix_spawn, or with vfork if use_vfork.
+ */
 static double
-spawn_rate(int par)
+spawn_rate(int par, int use_vfork)
 {
 	char *argv[] = { "true", NULL };
 	double t0, t, c0;
@@ -85,7 +106,10 @@ spawn_rate(int par)
 	for (;;) {
 		t = now(CLOCK_MONOTONIC);
 		while (t - t0 < run_seconds && running < par) {
-			spawn("/bin/true", argv, NULL);
+			if (use_vfork)
+				spawn_vfork("/bin/true", argv);
+			else
+				spawn("/bin/true", argv, NULL);
 			running++;
 		}
 		if (running == 0)
@@ -395,10 +419,14 @@ main(int argc, char *argv[])
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	printf("syscall_ns %.0f\n", syscall_ns());
-	printf("spawn_j1_per_s %.1f\n", spawn_rate(1));
+	printf("spawn_j1_per_s %.1f\n", spawn_rate(1, 0));
 	printf("spawn_j1_parent_cpu_us %.1f\n", parent_cpu_us);
-	printf("spawn_j2_per_s %.1f\n", spawn_rate(2));
+	printf("spawn_j2_per_s %.1f\n", spawn_rate(2, 0));
 	printf("spawn_j2_parent_cpu_us %.1f\n", parent_cpu_us);
+	printf("vfork_j1_per_s %.1f\n", spawn_rate(1, 1));
+	printf("vfork_j1_parent_cpu_us %.1f\n", parent_cpu_us);
+	printf("vfork_j2_per_s %.1f\n", spawn_rate(2, 1));
+	printf("vfork_j2_parent_cpu_us %.1f\n", parent_cpu_us);
 	printf("spawn_2proc_per_s %.1f\n", spawn_rate_2proc());
 	if (stamp != NULL)
 		spawn_start_latency(stamp, samples / 5);
