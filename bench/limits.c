@@ -145,7 +145,7 @@ spawn_rate_2proc(void)
 		if ((kids[i] = fork()) == -1)
 			err(1, "fork");
 		if (kids[i] == 0) {
-			r = spawn_rate(1);
+			r = spawn_rate(1, 0);
 			_exit(write(p[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
 		}
 	}
