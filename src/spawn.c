@@ -10,6 +10,7 @@
  * was a third of the owner's CPU.  The vfork child runs on our stack and
  * only makes system calls before execve, which is what makes it safe.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,13 +40,28 @@ spawn_ignore(int sig)
  * owner starts, not per job.  Returns a malloc'd path, or NULL with errno
  * set (ENOENT: nowhere on PATH).
  */
+/* What execve would run: an executable regular file (not a directory). */
+static bool
+runnable(const char *path)
+{
+	struct stat st;
+
+	if (access(path, X_OK) == -1 || stat(path, &st) == -1)
+		return false;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EACCES;
+		return false;
+	}
+	return true;
+}
+
 char *
 spawn_which(const char *argv0)
 {
 	char *path, *dir, *save = NULL, *found = NULL;
 
 	if (strchr(argv0, '/') != NULL)
-		return access(argv0, X_OK) == 0 ? strdup(argv0) : NULL;
+		return runnable(argv0) ? strdup(argv0) : NULL;
 	if ((path = strdup(getenv("PATH") ? getenv("PATH") :
 	    "/usr/local/bin:/usr/bin:/bin")) == NULL)
 		return NULL;
@@ -55,7 +71,7 @@ spawn_which(const char *argv0)
 			found = NULL;
 			break;
 		}
-		if (access(found, X_OK) == -1) {
+		if (!runnable(found)) {
 			free(found);
 			found = NULL;
 		}

@@ -751,6 +751,29 @@ START_TEST(test_lock_held_by_a_dead_owners_straggler_child_is_waited_out)
 }
 END_TEST
 
+/* Refused before the spool is touched: no lock taken, no job claimed. */
+START_TEST(test_run_with_a_handler_that_cannot_be_executed_is_a_usage_error)
+{
+	char notexec[1200];
+	const char *bad[] = { "no-such-handler-anywhere", "/nonexistent/handler",
+	    T.root, notexec };
+	int code;
+
+	snprintf(notexec, sizeof(notexec), "%s", RP("notexec"));
+	t_write(notexec, "#!/bin/sh\nexit 0\n");
+	EXPECT(chmod(notexec, 0644) == 0, "chmod %s: %s", notexec, strerror(errno));
+	t_submit_as("waiting", "x");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		code = CHUTE("run", T.spool, "--drain", "--", bad[i]);
+		EXPECT(code == 64, "run -- %s exited %d, not 64", bad[i], code);
+		EXPECT(strstr(T.err, bad[i]) != NULL &&
+		    strstr(T.err, "not found or not executable") != NULL,
+		    "run -- %s: the message does not name it: %s", bad[i], T.err);
+	}
+	EXPECT(t_exists(SP("new", "waiting")), "a refused run moved the job");
+}
+END_TEST
+
 START_TEST(test_second_owner_is_refused_with_75_naming_the_owner_pid)
 {
 	pid_t owner = OWNER(QUICK, "--", h_journal()), second;
@@ -1559,6 +1582,7 @@ cli_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = cli_tcase("ownership", 90);
+	tcase_add_test(tc, test_run_with_a_handler_that_cannot_be_executed_is_a_usage_error);
 	tcase_add_test(tc, test_second_owner_is_refused_with_75_naming_the_owner_pid);
 	tcase_add_test(tc, test_lock_held_by_a_dead_owners_straggler_child_is_waited_out);
 	tcase_add_test(tc, test_wait_lock_standby_takes_over_when_the_owner_is_killed);
