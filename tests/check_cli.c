@@ -1521,15 +1521,6 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-static TCase *
-cli_tcase(const char *name, int timeout)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
-	tcase_set_timeout(tc, timeout);
-	return tc;
-}
 
 Suite *cli_suite(void);
 
@@ -1539,7 +1530,7 @@ cli_suite(void)
 	Suite *s = suite_create("cli");
 	TCase *tc;
 
-	tc = cli_tcase("persistent", 60);
+	tc = t_tcase(cli_setup, cli_teardown, "persistent", 60);
 	tcase_add_test(tc, test_persistent_workers_answer_ok_fail_and_retry);
 	tcase_add_test(tc, test_a_dying_worker_takes_only_its_job_and_is_restarted);
 	tcase_add_test(tc, test_persistent_timeout_stops_the_worker_and_retries);
@@ -1547,7 +1538,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
 	suite_add_tcase(s, tc);
 
-	tc = cli_tcase("submit", 60);
+	tc = t_tcase(cli_setup, cli_teardown, "submit", 60);
 	tcase_add_test(tc, test_submit_reads_stdin_and_prints_the_new_id);
 	tcase_add_test(tc, test_submit_of_files_prints_one_id_per_file_in_submission_order);
 	tcase_add_test(tc, test_submit_with_id_names_the_job);
@@ -1564,7 +1555,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_dropped_file_with_a_control_character_in_its_name_gets_a_clean_id);
 	suite_add_tcase(s, tc);
 
-	tc = cli_tcase("outcomes", 60);
+	tc = t_tcase(cli_setup, cli_teardown, "outcomes", 60);
 	tcase_add_test(tc, test_handler_exit_0_moves_job_to_done);
 	tcase_add_test(tc, test_exit_75_defers_then_retry_succeeds);
 	tcase_add_test(tc, test_retries_exhausted_fail_with_attempts_equal_to_max);
@@ -1581,7 +1572,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_no_more_than_j_handlers_run_at_once);
 	suite_add_tcase(s, tc);
 
-	tc = cli_tcase("ownership", 90);
+	tc = t_tcase(cli_setup, cli_teardown, "ownership", 90);
 	tcase_add_test(tc, test_run_with_a_handler_that_cannot_be_executed_is_a_usage_error);
 	tcase_add_test(tc, test_second_owner_is_refused_with_75_naming_the_owner_pid);
 	tcase_add_test(tc, test_lock_held_by_a_dead_owners_straggler_child_is_waited_out);
@@ -1593,7 +1584,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_startup_removes_stale_tmp_files_but_keeps_fresh_ones);
 	suite_add_tcase(s, tc);
 
-	tc = cli_tcase("commands", 60);
+	tc = t_tcase(cli_setup, cli_teardown, "commands", 60);
 	tcase_add_test(tc, test_wait_exits_0_when_all_done_and_1_when_any_failed);
 	tcase_add_test(tc, test_wait_times_out_with_124);
 	tcase_add_test(tc, test_wait_on_an_unknown_id_exits_1_at_once);
@@ -1608,7 +1599,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_log_shows_attempt_lines_and_handler_output);
 	suite_add_tcase(s, tc);
 
-	tc = cli_tcase("burst", 240);
+	tc = t_tcase(cli_setup, cli_teardown, "burst", 240);
 	tcase_add_test(tc, test_burst_of_20000_files_is_drained_completely);
 	suite_add_tcase(s, tc);
 	return s;

@@ -865,4 +865,15 @@ cli_teardown(void)
 	t_reap(pid, 60000, "rm -rf of the test directory");
 }
 
+/* A test case of a CLI-level suite: its fixture, and how long a test may take. */
+static TCase *
+t_tcase(SFun setup, SFun teardown, const char *name, int timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, timeout);
+	return tc;
+}
+
 #endif

@@ -773,15 +773,6 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-static TCase *
-fault_tcase(const char *name, int timeout)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_checked_fixture(tc, fault_setup, fault_teardown);
-	tcase_set_timeout(tc, timeout);
-	return tc;
-}
 
 Suite *
 fault_suite(void)
@@ -789,7 +780,7 @@ fault_suite(void)
 	Suite *s = suite_create("fault");
 	TCase *tc;
 
-	tc = fault_tcase("submit", 60);
+	tc = t_tcase(fault_setup, fault_teardown, "submit", 60);
 	tcase_add_test(tc, test_submit_that_runs_out_of_space_exits_74_and_leaves_nothing);
 	tcase_add_test(tc, test_submit_whose_fsync_fails_exits_74_and_leaves_nothing);
 	tcase_add_test(tc, test_submit_whose_close_fails_exits_74_and_leaves_nothing);
@@ -800,7 +791,7 @@ fault_suite(void)
 	tcase_add_test(tc, test_submit_and_the_owner_on_a_full_file_system);
 	suite_add_tcase(s, tc);
 
-	tc = fault_tcase("owner", 60);
+	tc = t_tcase(fault_setup, fault_teardown, "owner", 60);
 	tcase_add_test(tc, test_owner_retries_a_move_to_done_that_failed_with_eio);
 	tcase_add_test(tc, test_owner_retries_a_claim_that_failed_with_eio);
 	tcase_add_test(tc, test_owner_retries_an_fsync_of_done_that_failed_with_eio);
@@ -809,7 +800,7 @@ fault_suite(void)
 	tcase_add_test(tc, test_owner_runs_jobs_whose_log_cannot_be_written);
 	suite_add_tcase(s, tc);
 
-	tc = fault_tcase("operator", 60);
+	tc = t_tcase(fault_setup, fault_teardown, "operator", 60);
 	tcase_add_test(tc, test_job_removed_from_new_before_its_claim_is_skipped_and_logged);
 	tcase_add_test(tc, test_job_removed_from_cur_while_its_handler_runs_is_stopped_and_logged);
 	tcase_add_test(tc, test_job_removed_from_defer_while_it_waits_never_runs_and_is_logged);

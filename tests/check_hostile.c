@@ -872,15 +872,6 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-static TCase *
-hostile_tcase(const char *name, int timeout)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_checked_fixture(tc, cli_setup, hostile_teardown);
-	tcase_set_timeout(tc, timeout);
-	return tc;
-}
 
 Suite *
 hostile_suite(void)
@@ -888,7 +879,7 @@ hostile_suite(void)
 	Suite *s = suite_create("hostile");
 	TCase *tc;
 
-	tc = hostile_tcase("files", 60);
+	tc = t_tcase(cli_setup, hostile_teardown, "files", 60);
 	tcase_add_test(tc, test_symlink_in_new_to_a_root_only_file_is_rejected_and_never_read);
 	tcase_add_test(tc, test_fifo_directory_socket_and_device_in_new_are_rejected_unopened);
 	tcase_add_test(tc, test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read);
@@ -898,7 +889,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_job_larger_than_2_gib_is_handed_to_its_handler_whole);
 	suite_add_tcase(s, tc);
 
-	tc = hostile_tcase("leftovers", 120);
+	tc = t_tcase(cli_setup, hostile_teardown, "leftovers", 120);
 	tcase_add_test(tc, test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost);
 	tcase_add_test(tc, test_cur_left_full_by_a_dead_owner_is_requeued_and_drained);
 	tcase_add_test(tc, test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept);
