@@ -195,10 +195,18 @@ int	 cmd_stats(int, char **);
 int	 cmd_log(int, char **);
 int	 cmd_purge(int, char **);
 #define CHUTE_VERSION	"0.1.0"
+struct cmd {
+	const char	*name;
+	int		(*fn)(int, char **);	/* argv[0] is the name */
+	const char	*args;			/* usage, after "chute NAME " */
+};
+const struct cmd *cmd_find(const char *);
 void	 cmd_usage_all(FILE *);
 int	 usage_error(const char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	 open_spool_or_exit(struct spool *, const char *);
 int	 check_ids(int, char **, const char *);
+int	 cmd_each_id(int, char **, int (*)(struct spool *, const char *));
+int	 cmd_flush_stdout(int);
 
 #endif

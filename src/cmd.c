@@ -1,6 +1,7 @@
 /*
- * cmd.c: what every subcommand shares: the usage lines, the one-line
- * usage error, opening a spool with a clear message, and ID checks.
+ * cmd.c: what every subcommand shares: the one table of subcommands (for
+ * dispatch, --help and usage errors), opening a spool with a clear message,
+ * ID checks, the per-ID loop, and the check that stdout got the output.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,33 +10,48 @@
 
 #include "chute.h"
 
-static const struct { const char *cmd, *args; } usages[] = {
-	{ "init", "SPOOL [--group NAME]" },
-	{ "submit", "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
-	{ "run", "SPOOL [-j N] [--timeout DUR] [--grace DUR] [--max-attempts N]"
-	    " [--backoff BASE[:CAP]] [--drain] [--wait-lock] [--persistent] -- HANDLER [ARG...]" },
-	{ "status", "SPOOL ID..." },
-	{ "wait", "SPOOL [--timeout DUR] ID..." },
-	{ "cancel", "SPOOL ID..." },
-	{ "retry", "SPOOL ID..." },
-	{ "ls", "SPOOL [new|cur|defer|done|failed]" },
-	{ "stats", "SPOOL [--prometheus]" },
-	{ "log", "SPOOL ID" },
-	{ "purge", "SPOOL --older-than DUR [--state done|failed]" },
+/* In the order `chute --help` lists them. */
+static const struct cmd cmds[] = {
+	{ "init", cmd_init, "SPOOL [--group NAME]" },
+	{ "submit", cmd_submit,
+	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
+	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
+	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
+	    " [--persistent] -- HANDLER [ARG...]" },
+	{ "status", cmd_status, "SPOOL ID..." },
+	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
+	{ "cancel", cmd_cancel, "SPOOL ID..." },
+	{ "retry", cmd_retry, "SPOOL ID..." },
+	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
+	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
+	{ "log", cmd_log, "SPOOL ID" },
+	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
 };
+#define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+/* The subcommand called name, or NULL. */
+const struct cmd *
+cmd_find(const char *name)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
 
 void
 cmd_usage_all(FILE *f)
 {
 	fprintf(f, "usage:\n");
-	for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++)
-		fprintf(f, "  chute %s %s\n", usages[i].cmd, usages[i].args);
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "  chute %s %s\n", cmds[i].name, cmds[i].args);
 }
 
 /* "chute: reason" and the command's usage line on stderr; returns 64. */
 int
 usage_error(const char *cmd, const char *fmt, ...)
 {
+	const struct cmd *c = cmd_find(cmd);
 	va_list ap;
 
 	fprintf(stderr, "chute: %s: ", cmd);
@@ -43,10 +59,8 @@ usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++)
-		if (strcmp(usages[i].cmd, cmd) == 0)
-			fprintf(stderr, "usage: chute %s %s\n", cmd,
-			    usages[i].args);
+	if (c != NULL)
+		fprintf(stderr, "usage: chute %s %s\n", c->name, c->args);
 	return EX_USAGE;
 }
 
@@ -82,4 +96,41 @@ check_ids(int n, char **ids, const char *cmd)
 		    ID_MAX);
 	}
 	return 0;
+}
+
+/*
+ * `chute CMD SPOOL ID...` (argv[0] is CMD): check every ID, open the spool
+ * and call fn on each ID in turn; fn prints its own result and returns an
+ * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
+ */
+int
+cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
+{
+	struct spool sp;
+	int rc, r;
+
+	if (argc < 2)
+		return usage_error(argv[0], "no spool given");
+	if ((rc = check_ids(argc - 2, argv + 2, argv[0])) != 0)
+		return rc;
+	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+		return rc;
+	for (int i = 2; i < argc; i++)
+		if ((r = fn(&sp, argv[i])) > rc)
+			rc = r;
+	spool_close(&sp);
+	return cmd_flush_stdout(rc);
+}
+
+/*
+ * Flush stdout.  Output that did not get there is a failed command: say
+ * so and return EX_IOERR (or rc, if it is higher); else return rc.
+ */
+int
+cmd_flush_stdout(int rc)
+{
+	if (fflush(stdout) != EOF && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
+	return rc > EX_IOERR ? rc : EX_IOERR;
 }

@@ -18,7 +18,7 @@ struct submit {
 	struct spool	 sp;
 	const char	*id;		/* --id, or NULL */
 	msec_t		 at;		/* 0: now */
-	char		**ids;		/* accepted, printed after the sync */
+	char		(*ids)[NAME_MAX + 1];	/* accepted; printed last */
 	int		 nids;
 	int		 rc;
 };
@@ -26,14 +26,14 @@ struct submit {
 static int
 one(struct submit *sb, const char *file)
 {
-	char id[NAME_MAX + 1];
+	char *id = sb->ids[sb->nids];	/* kept only if accepted */
 	bool is_stdin = strcmp(file, "-") == 0;
 	int fd, where, saved;
 
 	if (sb->id != NULL)
-		strlcpy(id, sb->id, sizeof(id));
+		strlcpy(id, sb->id, sizeof(sb->ids[0]));
 	else
-		id_generate(id, sizeof(id));
+		id_generate(id, sizeof(sb->ids[0]));
 	fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
 	if (fd == -1) {
 		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
@@ -56,7 +56,7 @@ one(struct submit *sb, const char *file)
 	}
 	if (!is_stdin)
 		close(fd);
-	sb->ids[sb->nids++] = strdup(id);
+	sb->nids++;
 	return 0;
 }
 
@@ -147,7 +147,8 @@ cmd_submit(int argc, char **argv)
 		sb.rc = EXIT_NO;
 		goto out;
 	}
-	if ((sb.ids = calloc(nfiles, sizeof(char *))) == NULL) {
+	if ((sb.ids = calloc(nfiles, sizeof(sb.ids[0]))) == NULL) {
+		fprintf(stderr, "chute: submit: %s\n", strerror(errno));
 		sb.rc = EX_SOFTWARE;
 		goto out;
 	}
@@ -163,11 +164,8 @@ cmd_submit(int argc, char **argv)
 	}
 	for (int i = 0; i < sb.nids; i++)
 		printf("%s\n", sb.ids[i]);
-	if (fflush(stdout) == EOF && sb.rc == 0)
-		sb.rc = EX_IOERR;
+	sb.rc = cmd_flush_stdout(sb.rc);
 out:
-	for (int i = 0; i < sb.nids; i++)
-		free(sb.ids[i]);
 	free(sb.ids);
 	spool_close(&sb.sp);
 	return sb.rc;

@@ -57,63 +57,78 @@ parse(int argc, char **argv, msec_t *timeout)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
-		if (c != 't' || dur_parse(optarg, timeout) == -1)
-			return usage_error("wait", c == 't' ? "--timeout %s: "
-			    "not a duration" : "unknown option%s", c == 't' ?
-			    optarg : "");
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != 't')
+			return usage_error("wait", "unknown option");
+		if (dur_parse(optarg, timeout) == -1)
+			return usage_error("wait", "--timeout %s: not a "
+			    "duration", optarg);
+	}
 	if (optind >= argc)
 		return usage_error("wait", "no spool given");
 	return check_ids(argc - optind - 1, argv + optind + 1, "wait");
+}
+
+/* Sleep on the watch until nothing is pending or the deadline passes. */
+static int
+wait_loop(struct spool *sp, struct watch *w, char **ids, int n, bool *done,
+    msec_t timeout)
+{
+	msec_t deadline = timeout >= 0 ? mono_ms() + timeout : -1;
+	int failed = 0, unknown = 0;
+
+	while (pending(sp, ids, n, done, &failed, &unknown) > 0 && unknown == 0) {
+		struct pollfd pfd = { .fd = watch_fd(w), .events = POLLIN };
+		msec_t left = deadline >= 0 ? deadline - mono_ms() : -1;
+
+		if (deadline >= 0 && left <= 0)
+			return EXIT_TIMEOUT;
+		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == -1
+		    && errno != EINTR) {
+			fprintf(stderr, "chute: %s: poll: %s\n", sp->path,
+			    strerror(errno));
+			return EX_SOFTWARE;
+		}
+		/* EPROTO, a malformed buffer, costs nothing: we look again. */
+		if (watch_read(w, ignore_event, NULL) == -1 &&
+		    errno != EPROTO) {
+			fprintf(stderr, "chute: %s: inotify: %s\n", sp->path,
+			    strerror(errno));
+			return EX_IOERR;
+		}
+	}
+	return failed || unknown ? EXIT_NO : 0;
 }
 
 int
 cmd_wait(int argc, char **argv)
 {
 	static const int watched[] = { ST_DONE, ST_FAILED };
-	msec_t timeout = -1, deadline;
+	msec_t timeout = -1;
 	struct spool sp;
 	struct watch *w;
-	int rc, n, failed = 0, unknown = 0;
-	char **ids;
 	bool *done;
+	int rc;
 
 	if ((rc = parse(argc, argv, &timeout)) != 0)
 		return rc;
-	if ((rc = open_spool_or_exit(&sp, argv[optind])) != 0)
-		return rc;
-	ids = argv + optind + 1;
-	n = argc - optind - 1;
-	if ((done = calloc(n, sizeof(*done))) == NULL)
+	if ((done = calloc(argc - optind - 1, sizeof(*done))) == NULL) {
+		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
 		return EX_SOFTWARE;
+	}
+	if ((rc = open_spool_or_exit(&sp, argv[optind])) != 0)
+		goto out;
 	/* The watch first: a job finishing during the first look is seen. */
 	if ((w = watch_open(&sp, watched, 2)) == NULL) {
 		fprintf(stderr, "chute: %s: inotify: %s\n", sp.path,
 		    strerror(errno));
-		spool_close(&sp);
-		free(done);
-		return EX_IOERR;
-	}
-	deadline = timeout >= 0 ? mono_ms() + timeout : -1;
-	while (pending(&sp, ids, n, done, &failed, &unknown) > 0 && unknown == 0) {
-		struct pollfd pfd = { .fd = watch_fd(w), .events = POLLIN };
-		msec_t left = deadline >= 0 ? deadline - mono_ms() : -1;
-
-		if (deadline >= 0 && left <= 0) {
-			rc = EXIT_TIMEOUT;
-			break;
-		}
-		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == -1
-		    && errno != EINTR) {
-			rc = EX_SOFTWARE;
-			break;
-		}
-		watch_read(w, ignore_event, NULL);
-	}
-	if (rc == 0 && (failed || unknown))
-		rc = EXIT_NO;
+		rc = EX_IOERR;
+	} else
+		rc = wait_loop(&sp, w, argv + optind + 1, argc - optind - 1,
+		    done, timeout);
 	watch_close(w);
 	spool_close(&sp);
+out:
 	free(done);
 	return rc;
 }

@@ -21,11 +21,6 @@
 #define PIDFILE		"owner.pid"
 #define PIDFILE_TMP	".owner.pid.tmp"
 
-/*
- * Take the spool lock.  With wait, block in the kernel until the owner
- * dies (a warm standby).  Returns 0, or -1 with errno EWOULDBLOCK when
- * another process owns the spool and wait is false.
- */
 static void
 on_alarm(int sig)
 {
@@ -51,6 +46,11 @@ flock_within(int fd, unsigned ms)
 	return rc;
 }
 
+/*
+ * Take the spool lock.  With wait, block in the kernel until the owner
+ * dies (a warm standby).  Returns 0, or -1 with errno EWOULDBLOCK when
+ * another process owns the spool and wait is false.
+ */
 int
 lock_take(struct spool *sp, bool wait)
 {

@@ -1,5 +1,6 @@
 /*
- * main.c: dispatch `chute SUBCOMMAND ...` to one cmd_*.c file each.
+ * main.c: dispatch `chute SUBCOMMAND ...` to one cmd_*.c file each, by
+ * the table of subcommands in cmd.c (which usage errors read too).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,33 +11,24 @@
 
 extern char **environ;
 
-static const struct {
-	const char *name;
-	int (*fn)(int, char **);
-} cmds[] = {
-	{ "init", cmd_init }, { "submit", cmd_submit }, { "run", cmd_run },
-	{ "status", cmd_status }, { "wait", cmd_wait },
-	{ "cancel", cmd_cancel }, { "retry", cmd_retry }, { "ls", cmd_ls },
-	{ "stats", cmd_stats }, { "log", cmd_log }, { "purge", cmd_purge },
-};
-
 int
 main(int argc, char *argv[])
 {
+	const struct cmd *cmd;
+
 	setprogname("chute");
 	setproctitle_init(argc, argv, environ);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
 		cmd_usage_all(stdout);
-		return 0;
+		return cmd_flush_stdout(0);
 	}
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
 		printf("chute %s\n", CHUTE_VERSION);
-		return 0;
+		return cmd_flush_stdout(0);
 	}
-	for (size_t i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (strcmp(argv[1], cmds[i].name) == 0)
-			return cmds[i].fn(argc - 1, argv + 1);
+	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL)
+		return cmd->fn(argc - 1, argv + 1);
 	if (argc < 2)
 		fprintf(stderr, "chute: missing subcommand\n");
 	else

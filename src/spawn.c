@@ -34,12 +34,6 @@ spawn_ignore(int sig)
 	sigaddset(&ignored, sig);
 }
 
-/*
- * argv0 as execve needs it: as given when it has a slash, else the first
- * executable PATH entry, as execvp would pick.  Resolved once when the
- * owner starts, not per job.  Returns a malloc'd path, or NULL with errno
- * set (ENOENT: nowhere on PATH).
- */
 /* What execve would run: an executable regular file (not a directory). */
 static bool
 runnable(const char *path)
@@ -55,6 +49,12 @@ runnable(const char *path)
 	return true;
 }
 
+/*
+ * argv0 as execve needs it: as given when it has a slash, else the first
+ * executable PATH entry, as execvp would pick.  Resolved once when the
+ * owner starts, not per job.  Returns a malloc'd path, or NULL with errno
+ * set (ENOENT: nowhere on PATH).
+ */
 char *
 spawn_which(const char *argv0)
 {
