@@ -1,60 +1,136 @@
-# chute: plain Makefile; flags from pkg-config (libbsd overlay, Check).
+# chute: plain Makefile.  `make` builds build/chute, `make check` runs every
+# test, `make strict` is CI's warnings-as-errors build; B=DIR builds elsewhere.
+#
+# A build never reuses an object made differently from a clean build: each
+# object depends on the headers it includes (-MMD -MP) and on a stamp file,
+# $(B)/flags, that holds every flag it was made with.  A library pkg-config
+# cannot find stops make, before anything that needs it is compiled, with one
+# line naming the Debian package to install.
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-# Flags chute needs whatever CFLAGS the user passes.
-XCFLAGS := -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude
-BSD_CFLAGS   := $(shell pkg-config --cflags libbsd-overlay)
-BSD_LIBS     := $(shell pkg-config --libs libbsd-overlay)
-CHECK_CFLAGS := $(shell pkg-config --cflags check)
-CHECK_LIBS   := $(shell pkg-config --libs check)
+PKG_CONFIG ?= pkg-config
+B       := build
 
-B := build
+# Flags chute adds whatever CFLAGS says.  An implicit declaration is an
+# error: a build without libbsd's flags once took strtonum to return int and
+# linked a chute that stamped jobs in 1970.
+CWARN   := -Wall -Wextra -Wshadow -Wno-unused-parameter \
+	-Werror=implicit-function-declaration
+XCFLAGS := -std=gnu11 $(CWARN) -D_GNU_SOURCE -Iinclude
+# The tests also see src/'s private headers and their own.
+TEST_CPPFLAGS := -Itests -Isrc
+# The LD_PRELOAD shim the fault-injection suite runs chute under: built the
+# same way whatever CFLAGS says (check-asan's sanitizers stay out of it).
+FAULT_CFLAGS  := -std=gnu11 $(CWARN) -D_GNU_SOURCE -O2 -shared -fPIC
+# More warnings, for `make strict`; none by default.
+WARN    :=
+
+# The libraries, as pkg-config name:Debian package; a new one is one word
+# here (libpq:libpq-dev, ncurses:libncurses-dev).  Building chute needs PKGS;
+# only the tests need TEST_PKGS, so a machine without Check can still `make`.
+PKGS      := libbsd-overlay:libbsd-dev
+TEST_PKGS := check:check
+
+# pkg-config is asked at parse time, quietly: a library it does not know
+# gives empty flags here, and make stops only in $(call need,PKGS), which the
+# recipe of a stamp file runs (see "Stamps").  Every object that needs PKGS
+# depends on that stamp, so make stops before compiling any of them, and
+# only when a target needs them.
+pc      = $(foreach p,$1,$(word 1,$(subst :, ,$p)))
+deb     = $(foreach p,$1,$(word 2,$(subst :, ,$p)))
+pkg     = $(shell $(PKG_CONFIG) $1 2>/dev/null)
+missing = $(strip $(foreach p,$1,$(if $(shell \
+	$(PKG_CONFIG) --exists $(call pc,$p) 2>/dev/null && echo y),,$p)))
+# $(call need,PKGS): nothing, or stop with one line naming what to install.
+need    = $(call stop_for,$(call missing,$1))
+stop_for = $(if $1,$(error $(PKG_CONFIG) finds no $(call pc,$1): apt-get install $(strip \
+	$(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),,pkg-config) $(call deb,$1))))
+
+PKG_CFLAGS        := $(call pkg,--cflags $(call pc,$(PKGS)))
+PKG_LIBS          := $(call pkg,--libs $(call pc,$(PKGS)))
+PKG_VERSIONS      := $(call pkg,--modversion $(call pc,$(PKGS)))
+TEST_PKG_CFLAGS   := $(call pkg,--cflags $(call pc,$(TEST_PKGS)))
+TEST_PKG_LIBS     := $(call pkg,--libs $(call pc,$(TEST_PKGS)))
+TEST_PKG_VERSIONS := $(call pkg,--modversion $(call pc,$(TEST_PKGS)))
+
+# src/main.c is chute's main(); everything else in src/ is libchute.a, which
+# the tests link too.  New files in src/ and tests/ are picked up as they are.
 LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/%.o)
-TEST_SRC := $(wildcard tests/check_*.c)
+TEST_SRC := $(wildcard tests/check_*.c tests/t_*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
-HDR      := $(wildcard include/*.h)
+
+COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
 all: $(B)/chute
 
-$(B)/chute: $(B)/main.o $(B)/libchute.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(BSD_LIBS)
+$(B)/chute: $(B)/main.o $(B)/libchute.a $(B)/flags
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PKG_LIBS)
 
-$(B)/libchute.a: $(LIB_OBJ)
-	rm -f $@ && $(AR) rcs $@ $^
+# rm first: ar would keep the members of objects that are gone.
+$(B)/libchute.a: $(LIB_OBJ) $(B)/objects
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(B)/%.o: src/%.c $(HDR) | $(B)
-	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) -c -o $@ $<
+$(B)/%.o: src/%.c $(B)/flags
+	$(COMPILE) -c -o $@ $<
 
-$(B)/tests/%.o: tests/%.c $(HDR) src/owner.h $(wildcard tests/*.h) | $(B)/tests
-	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) $(CHECK_CFLAGS) -Itests -Isrc -c -o $@ $<
+$(B)/tests/%.o: tests/%.c $(B)/flags $(B)/tests/flags
+	$(COMPILE) $(TEST_CPPFLAGS) $(TEST_PKG_CFLAGS) -c -o $@ $<
 
-$(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(BSD_LIBS)
+$(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a $(B)/flags $(B)/tests/flags \
+	$(B)/objects
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TEST_PKG_LIBS) $(PKG_LIBS)
 
-$(B) $(B)/tests:
-	mkdir -p $@
+$(B)/libfault.so: tests/fault.c $(B)/flags
+	$(CC) $(FAULT_CFLAGS) $(WARN) -MMD -MP -o $@ $< -ldl
 
-# The LD_PRELOAD shim the fault-injection suite runs chute under.
-$(B)/libfault.so: tests/fault.c | $(B)
-	$(CC) -shared -fPIC -O2 -D_GNU_SOURCE -o $@ $< -ldl
+$(B)/torture: tests/torture.c $(B)/flags
+	$(COMPILE) $(LDFLAGS) -o $@ $< $(PKG_LIBS)
 
-$(B)/torture: tests/torture.c | $(B)
-	$(CC) $(XCFLAGS) $(CFLAGS) $(BSD_CFLAGS) $(LDFLAGS) -o $@ $< $(BSD_LIBS)
+# Stamps.  $(B)/flags holds CC, the flags and what pkg-config said, one per
+# line; every object and link in $(B) depends on it.  Its prerequisite is
+# FORCE only when it does not hold their current values, so it is rewritten,
+# and what depends on it rebuilt, exactly when one of them changed; an
+# unchanged make has nothing to do.  $(B)/tests/flags does the same for
+# Check's flags, which only the tests need.  $(B)/objects lists the objects,
+# so that libchute.a is rebuilt when a source file goes away.
+FLAGS       := CC CPPFLAGS CFLAGS LDFLAGS XCFLAGS FAULT_CFLAGS WARN \
+	PKG_CFLAGS PKG_LIBS PKG_VERSIONS
+TEST_FLAGS  := TEST_CPPFLAGS TEST_PKG_CFLAGS TEST_PKG_LIBS TEST_PKG_VERSIONS
+# $(call lines,VARS): a shell command that prints VAR=value for each of VARS.
+lines   = printf '%s\n' $(foreach v,$1,'$(subst ','\'',$v=$($v))')
+# $(call changed,FILE,VARS): FORCE unless FILE holds those lines.
+changed = $(shell $(call lines,$2) | cmp -s - $1 || echo FORCE)
 
-# The integration suites drive $(B)/chute, so it is built first.
+$(B)/flags: $(call changed,$(B)/flags,$(FLAGS))
+	$(call need,$(PKGS))
+	@mkdir -p $(@D) && $(call lines,$(FLAGS)) > $@
+
+$(B)/tests/flags: $(call changed,$(B)/tests/flags,$(TEST_FLAGS))
+	$(call need,$(PKGS) $(TEST_PKGS))
+	@mkdir -p $(@D) && $(call lines,$(TEST_FLAGS)) > $@
+
+$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ)
+	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ) > $@
+
+FORCE:
+
+# The integration suites drive $(B)/chute.  $(B)/tests/flags comes first so
+# that a machine without Check stops before compiling anything.
 # CHECK_ROUNDS: the reduced crash torture run that every check includes.
 CHECK_ROUNDS ?= 20
-check: $(B)/chute $(B)/check_chute $(B)/torture $(B)/libfault.so
+check: $(B)/tests/flags $(B)/chute $(B)/check_chute $(B)/torture $(B)/libfault.so
+	tests/build/stale.sh
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
 
-# The whole suite again, every binary built with ASan and UBSan.
+# The whole suite again, every binary built with ASan and UBSan.  Its own
+# directory and stamp keep its objects apart from build/'s.
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:verify_asan_link_order=0 \
@@ -62,6 +138,23 @@ check-asan:
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	$(MAKE) B=build/asan CFLAGS="-O1 -g $(SAN)" LDFLAGS="$(SAN)" \
 	    CHECK_ROUNDS=5 check
+
+# make strict: what CI builds.  Everything (chute, the tests, torture, the
+# fault shim) in its own directory, with OpenSMTPD's smtpd warnings and a few
+# more that gcc 12 has, as errors.  Not -Wwrite-strings: with -Wcast-qual it
+# leaves no clean way to build an execve argv.  -Wno-unused-parameter:
+# callbacks (signal, event, scandir filter) take what they do not use.
+# To list every warning without stopping: make -k strict STRICT_WERROR=
+STRICT_WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
+	-Wmissing-declarations -Wold-style-definition -Wshadow -Wpointer-arith \
+	-Wcast-qual -Wsign-compare -Wformat=2 -Wsuggest-attribute=format \
+	-Wundef -Wredundant-decls -Wnested-externs -Wvla -Wdate-time \
+	-Wlogical-op -Wduplicated-cond -Wduplicated-branches \
+	-Wno-unused-parameter
+STRICT_WERROR ?= -Werror
+strict:
+	$(MAKE) B=build/strict WARN='$(STRICT_WARN) $(STRICT_WERROR)' \
+	    $(addprefix build/strict/,chute check_chute torture libfault.so)
 
 # The owner under valgrind across 10,000 jobs: no leak, no invalid access.
 VALGRIND_JOBS ?= 10000
@@ -72,20 +165,33 @@ torture: $(B)/chute $(B)/torture
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 200
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 50 --flaky
 
-# libFuzzer (clang) on every parser that sees outside input.
+# libFuzzer (clang) on every parser that sees outside input; its objects
+# have their own directory and stamps.
 FUZZ_SECONDS ?= 30
 FUZZERS := names dur joblog disk events args
+FUZZ_CC ?= clang
 FZ := build/fuzz
 FZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
-	-std=gnu11 -Iinclude $(BSD_CFLAGS)
+	-std=gnu11 -Werror=implicit-function-declaration -Iinclude $(PKG_CFLAGS)
 FZ_OBJ := $(LIB_SRC:src/%.c=$(FZ)/%.o)
+FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS
 
-$(FZ)/%.o: src/%.c $(HDR)
-	@mkdir -p $(FZ)
-	clang $(FZ_FLAGS) -c -o $@ $<
+# Named only in a pattern rule, they would be deleted as intermediate files.
+.SECONDARY: $(FZ_OBJ)
 
-$(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ_OBJ)
-	clang $(FZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(BSD_LIBS)
+$(FZ)/%.o: src/%.c $(FZ)/flags
+	$(FUZZ_CC) $(FZ_FLAGS) -MMD -MP -c -o $@ $<
+
+$(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ_OBJ) $(FZ)/flags $(FZ)/objects
+	$(FUZZ_CC) $(FZ_FLAGS) -fsanitize=fuzzer -MMD -MP -o $@ \
+	    $(filter %.c %.o,$^) $(PKG_LIBS)
+
+$(FZ)/flags: $(call changed,$(FZ)/flags,$(FZ_FLAGS_VARS))
+	$(call need,$(PKGS))
+	@mkdir -p $(@D) && $(call lines,$(FZ_FLAGS_VARS)) > $@
+
+$(FZ)/objects: $(call changed,$(FZ)/objects,FZ_OBJ)
+	@mkdir -p $(@D) && $(call lines,FZ_OBJ) > $@
 
 fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	for f in $(FUZZERS); do \
@@ -100,10 +206,16 @@ install: $(B)/chute
 	install -m 755 $(B)/chute $(DESTDIR)$(BINDIR)/chute
 	install -m 644 chute.1 $(DESTDIR)$(MANDIR)/man1/chute.1
 
+bench: $(B)/chute
+	CHUTE_BIN=$(abspath $(B)/chute) bench/run
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-asan check-valgrind torture fuzz install clean bench
+# What each object and binary includes, as the compiler saw it last time.
+-include $(wildcard $(B)/*.d $(B)/tests/*.d $(FZ)/*.d)
 
-bench: $(B)/chute
-	CHUTE_BIN=$(abspath $(B)/chute) bench/run
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
+.PHONY: all check check-asan check-valgrind strict torture fuzz install bench \
+	clean FORCE

@@ -88,7 +88,8 @@ int	 joblog_open(struct spool *, const char *);
 int	 joblog_note(struct spool *, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 joblog_fnote(int, const char *, ...) __attribute__((format(printf, 2, 3)));
-int	 joblog_vnote(int, off_t *, bool, const char *, va_list);
+int	 joblog_vnote(int, off_t *, bool, const char *, va_list)
+	    __attribute__((format(printf, 4, 0)));
 int	 joblog_fread(int, struct joblog_info *, off_t *);
 int	 joblog_read(struct spool *, const char *, struct joblog_info *);
 void	 joblog_parse(const char *, size_t, struct joblog_info *);

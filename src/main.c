@@ -9,8 +9,6 @@
 
 #include "chute.h"
 
-extern char **environ;
-
 int
 main(int argc, char *argv[])
 {

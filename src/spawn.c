@@ -22,8 +22,6 @@
 
 #include "chute.h"
 
-extern char **environ;
-
 /* What the owner set to SIG_IGN: exec keeps those, so the child undoes them. */
 static sigset_t ignored;
 

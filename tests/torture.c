@@ -128,10 +128,11 @@ enum { D_NEW, D_CUR, D_DEFER, D_DONE, D_FAILED, D_N };
 
 static struct {
 	int		 rounds;
-	const char	*chute;
+	char		*chute;		/* an argv[0]: not const */
 	uint64_t	 seed;
 	bool		 flaky, keep;
 } cfg = { .rounds = 200 };
+static char default_chute[] = "./build/chute";
 
 static char work[PATH_MAX], spool[PATH_MAX + 16];
 static pid_t main_pid;
@@ -196,6 +197,8 @@ die(const char *fmt, ...)
 	fputc('\n', stderr);
 	exit(2);
 }
+
+static char *path(const char *, ...) __attribute__((format(printf, 1, 2)));
 
 static char *
 path(const char *fmt, ...)
@@ -542,7 +545,7 @@ owner_start(bool drain, int round)
 	int ac = 0;
 	pid_t pid;
 
-	argv[ac++] = (char *)cfg.chute;
+	argv[ac++] = cfg.chute;
 	argv[ac++] = "run";
 	argv[ac++] = spool;
 	argv[ac++] = "-j";
@@ -614,7 +617,7 @@ sub_chute(struct sub *s, int nfiles, bool delay)
 	bool use_stdin = nfiles == 1 && rnd(&s->rng, 3) == 0;
 	int ac = 0, in = -1, st, got = 0;
 
-	argv[ac++] = (char *)cfg.chute;
+	argv[ac++] = cfg.chute;
 	argv[ac++] = "submit";
 	argv[ac++] = spool;
 	if (delay) {
@@ -1324,7 +1327,7 @@ load_statuses(void)
 
 	while (j < njobs) {
 		int ac = 0, st;
-		argv[ac++] = (char *)cfg.chute;
+		argv[ac++] = cfg.chute;
 		argv[ac++] = "status";
 		argv[ac++] = spool;
 		for (; j < njobs && ac < 203; j++)
@@ -1672,7 +1675,9 @@ parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
-	cfg.chute = getenv("CHUTE_BIN") ? getenv("CHUTE_BIN") : "./build/chute";
+	cfg.chute = getenv("CHUTE_BIN");
+	if (cfg.chute == NULL)
+		cfg.chute = default_chute;
 	cfg.seed = arc4random() | (uint64_t)arc4random() << 32;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -1716,7 +1721,7 @@ setup(void)
 {
 	const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char tmpl[PATH_MAX], *out, how[32];
-	char *argv[] = { (char *)cfg.chute, "init", spool, NULL };
+	char *argv[] = { cfg.chute, "init", spool, NULL };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int st;
 
