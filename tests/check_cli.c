@@ -4,10 +4,23 @@
  * and judges it only by what an operator could see: files in the state
  * directories, exit codes, output, and what the handlers recorded in a
  * journal kept outside the spool.  No sleep is used to synchronise: every
- * wait is bounded and says what it waited for (check_cli_util.h).
+ * wait is bounded and says what it waited for (t_cli.h).
  */
 #include <sys/file.h>
-#include "check_cli_util.h"
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "t_cli.h"
 
 /* ------------------------------------------------------------------ */
 /* Submission                                                         */
@@ -726,9 +739,9 @@ START_TEST(test_lock_held_by_a_dead_owners_straggler_child_is_waited_out)
 	pid_t locker, owner;
 	char c;
 
-	EXPECT(pipe(ready) == 0, "pipe");
+	EXPECT(pipe2(ready, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
 	if ((locker = fork()) == 0) {
-		int fd = open(T.spool, O_RDONLY | O_DIRECTORY);
+		int fd = open(T.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd == -1 || flock(fd, LOCK_EX) == -1)
 			_exit(1);
 		if (fork() == 0) {	/* the straggler: holds fd, then exits */
@@ -739,6 +752,8 @@ START_TEST(test_lock_held_by_a_dead_owners_straggler_child_is_waited_out)
 		}
 		_exit(0);		/* the "owner" dies first */
 	}
+	/* Only the children hold the write end now: no straggler, no byte but EOF. */
+	close(ready[1]);
 	EXPECT(read(ready[0], &c, 1) == 1, "the straggler did not start");
 	t_reap(locker, 5000, "the dead owner");
 	t_submit_as("after", "x");
@@ -747,7 +762,6 @@ START_TEST(test_lock_held_by_a_dead_owners_straggler_child_is_waited_out)
 	    "the owner did not wait for the straggler:\n%s", t_log_of(owner));
 	EXPECT(t_exists(SP("done", "after")), "the job did not run");
 	close(ready[0]);
-	close(ready[1]);
 }
 END_TEST
 
@@ -1036,7 +1050,8 @@ END_TEST
 
 START_TEST(test_wait_returns_when_a_queued_job_finishes)
 {
-	char *argv[] = { (char *)T.bin, "wait", T.spool, "--timeout", "20s", "queued", NULL };
+	const char *argv[] = { T.bin, "wait", T.spool, "--timeout", "20s", "queued",
+	    NULL };
 	pid_t waiter, owner;
 	int code;
 
@@ -1522,15 +1537,13 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 
-Suite *cli_suite(void);
-
 Suite *
 cli_suite(void)
 {
 	Suite *s = suite_create("cli");
 	TCase *tc;
 
-	tc = t_tcase(cli_setup, cli_teardown, "persistent", 60);
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "persistent", 60);
 	tcase_add_test(tc, test_persistent_workers_answer_ok_fail_and_retry);
 	tcase_add_test(tc, test_a_dying_worker_takes_only_its_job_and_is_restarted);
 	tcase_add_test(tc, test_persistent_timeout_stops_the_worker_and_retries);
@@ -1538,7 +1551,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
 	suite_add_tcase(s, tc);
 
-	tc = t_tcase(cli_setup, cli_teardown, "submit", 60);
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "submit", 60);
 	tcase_add_test(tc, test_submit_reads_stdin_and_prints_the_new_id);
 	tcase_add_test(tc, test_submit_of_files_prints_one_id_per_file_in_submission_order);
 	tcase_add_test(tc, test_submit_with_id_names_the_job);
@@ -1555,7 +1568,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_dropped_file_with_a_control_character_in_its_name_gets_a_clean_id);
 	suite_add_tcase(s, tc);
 
-	tc = t_tcase(cli_setup, cli_teardown, "outcomes", 60);
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "outcomes", 60);
 	tcase_add_test(tc, test_handler_exit_0_moves_job_to_done);
 	tcase_add_test(tc, test_exit_75_defers_then_retry_succeeds);
 	tcase_add_test(tc, test_retries_exhausted_fail_with_attempts_equal_to_max);
@@ -1572,7 +1585,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_no_more_than_j_handlers_run_at_once);
 	suite_add_tcase(s, tc);
 
-	tc = t_tcase(cli_setup, cli_teardown, "ownership", 90);
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "ownership", 90);
 	tcase_add_test(tc, test_run_with_a_handler_that_cannot_be_executed_is_a_usage_error);
 	tcase_add_test(tc, test_second_owner_is_refused_with_75_naming_the_owner_pid);
 	tcase_add_test(tc, test_lock_held_by_a_dead_owners_straggler_child_is_waited_out);
@@ -1584,7 +1597,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_startup_removes_stale_tmp_files_but_keeps_fresh_ones);
 	suite_add_tcase(s, tc);
 
-	tc = t_tcase(cli_setup, cli_teardown, "commands", 60);
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "commands", 60);
 	tcase_add_test(tc, test_wait_exits_0_when_all_done_and_1_when_any_failed);
 	tcase_add_test(tc, test_wait_times_out_with_124);
 	tcase_add_test(tc, test_wait_on_an_unknown_id_exits_1_at_once);
@@ -1599,7 +1612,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_log_shows_attempt_lines_and_handler_output);
 	suite_add_tcase(s, tc);
 
-	tc = t_tcase(cli_setup, cli_teardown, "burst", 240);
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "burst", 240);
 	tcase_add_test(tc, test_burst_of_20000_files_is_drained_completely);
 	suite_add_tcase(s, tc);
 	return s;

@@ -11,30 +11,19 @@
  * injected: a test whose fault never fired has tested nothing and fails.
  */
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "check_cli_util.h"
-#pragma GCC diagnostic pop
-
-Suite	*fault_suite(void);
-
-/* At most the first 1000 bytes of s: Check refuses messages over 4 KiB. */
-static const char *
-snip(const char *s)
-{
-	static char buf[4][1100];
-	static int next;
-	char *b = buf[next++ % 4];
-	size_t len;
-
-	if (s == NULL)
-		return "(none)";
-	len = strlen(s);
-	snprintf(b, sizeof buf[0], "%.1000s%s", s, len > 1000 ? "...(cut)" : "");
-	return b;
-}
+#include "suites.h"
+#include "t_cli.h"
 
 static struct {
 	const char	*lib;		/* CHUTE_FAULT_LIB, or NULL: skip */
@@ -111,7 +100,7 @@ f_log(void)
 	static char buf[1100];
 	char *text = t_slurp(RP("faults"));
 
-	snprintf(buf, sizeof buf, "%s", text ? snip(text) : "(no fault log: the"
+	snprintf(buf, sizeof buf, "%s", text ? t_snip(text) : "(no fault log: the"
 	    " shim was not loaded, or no call matched)");
 	free(text);
 	return buf;
@@ -170,7 +159,7 @@ f_alive(pid_t owner, const char *after)
 static void
 fault_setup(void)
 {
-	cli_setup();
+	t_cli_setup();
 	memset(&F, 0, sizeof F);
 	F.lib = getenv("CHUTE_FAULT_LIB");
 	if (F.lib != NULL && F.lib[0] == '\0')
@@ -192,7 +181,7 @@ fault_teardown(void)
 	F.mnt[0] = '\0';
 	free(F.asan);
 	F.asan = NULL;
-	cli_teardown();
+	t_cli_teardown();
 }
 
 /* ------------------------------------------------------------------ */
@@ -234,17 +223,17 @@ f_submit_fails(const char *spec, const char *path, int err, size_t len,
 	f_disarm();
 	EXPECT_INJECTED(spec);
 	EXPECT(code == 74, "chute submit%s with %s (on %s) exited %d, not 74;"
-	    " stderr: '%s'", delayed ? " --delay" : "", spec, path, code, snip(T.err));
+	    " stderr: '%s'", delayed ? " --delay" : "", spec, path, code, t_snip(T.err));
 	EXPECT(t_nlines(T.err) == 1, "with %s, expected a one-line message, got:\n%s",
-	    spec, snip(T.err));
+	    spec, t_snip(T.err));
 	EXPECT(strncmp(T.err, "chute: ", 7) == 0 && strstr(T.err, T.spool) != NULL,
 	    "with %s, the message does not name the path under %s: '%s'", spec,
-	    T.spool, snip(T.err));
+	    T.spool, t_snip(T.err));
 	EXPECT(strstr(T.err, strerror(err)) != NULL,
 	    "with %s, the message does not give the reason '%s': '%s'", spec,
-	    strerror(err), snip(T.err));
+	    strerror(err), t_snip(T.err));
 	EXPECT(T.out[0] == '\0', "with %s, a failed submit printed an ID: '%s'",
-	    spec, snip(T.out));
+	    spec, t_snip(T.out));
 	EXPECT(t_count_state("new") == 0 && t_count_state("tmp") == 0 &&
 	    t_count_state("defer") == 0, "with %s, a failed submit left new/ %d,"
 	    " tmp/ %d, defer/ %d file(s)", spec, t_count_state("new"),
@@ -252,7 +241,7 @@ f_submit_fails(const char *spec, const char *path, int err, size_t len,
 
 	code = CHUTE_IN(in, "submit", T.spool, "--id", "afterwards");
 	EXPECT(code == 0, "after a failed submit (%s), a plain one exited %d: %s",
-	    spec, code, snip(T.err));
+	    spec, code, t_snip(T.err));
 	EXPECT(unlink(SP("new", "afterwards")) == 0, "new/afterwards: %s",
 	    strerror(errno));
 	free(in);
@@ -324,11 +313,11 @@ START_TEST(test_submit_of_two_files_whose_second_fails_keeps_only_the_first)
 	f_disarm();
 	EXPECT_INJECTED("write:2:ENOSPC");
 	EXPECT(code == 74, "submit one two, the second failing, exited %d: %s",
-	    code, snip(T.err));
+	    code, t_snip(T.err));
 	EXPECT(t_nlines(T.err) == 1 && strstr(T.err, strerror(ENOSPC)),
-	    "expected one line with the reason, got '%s'", snip(T.err));
+	    "expected one line with the reason, got '%s'", t_snip(T.err));
 	EXPECT(t_nlines(T.out) == 1, "expected the first file's ID only, got '%s'",
-	    snip(T.out));
+	    t_snip(T.out));
 	id = t_line(T.out, 0);
 	content = t_slurp(SP("new", id));
 	EXPECT(content && strcmp(content, "first\n") == 0,
@@ -372,7 +361,7 @@ f_mount_small_fs(void)
 	snprintf(F.mnt, sizeof F.mnt, "%s", mnt);
 	snprintf(T.spool, sizeof T.spool, "%s/spool", mnt);
 	code = CHUTE("init", T.spool);
-	EXPECT(code == 0, "chute init %s exited %d: %s", T.spool, code, snip(T.err));
+	EXPECT(code == 0, "chute init %s exited %d: %s", T.spool, code, t_snip(T.err));
 	return true;
 }
 
@@ -408,11 +397,11 @@ START_TEST(test_submit_and_the_owner_on_a_full_file_system)
 	f_write_input(RP("big"), 2 * 1024 * 1024);
 	code = CHUTE("submit", T.spool, RP("big"));
 	EXPECT(code == 74, "submit of 2 MiB to a 1 MiB file system exited %d: %s",
-	    code, snip(T.err));
+	    code, t_snip(T.err));
 	EXPECT(t_nlines(T.err) == 1 && strstr(T.err, T.spool) &&
 	    strstr(T.err, strerror(ENOSPC)), "expected one line naming the path"
-	    " and '%s', got '%s'", strerror(ENOSPC), snip(T.err));
-	EXPECT(T.out[0] == '\0', "a failed submit printed '%s'", snip(T.out));
+	    " and '%s', got '%s'", strerror(ENOSPC), t_snip(T.err));
+	EXPECT(T.out[0] == '\0', "a failed submit printed '%s'", t_snip(T.out));
 	EXPECT(t_count_state("new") == 0 && t_count_state("tmp") == 0,
 	    "a failed submit left new/ %d, tmp/ %d", t_count_state("new"),
 	    t_count_state("tmp"));
@@ -423,7 +412,7 @@ START_TEST(test_submit_and_the_owner_on_a_full_file_system)
 	t_write(RP("small"), "small\n");
 	code = CHUTE("submit", T.spool, RP("small"));
 	EXPECT(code == 74 && strstr(T.err, strerror(ENOSPC)),
-	    "submit to a full file system exited %d: %s", code, snip(T.err));
+	    "submit to a full file system exited %d: %s", code, t_snip(T.err));
 	EXPECT(t_count_state("new") == 1 && t_count_state("tmp") == 0,
 	    "a failed submit on a full disk left new/ %d (expected 1), tmp/ %d",
 	    t_count_state("new"), t_count_state("tmp"));
@@ -440,7 +429,7 @@ START_TEST(test_submit_and_the_owner_on_a_full_file_system)
 	EXPECT(unlink(P("%s/filler", F.mnt)) == 0, "rm filler: %s", strerror(errno));
 	code = CHUTE("submit", T.spool, RP("small"));
 	EXPECT(code == 0, "submit after freeing space exited %d: %s", code,
-	    snip(T.err));
+	    t_snip(T.err));
 	id = strdup(t_line(T.out, 0));
 	EXPECT(t_await(id, 10000) == 0, "a job submitted after freeing space failed");
 	EXPECT(t_stop(owner) == 0, "the owner did not exit 0 on SIGTERM:\n%s",
@@ -712,7 +701,7 @@ START_TEST(test_job_removed_from_cur_while_its_handler_runs_is_stopped_and_logge
 
 		log = t_slurp(SP("log", id));
 		EXPECT(log && strstr(log, "cancelled"), "log/%s does not record"
-		    " that the job was taken away: '%s'", id, snip(log));
+		    " that the job was taken away: '%s'", id, t_snip(log));
 		free(log);
 	}
 
@@ -743,18 +732,18 @@ START_TEST(test_job_removed_from_defer_while_it_waits_never_runs_and_is_logged)
 	/* each removed at once, well before it is due */
 	code = CHUTE_IN(RP("in"), "submit", T.spool, "--id", "later-rm",
 	    "--delay", "1s");
-	EXPECT(code == 0, "submit --delay exited %d: %s", code, snip(T.err));
+	EXPECT(code == 0, "submit --delay exited %d: %s", code, t_snip(T.err));
 	EXPECT(unlink(SP("defer", "later-rm")) == 0, "rm defer/later-rm: %s",
 	    strerror(errno));
 	code = CHUTE_IN(RP("in"), "submit", T.spool, "--id", "later-mv",
 	    "--delay", "1s");
-	EXPECT(code == 0, "submit --delay exited %d: %s", code, snip(T.err));
+	EXPECT(code == 0, "submit --delay exited %d: %s", code, t_snip(T.err));
 	EXPECT(rename(SP("defer", "later-mv"), RP("later-mv")) == 0,
 	    "mv defer/later-mv out of the spool: %s", strerror(errno));
 	/* due after the two: once it is done, the owner has been past them */
 	code = CHUTE_IN(RP("in"), "submit", T.spool, "--id", "marker", "--delay",
 	    "1500ms");
-	EXPECT(code == 0, "submit --delay exited %d: %s", code, snip(T.err));
+	EXPECT(code == 0, "submit --delay exited %d: %s", code, t_snip(T.err));
 
 	EXPECT(t_await("marker", 10000) == 0, "the marker job did not finish");
 	f_alive(owner, "jobs were removed from defer/");

@@ -8,31 +8,20 @@
  */
 #include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "check_cli_util.h"
-#pragma GCC diagnostic pop
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-Suite	*hostile_suite(void);
-
-/* At most the first 1000 bytes of s: Check refuses messages over 4 KiB. */
-static const char *
-snip(const char *s)
-{
-	static char buf[4][1100];
-	static int next;
-	char *b = buf[next++ % 4];
-	size_t len;
-
-	if (s == NULL)
-		return "(none)";
-	len = strlen(s);
-	snprintf(b, sizeof buf[0], "%.1000s%s", s, len > 1000 ? "...(cut)" : "");
-	return b;
-}
+#include "suites.h"
+#include "t_cli.h"
 
 /* ---- watching for opens and reads ---- */
 
@@ -205,7 +194,7 @@ h_rejected(const char *id, const char *reason)
 		    id, others[i]);
 	log = t_slurp(SP("log", id));
 	EXPECT(log && strstr(log, reason), "log/%s does not say '%s': '%s'", id,
-	    reason, snip(log));
+	    reason, t_snip(log));
 	free(log);
 	EXPECT(t_journal_count(id) == 0 && !t_exists(RP(P("seen/%s", id))),
 	    "a handler ran on %s", id);
@@ -218,7 +207,7 @@ hostile_teardown(void)
 		close(W.fd);
 	W.fd = -1;
 	W.n = 0;
-	cli_teardown();
+	t_cli_teardown();
 }
 
 /* ------------------------------------------------------------------ */
@@ -376,7 +365,7 @@ START_TEST(test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read)
 	    " inode) was not run exactly once");
 	seen = t_slurp(RP("seen/ql"));
 	EXPECT(seen && strcmp(seen, "qmail style\n") == 0, "the handler read '%s'"
-	    " for ql", snip(seen));
+	    " for ql", t_snip(seen));
 	free(seen);
 	/* the owner may open it to fstat it; it must not read it */
 	touched = h_touched(names, IN_ACCESS);
@@ -606,7 +595,7 @@ START_TEST(test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines)
 		EXPECT(bad == -1 && !h_line_starts_with(text, FORGED_TIME) &&
 		    !h_line_starts_with(text, FORGED_LOG),
 		    "log/%s has a raw control byte or a forged line:\n%s", de->d_name,
-		    snip(text));
+		    t_snip(text));
 		free(text);
 	}
 	closedir(d);
@@ -625,7 +614,7 @@ START_TEST(test_empty_job_runs_and_ends_in_done)
 	t_drop("empty", "");
 	code = CHUTE("submit", T.spool);	/* stdin: /dev/null */
 	EXPECT(code == 0 && t_line(T.out, 0) != NULL,
-	    "submit of an empty stdin exited %d: %s", code, snip(T.err));
+	    "submit of an empty stdin exited %d: %s", code, t_snip(T.err));
 	id = strdup(t_line(T.out, 0));
 	h_drain(h_journal());
 	EXPECT(t_exists(SP("done", "empty")) && t_exists(SP("done", id)),
@@ -634,11 +623,11 @@ START_TEST(test_empty_job_runs_and_ends_in_done)
 	    "the empty jobs did not run once each");
 	seen = t_slurp(RP("seen/empty"));
 	EXPECT(seen && seen[0] == '\0', "the handler of an empty job read '%s'",
-	    snip(seen));
+	    t_snip(seen));
 	free(seen);
 	seen = t_slurp(RP(P("seen/%s", id)));
 	EXPECT(seen && seen[0] == '\0', "the handler of an empty submission read"
-	    " '%s'", snip(seen));
+	    " '%s'", t_snip(seen));
 	free(seen);
 	free(id);
 }
@@ -675,7 +664,7 @@ START_TEST(test_job_larger_than_2_gib_is_handed_to_its_handler_whole)
 	snprintf(want, sizeof want, "%lld HEADMARK TAILMARK\n",
 	    (long long)BIG_HOLE + 8);
 	EXPECT(report && strcmp(report, want) == 0, "the handler's stdin was '%s',"
-	    " expected '%s'", snip(report), want);
+	    " expected '%s'", t_snip(report), want);
 	free(report);
 }
 END_TEST
@@ -815,7 +804,7 @@ START_TEST(test_cur_left_full_by_a_dead_owner_is_requeued_and_drained)
 			log = t_slurp(SP("log", id));
 			EXPECT(log && strstr(log, "abandoned") &&
 			    strstr(log, "attempts exhausted"), "log/%s: '%s'", id,
-			    snip(log));
+			    t_snip(log));
 			free(log);
 		} else {
 			EXPECT(strcmp(where, "done") == 0 && runs[i] == 1 && attempt[i] == 2,
@@ -863,7 +852,7 @@ START_TEST(test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept)
 	    "the job whose stale tmp/ link was removed did not run once");
 	c = t_slurp(RP("seen/oldq"));
 	EXPECT(c && strcmp(c, "linked long ago\n") == 0, "oldq's handler read '%s'",
-	    snip(c));
+	    t_snip(c));
 	free(c);
 	EXPECT(strstr(t_log_of(owner), "stale") != NULL,
 	    "the owner did not log the removals:\n%s", t_log_of(owner));
@@ -879,7 +868,7 @@ hostile_suite(void)
 	Suite *s = suite_create("hostile");
 	TCase *tc;
 
-	tc = t_tcase(cli_setup, hostile_teardown, "files", 60);
+	tc = t_tcase(t_cli_setup, hostile_teardown, "files", 60);
 	tcase_add_test(tc, test_symlink_in_new_to_a_root_only_file_is_rejected_and_never_read);
 	tcase_add_test(tc, test_fifo_directory_socket_and_device_in_new_are_rejected_unopened);
 	tcase_add_test(tc, test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read);
@@ -889,7 +878,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_job_larger_than_2_gib_is_handed_to_its_handler_whole);
 	suite_add_tcase(s, tc);
 
-	tc = t_tcase(cli_setup, hostile_teardown, "leftovers", 120);
+	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);
 	tcase_add_test(tc, test_100000_jobs_in_new_at_startup_start_promptly_and_none_is_lost);
 	tcase_add_test(tc, test_cur_left_full_by_a_dead_owner_is_requeued_and_drained);
 	tcase_add_test(tc, test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept);

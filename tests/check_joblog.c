@@ -8,6 +8,7 @@
 
 #include "chute.h"
 #include "suites.h"
+#include "t_spool.h"
 
 static struct joblog_info
 parse(const char *text)
@@ -81,26 +82,19 @@ END_TEST
 
 START_TEST(test_our_line_starts_on_a_new_line_after_unterminated_output)
 {
-	char dir[] = "/tmp/chute-joblog.XXXXXX", buf[256] = "", cmd[64];
-	struct spool sp;
+	char buf[256] = "";
 	int fd, rfd;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(spool_init(dir, NULL), 0);
-	ck_assert_int_eq(spool_open(&sp, dir), 0);
 	/* The handler's stdout is this very descriptor. */
-	fd = joblog_open(&sp, "j");
+	fd = joblog_open(&t_spool, "j");
 	ck_assert_int_ne(fd, -1);
 	ck_assert_int_eq(write(fd, "no newline", 10), 10);
 	ck_assert_int_eq(joblog_fnote(fd, "attempt=1 exit=0 time=1ms"), 0);
 	close(fd);
-	rfd = openat(sp.dir[ST_LOG], "j", O_RDONLY);
+	rfd = openat(t_spool.dir[ST_LOG], "j", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_gt(read(rfd, buf, sizeof(buf) - 1), 0);
 	close(rfd);
 	ck_assert(strncmp(buf, "no newline\n@chute ", 18) == 0);
-	spool_close(&sp);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -115,6 +109,10 @@ joblog_suite(void)
 	tcase_add_test(tc, test_retry_resets_the_count);
 	tcase_add_test(tc, test_handler_output_cannot_pass_for_our_lines);
 	tcase_add_test(tc, test_cancel_and_timeout_are_the_last_outcome);
+	suite_add_tcase(s, tc);
+	/* Writing a job's log needs a spool on disk. */
+	tc = tcase_create("file");
+	tcase_add_checked_fixture(tc, t_spool_setup, t_spool_teardown);
 	tcase_add_test(tc, test_our_line_starts_on_a_new_line_after_unterminated_output);
 	suite_add_tcase(s, tc);
 	return s;

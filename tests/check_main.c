@@ -9,7 +9,7 @@
 #include "suites.h"
 
 int
-main(int argc, char *argv[])
+main(void)
 {
 	SRunner *sr = srunner_create(util_suite());
 	int failed;

@@ -10,29 +10,15 @@
 
 #include "chute.h"
 #include "suites.h"
+#include "t_spool.h"
 
-static char dir[64];
-static struct spool sp;
-static int dfd;		/* new/ */
+static int dfd;		/* new/ of the test's spool */
 
 static void
 setup(void)
 {
-	strlcpy(dir, "/tmp/chute-ready.XXXXXX", sizeof(dir));
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(spool_init(dir, NULL), 0);
-	ck_assert_int_eq(spool_open(&sp, dir), 0);
-	dfd = sp.dir[ST_NEW];
-}
-
-static void
-teardown(void)
-{
-	char cmd[128];
-
-	spool_close(&sp);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	t_spool_setup();
+	dfd = t_spool.dir[ST_NEW];
 }
 
 static struct stat
@@ -69,15 +55,16 @@ END_TEST
 START_TEST(test_a_file_open_for_writing_is_not_ready)
 {
 	struct stat st;
-	int w = openat(dfd, "w", O_WRONLY | O_CREAT, 0600), fd;
+	int w = openat(dfd, "w", O_WRONLY | O_CREAT | O_CLOEXEC, 0600), fd;
 
 	ck_assert_int_ne(w, -1);
 	if (geteuid() == 0) {	/* the lease needs CAP_LEASE or ownership */
-		ck_assert_int_eq(ready_check(&sp, "w", 0, &fd, &st), READY_WRITER);
+		ck_assert_int_eq(ready_check(&t_spool, "w", 0, &fd, &st),
+		    READY_WRITER);
 		ck_assert_int_eq(fd, -1);
 	}
 	close(w);
-	ck_assert_int_eq(ready_check(&sp, "w", 0, &fd, &st), READY_YES);
+	ck_assert_int_eq(ready_check(&t_spool, "w", 0, &fd, &st), READY_YES);
 	ck_assert_int_ne(fd, -1);
 	close(fd);
 }
@@ -90,9 +77,9 @@ START_TEST(test_symlinks_and_fifos_are_never_opened)
 
 	ck_assert_int_eq(symlinkat("/etc/shadow", dfd, "link"), 0);
 	ck_assert_int_eq(mkfifoat(dfd, "fifo", 0600), 0);
-	ck_assert_int_eq(ready_check(&sp, "link", 0, &fd, &st), READY_NOTREG);
+	ck_assert_int_eq(ready_check(&t_spool, "link", 0, &fd, &st), READY_NOTREG);
 	ck_assert(S_ISLNK(st.st_mode));
-	ck_assert_int_eq(ready_check(&sp, "fifo", 0, &fd, &st), READY_NOTREG);
+	ck_assert_int_eq(ready_check(&t_spool, "fifo", 0, &fd, &st), READY_NOTREG);
 	ck_assert(S_ISFIFO(st.st_mode));
 	ck_assert_int_eq(fd, -1);
 }
@@ -103,20 +90,20 @@ START_TEST(test_a_vanished_file_is_gone)
 	struct stat st;
 	int fd;
 
-	ck_assert_int_eq(ready_check(&sp, "nothing", 0, &fd, &st), READY_GONE);
+	ck_assert_int_eq(ready_check(&t_spool, "nothing", 0, &fd, &st), READY_GONE);
 }
 END_TEST
 
 START_TEST(test_a_job_locked_by_a_running_handler_is_busy)
 {
 	struct stat st;
-	int h = openat(dfd, "j", O_RDONLY | O_CREAT, 0600), fd;
+	int h = openat(dfd, "j", O_RDONLY | O_CREAT | O_CLOEXEC, 0600), fd;
 
 	/* A handler holding its stdin's lock, as an orphan would. */
 	ck_assert_int_eq(flock(h, LOCK_EX), 0);
-	ck_assert_int_eq(ready_check(&sp, "j", RF_MOVED, &fd, &st), READY_BUSY);
+	ck_assert_int_eq(ready_check(&t_spool, "j", RF_MOVED, &fd, &st), READY_BUSY);
 	close(h);
-	ck_assert_int_eq(ready_check(&sp, "j", RF_MOVED, &fd, &st), READY_YES);
+	ck_assert_int_eq(ready_check(&t_spool, "j", RF_MOVED, &fd, &st), READY_YES);
 	close(fd);
 }
 END_TEST
@@ -124,15 +111,16 @@ END_TEST
 START_TEST(test_a_hard_link_to_a_file_outside_the_spool_is_refused)
 {
 	struct stat st;
-	char outside[128];
+	char outside[PATH_MAX + 8];
 	int fd, out;
 
-	snprintf(outside, sizeof(outside), "%s/secret", dir);
-	out = open(outside, O_WRONLY | O_CREAT, 0600);
+	/* In the spool's root, outside every state directory. */
+	snprintf(outside, sizeof(outside), "%s/secret", t_spool_dir);
+	out = open(outside, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	ck_assert_int_ne(out, -1);
 	close(out);
 	ck_assert_int_eq(linkat(AT_FDCWD, outside, dfd, "j", 0), 0);
-	ck_assert_int_eq(ready_check(&sp, "j", RF_MOVED, &fd, &st), READY_LINKED);
+	ck_assert_int_eq(ready_check(&t_spool, "j", RF_MOVED, &fd, &st), READY_LINKED);
 	ck_assert_int_eq(fd, -1);
 }
 END_TEST
@@ -140,17 +128,19 @@ END_TEST
 START_TEST(test_a_link_style_submission_in_progress_is_accepted)
 {
 	struct stat st;
-	int fd, t = openat(sp.dir[ST_TMP], "q", O_WRONLY | O_CREAT, 0600);
+	int fd, t = openat(t_spool.dir[ST_TMP], "q",
+	    O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 
 	ck_assert_int_ne(t, -1);
 	close(t);
 	/* qmail: link(tmp/q, new/q), and the unlink has not happened yet. */
-	ck_assert_int_eq(linkat(sp.dir[ST_TMP], "q", dfd, "q", 0), 0);
-	ck_assert_int_eq(ready_check(&sp, "q", 0, &fd, &st), READY_YES);
+	ck_assert_int_eq(linkat(t_spool.dir[ST_TMP], "q", dfd, "q", 0), 0);
+	ck_assert_int_eq(ready_check(&t_spool, "q", 0, &fd, &st), READY_YES);
 	close(fd);
 	/* The same inode under another tmp/ name is not that case. */
-	ck_assert_int_eq(renameat(sp.dir[ST_TMP], "q", sp.dir[ST_TMP], "other"), 0);
-	ck_assert_int_eq(ready_check(&sp, "q", 0, &fd, &st), READY_LINKED);
+	ck_assert_int_eq(renameat(t_spool.dir[ST_TMP], "q", t_spool.dir[ST_TMP],
+	    "other"), 0);
+	ck_assert_int_eq(ready_check(&t_spool, "q", 0, &fd, &st), READY_LINKED);
 }
 END_TEST
 
@@ -160,7 +150,7 @@ ready_suite(void)
 	Suite *s = suite_create("ready");
 	TCase *tc = tcase_create("core");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, t_spool_teardown);
 	tcase_add_test(tc, test_fallback_trusts_renames_closes_and_links);
 	tcase_add_test(tc, test_fallback_waits_for_a_fresh_file_to_settle);
 	tcase_add_test(tc, test_a_file_open_for_writing_is_not_ready);

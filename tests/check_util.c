@@ -38,7 +38,7 @@ START_TEST(test_durations_refuse_garbage)
 }
 END_TEST
 
-static uint32_t rnd_zero(uint32_t n) { return 0; }
+static uint32_t rnd_zero(uint32_t n) { (void)n; return 0; }
 static uint32_t rnd_max(uint32_t n) { return n - 1; }
 
 START_TEST(test_backoff_doubles_and_stops_at_the_cap)

@@ -9,9 +9,8 @@
 
 #include "chute.h"
 #include "suites.h"
+#include "t_spool.h"
 
-static char dir[64];
-static struct spool sp;
 static struct watch *w;
 static struct watch_event seen[16];
 static char names[16][256];
@@ -20,6 +19,7 @@ static int nseen;
 static void
 record(void *arg, const struct watch_event *ev)
 {
+	(void)arg;
 	if (nseen < 16) {
 		seen[nseen] = *ev;
 		strlcpy(names[nseen], ev->name, sizeof(names[0]));
@@ -33,23 +33,16 @@ setup(void)
 {
 	static const int states[] = { ST_NEW, ST_CUR };
 
-	strlcpy(dir, "/tmp/chute-watch.XXXXXX", sizeof(dir));
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(spool_init(dir, NULL), 0);
-	ck_assert_int_eq(spool_open(&sp, dir), 0);
-	ck_assert_ptr_nonnull(w = watch_open(&sp, states, 2));
+	t_spool_setup();
+	ck_assert_ptr_nonnull(w = watch_open(&t_spool, states, 2));
 	nseen = 0;
 }
 
 static void
 teardown(void)
 {
-	char cmd[128];
-
 	watch_close(w);
-	spool_close(&sp);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	t_spool_teardown();
 }
 
 START_TEST(test_overflow_is_reported_as_rescan)
@@ -64,10 +57,12 @@ END_TEST
 
 START_TEST(test_rename_into_new_is_an_arrival)
 {
-	int fd = openat(sp.dir[ST_TMP], "j", O_CREAT | O_WRONLY, 0600);
+	int fd = openat(t_spool.dir[ST_TMP], "j",
+	    O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 
 	close(fd);
-	ck_assert_int_eq(renameat(sp.dir[ST_TMP], "j", sp.dir[ST_NEW], "j"), 0);
+	ck_assert_int_eq(renameat(t_spool.dir[ST_TMP], "j",
+	    t_spool.dir[ST_NEW], "j"), 0);
 	/* inotify queues the event before rename(2) returns. */
 	ck_assert_int_eq(watch_read(w, record, NULL), 0);
 	ck_assert_int_eq(nseen, 1);
@@ -79,7 +74,8 @@ END_TEST
 
 START_TEST(test_direct_write_is_created_then_written)
 {
-	int fd = openat(sp.dir[ST_NEW], "d", O_CREAT | O_WRONLY, 0600);
+	int fd = openat(t_spool.dir[ST_NEW], "d",
+	    O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 
 	ck_assert_int_eq(write(fd, "x", 1), 1);
 	close(fd);
@@ -92,7 +88,8 @@ END_TEST
 
 START_TEST(test_hidden_names_are_ignored)
 {
-	int fd = openat(sp.dir[ST_NEW], ".swp", O_CREAT | O_WRONLY, 0600);
+	int fd = openat(t_spool.dir[ST_NEW], ".swp",
+	    O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 
 	close(fd);
 	ck_assert_int_eq(watch_read(w, record, NULL), 0);
@@ -102,10 +99,12 @@ END_TEST
 
 START_TEST(test_leaving_cur_is_reported)
 {
-	int fd = openat(sp.dir[ST_CUR], "c", O_CREAT | O_WRONLY, 0600);
+	int fd = openat(t_spool.dir[ST_CUR], "c",
+	    O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 
 	close(fd);
-	ck_assert_int_eq(renameat(sp.dir[ST_CUR], "c", sp.dir[ST_FAILED], "c"), 0);
+	ck_assert_int_eq(renameat(t_spool.dir[ST_CUR], "c",
+	    t_spool.dir[ST_FAILED], "c"), 0);
 	ck_assert_int_eq(watch_read(w, record, NULL), 0);
 	ck_assert_int_eq(nseen, 1);
 	ck_assert_int_eq(seen[0].state, ST_CUR);
