@@ -124,6 +124,7 @@ FORCE:
 CHECK_ROUNDS ?= 20
 check: $(B)/tests/flags $(B)/chute $(B)/check_chute $(B)/torture $(B)/libfault.so
 	tests/build/stale.sh
+	tests/build/layers.sh $(B)/libchute.a
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)

@@ -25,7 +25,19 @@
 #define EXIT_TIMEOUT	124
 
 #define ID_MAX		200	/* longest ID accepted on a command line */
-#define STALE_TMP_SECS	(36 * 3600)
+
+/* ---- the owner's delays and limits, all in one place ---- */
+#define RECHECK_MS	1000	/* a writer still busy, an orphan still running */
+#define RETRY_MS	5000	/* an I/O error: try the same step again */
+#define RESCAN_MS	60000	/* the safety rescan of new/ and defer/ */
+#define SYNC_DELAY_MS	20	/* group commit: longest a finished job waits for fsync */
+#define SETTLE_MS	2000	/* no lease: a file untouched this long is complete */
+#define STALE_TMP_SECS	(36 * 3600)	/* tmp/ files older than this are removed */
+#define RESTART_MIN_MS	250	/* a persistent worker that died young: first delay */
+#define RESTART_MAX_MS	60000	/* ... doubling each time, up to this */
+#define YOUNG_MS	1000	/* a worker dying younger than this backs off */
+#define WINDOW		65536	/* most names of new/ held in memory */
+#define SCAN_CHUNK	4096	/* names of new/ read per loop iteration */
 
 /* ---- util.c ---- */
 typedef int64_t msec_t;		/* milliseconds; durations and deadlines */
@@ -72,7 +84,7 @@ void	 spool_close(struct spool *);
 int	 state_from_name(const char *);
 int	 spool_locate(struct spool *, const char *, struct stat *);
 bool	 spool_fs_trusted(long, const char **);
-int	 spool_check_fs(struct spool *);
+int	 spool_check_fs(struct spool *, const char **);
 int	 spool_fsync_dir(struct spool *, int);
 int	 spool_sync(struct spool *);
 char	*spool_jobpath(struct spool *, int, const char *);
@@ -90,6 +102,8 @@ int	 joblog_note(struct spool *, const char *, const char *, ...)
 int	 joblog_fnote(int, const char *, ...) __attribute__((format(printf, 2, 3)));
 int	 joblog_vnote(int, off_t *, bool, const char *, va_list)
 	    __attribute__((format(printf, 4, 0)));
+int	 joblog_lnote(int, off_t *, bool, const char *, ...)
+	    __attribute__((format(printf, 4, 5)));
 int	 joblog_fread(int, struct joblog_info *, off_t *);
 int	 joblog_read(struct spool *, const char *, struct joblog_info *);
 void	 joblog_parse(const char *, size_t, struct joblog_info *);
@@ -107,24 +121,25 @@ int	 state_retry(struct spool *, const char *);
 int	 state_rename_new(struct spool *, const char *, char *, size_t);
 
 /* ---- lock.c ---- */
-int	 lock_take(struct spool *, bool);
+int	 lock_take(struct spool *);
+int	 lock_wait(struct spool *);
 pid_t	 lock_owner(struct spool *);
 pid_t	 lock_parse_pid(const char *, size_t);
 pid_t	 lock_parse_line(const char *, unsigned, unsigned, unsigned long);
 int	 lock_write_pid(struct spool *);
 
-/* ---- queue.c: ready jobs in new/, oldest first ---- */
-struct queue;
-struct queue *queue_new(void);
-void	 queue_free(struct queue *);
-int	 queue_add(struct queue *, const char *, int64_t, unsigned);
-bool	 queue_has(struct queue *, const char *);
-int	 queue_pop(struct queue *, char *, size_t, unsigned *);
-bool	 queue_take(struct queue *, const char *, unsigned *);
-int64_t	 queue_min_key(struct queue *);
-int64_t	 queue_max_key(struct queue *);
-int64_t	 queue_drop_max(struct queue *);
-size_t	 queue_len(struct queue *);
+/* ---- nameq.c: an ordered set of names (the ready jobs in new/, oldest first) ---- */
+struct nameq;
+struct nameq *nameq_new(void);
+void	 nameq_free(struct nameq *);
+int	 nameq_add(struct nameq *, const char *, int64_t, unsigned);
+bool	 nameq_has(struct nameq *, const char *);
+int	 nameq_pop(struct nameq *, char *, size_t, unsigned *);
+bool	 nameq_take(struct nameq *, const char *, unsigned *);
+int64_t	 nameq_min_key(struct nameq *);
+int64_t	 nameq_max_key(struct nameq *);
+int64_t	 nameq_drop_max(struct nameq *);
+size_t	 nameq_len(struct nameq *);
 
 /* ---- watch.c ---- */
 enum watch_kind { W_ARRIVED, W_CREATED, W_WRITTEN, W_LEFT, W_OVERFLOW, W_GONE };
@@ -141,7 +156,7 @@ int	 watch_decode(struct watch *, const char *, size_t,
 	    void (*)(void *, const struct watch_event *), void *);
 void	 watch_close(struct watch *);
 
-/* ---- run.c ---- */
+/* ---- owner.c: run_main; cmd_run.c: run_parse_args ---- */
 struct run_opts {
 	int	 jobs;
 	msec_t	 timeout;		/* 0: none */
@@ -171,7 +186,6 @@ enum ready {
 #define RF_MOVED	0x1	/* arrived by rename: complete by protocol */
 #define RF_CLOSED	0x2	/* a writer was seen closing it */
 #define RF_TMPLINK	0x4	/* still linked as tmp/NAME: link-style submitter */
-#define SETTLE_MS	2000
 enum ready ready_check(struct spool *, const char *, unsigned, int *, struct stat *);
 enum ready ready_fallback(const struct stat *, unsigned, msec_t);
 
@@ -181,7 +195,6 @@ void	 spawn_ignore(int);
 char	*spawn_which(const char *);
 char	**spawn_env(char *const [], int);
 pid_t	 spawn_exec(const char *, char *const [], char *const [], const int [], int);
-pid_t	 spawn_handler(struct spool *, const struct run_opts *, const char *, int, int, int);
 
 /* ---- cmd_*.c ---- */
 int	 cmd_init(int, char **);
@@ -201,6 +214,7 @@ struct cmd {
 	int		(*fn)(int, char **);	/* argv[0] is the name */
 	const char	*args;			/* usage, after "chute NAME " */
 };
+void	 cmd_register(const struct cmd *, size_t);
 const struct cmd *cmd_find(const char *);
 void	 cmd_usage_all(FILE *);
 int	 usage_error(const char *, const char *, ...)

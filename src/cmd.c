@@ -1,6 +1,6 @@
 /*
- * cmd.c: what every subcommand shares: the one table of subcommands (for
- * dispatch, --help and usage errors), opening a spool with a clear message,
+ * cmd.c: what every subcommand shares: reading the table of subcommands
+ * (for --help and usage errors), opening a spool with a clear message,
  * ID checks, the per-ID loop, and the check that stdout got the output.
  */
 #include <errno.h>
@@ -10,30 +10,25 @@
 
 #include "chute.h"
 
-/* In the order `chute --help` lists them. */
-static const struct cmd cmds[] = {
-	{ "init", cmd_init, "SPOOL [--group NAME]" },
-	{ "submit", cmd_submit,
-	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
-	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
-	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
-	    " [--persistent] -- HANDLER [ARG...]" },
-	{ "status", cmd_status, "SPOOL ID..." },
-	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
-	{ "cancel", cmd_cancel, "SPOOL ID..." },
-	{ "retry", cmd_retry, "SPOOL ID..." },
-	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
-	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
-	{ "log", cmd_log, "SPOOL ID" },
-	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
-};
-#define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
+/*
+ * The table of subcommands is main.c's, above every subcommand; the library
+ * is only handed it, so nothing in it refers back up to the subcommands.
+ */
+static const struct cmd *cmds;
+static size_t ncmds;
+
+void
+cmd_register(const struct cmd *table, size_t n)
+{
+	cmds = table;
+	ncmds = n;
+}
 
 /* The subcommand called name, or NULL. */
 const struct cmd *
 cmd_find(const char *name)
 {
-	for (size_t i = 0; i < NCMDS; i++)
+	for (size_t i = 0; i < ncmds; i++)
 		if (strcmp(cmds[i].name, name) == 0)
 			return &cmds[i];
 	return NULL;
@@ -43,7 +38,7 @@ void
 cmd_usage_all(FILE *f)
 {
 	fprintf(f, "usage:\n");
-	for (size_t i = 0; i < NCMDS; i++)
+	for (size_t i = 0; i < ncmds; i++)
 		fprintf(f, "  chute %s %s\n", cmds[i].name, cmds[i].args);
 }
 

@@ -66,6 +66,19 @@ joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 	return 0;
 }
 
+/* joblog_vnote with its arguments inline. */
+int
+joblog_lnote(int fd, off_t *end, bool others, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = joblog_vnote(fd, end, others, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 int
 joblog_fnote(int fd, const char *fmt, ...)
 {

@@ -47,12 +47,12 @@ flock_within(int fd, unsigned ms)
 }
 
 /*
- * Take the spool lock.  With wait, block in the kernel until the owner
- * dies (a warm standby).  Returns 0, or -1 with errno EWOULDBLOCK when
- * another process owns the spool and wait is false.
+ * Take the spool lock without waiting for a live owner.  Returns 0, or -1
+ * with errno EWOULDBLOCK when another process owns the spool (an expected
+ * answer: the caller says so), or another errno from flock(2).
  */
 int
-lock_take(struct spool *sp, bool wait)
+lock_take(struct spool *sp)
 {
 	pid_t holder;
 
@@ -67,15 +67,17 @@ lock_take(struct spool *sp, bool wait)
 	 * names is dead, give such a straggler up to two seconds.
 	 */
 	holder = lock_owner(sp);
-	if (!wait && (holder == 0 || (holder > 0 && kill(holder, 0) == -1 &&
-	    errno == ESRCH)))
+	if (holder == 0 || (holder > 0 && kill(holder, 0) == -1 &&
+	    errno == ESRCH))
 		return flock_within(sp->root, 2000);
-	if (!wait) {
-		errno = EWOULDBLOCK;
-		return -1;
-	}
-	fprintf(stderr, "%s: %s: owned by pid %ld; waiting to take over\n",
-	    getprogname(), sp->path, (long)lock_owner(sp));
+	errno = EWOULDBLOCK;
+	return -1;
+}
+
+/* Block in the kernel until the owner dies (a warm standby); 0 or -1. */
+int
+lock_wait(struct spool *sp)
+{
 	while (flock(sp->root, LOCK_EX) == -1)
 		if (errno != EINTR)
 			return -1;

@@ -1,6 +1,7 @@
 /*
- * main.c: dispatch `chute SUBCOMMAND ...` to one cmd_*.c file each, by
- * the table of subcommands in cmd.c (which usage errors read too).
+ * main.c: the one table of subcommands, and dispatch of `chute SUBCOMMAND
+ * ...` to one cmd_*.c file each by it.  Usage errors and --help read the
+ * same table through cmd_register().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +10,31 @@
 
 #include "chute.h"
 
+/* In the order `chute --help` lists them. */
+static const struct cmd cmds[] = {
+	{ "init", cmd_init, "SPOOL [--group NAME]" },
+	{ "submit", cmd_submit,
+	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
+	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
+	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
+	    " [--persistent] -- HANDLER [ARG...]" },
+	{ "status", cmd_status, "SPOOL ID..." },
+	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
+	{ "cancel", cmd_cancel, "SPOOL ID..." },
+	{ "retry", cmd_retry, "SPOOL ID..." },
+	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
+	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
+	{ "log", cmd_log, "SPOOL ID" },
+	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
+};
+
 int
 main(int argc, char *argv[])
 {
 	const struct cmd *cmd;
 
 	setprogname("chute");
+	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
 	setproctitle_init(argc, argv, environ);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {

@@ -234,19 +234,18 @@ spool_fs_trusted(long f_type, const char **name)
 	return true;
 }
 
-/* Returns 0, or -1 with errno EREMOTE and a message when untrusted. */
+/*
+ * Can the spool's lock be trusted?  Returns 0, or -1 with errno set:
+ * EREMOTE when it cannot, with *fs naming the file system.
+ */
 int
-spool_check_fs(struct spool *sp)
+spool_check_fs(struct spool *sp, const char **fs)
 {
 	struct statfs sf;
-	const char *fs;
 
 	if (fstatfs(sp->root, &sf) == -1)
 		return -1;
-	if (!spool_fs_trusted(sf.f_type, &fs)) {
-		fprintf(stderr, "%s: %s: spool is on %s, where flock(2) is not "
-		    "enforced across hosts; one owner per spool cannot be "
-		    "guaranteed\n", getprogname(), sp->path, fs);
+	if (!spool_fs_trusted(sf.f_type, fs)) {
 		errno = EREMOTE;
 		return -1;
 	}

@@ -44,26 +44,28 @@ move(struct spool *sp, int from, const char *a, int to, const char *b,
 	return 0;
 }
 
-/* Set mtime (the state's timestamp) through fd if we have one. */
-static void
+/*
+ * Set mtime (the state's timestamp) through fd if we have one.  Returns 0,
+ * or -1 with errno set: EPERM where the file is not ours (a group spool's
+ * submitter owns it).  A file with another name outside the spool is
+ * never written to, and that is not an error.
+ */
+static int
 stamp(struct spool *sp, int st, const char *id, int fd, msec_t when)
 {
 	struct timespec ts[2] = {
 		{ .tv_nsec = UTIME_OMIT },
 		{ .tv_sec = when / 1000, .tv_nsec = when % 1000 * 1000000 },
 	};
-
 	struct stat s;
 
-	if (fd != -1) {
-		futimens(fd, ts);
-		return;
-	}
-	/* Never write to an inode that also has a name outside the spool. */
-	if (fstatat(sp->dir[st], id, &s, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    !S_ISLNK(s.st_mode) && s.st_nlink > 1)
-		return;
-	utimensat(sp->dir[st], id, ts, AT_SYMLINK_NOFOLLOW);
+	if (fd != -1)
+		return futimens(fd, ts);
+	if (fstatat(sp->dir[st], id, &s, AT_SYMLINK_NOFOLLOW) == -1)
+		return -1;
+	if (!S_ISLNK(s.st_mode) && s.st_nlink > 1)
+		return 0;
+	return utimensat(sp->dir[st], id, ts, AT_SYMLINK_NOFOLLOW);
 }
 
 static int
@@ -105,9 +107,9 @@ state_submit(struct spool *sp, int src, const char *id, msec_t at, int *where)
 		*where = errno == EBADF || errno == EISDIR ? -1 : ST_TMP;
 		goto fail;
 	}
-	if (at > 0)
-		stamp(sp, ST_TMP, id, fd, at);
-	if (fsync(fd) == -1 || close(fd) == -1) {
+	/* In tmp/ the file is ours: a failure here is a real error. */
+	if ((at > 0 && stamp(sp, ST_TMP, id, fd, at) == -1) ||
+	    fsync(fd) == -1 || close(fd) == -1) {
 		fd = -1;
 		goto fail;
 	}
@@ -148,14 +150,20 @@ state_claim(struct spool *sp, const char *id)
 /*
  * cur -> done, failed or defer.  `when` becomes the mtime: the time of the
  * transition for done/failed, the next-run time for defer.  fd is the job
- * file if the caller holds it (-1 otherwise).  ENOENT means the job was
- * cancelled or moved away by an operator while it ran.
+ * file if the caller holds it (-1 otherwise).  Returns 0; 1 when the job
+ * moved but its mtime could not be set (errno says why; the caller must
+ * say so: a deferred job is then due at once); or -1 with errno set,
+ * ENOENT meaning the job was cancelled or moved away while it ran.
  */
 int
 state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
 {
-	stamp(sp, ST_CUR, id, fd, when);
-	return move(sp, ST_CUR, id, to, id, to != ST_NEW);
+	int stamped = stamp(sp, ST_CUR, id, fd, when), saved = errno;
+
+	if (move(sp, ST_CUR, id, to, id, to != ST_NEW) == -1)
+		return -1;
+	errno = saved;
+	return stamped == -1 ? 1 : 0;
 }
 
 /* defer -> new, when its time has come. */
@@ -169,7 +177,8 @@ state_promote(struct spool *sp, const char *id)
 int
 state_reject(struct spool *sp, const char *id)
 {
-	stamp(sp, ST_NEW, id, -1, now_ms());
+	/* Best effort: its mtime only ages it for purge and ls. */
+	(void)stamp(sp, ST_NEW, id, -1, now_ms());
 	return move(sp, ST_NEW, id, ST_FAILED, id, true);
 }
 
@@ -192,7 +201,8 @@ state_cancel(struct spool *sp, const char *id, int *from)
 
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < 3; i++) {
-			stamp(sp, order[i], id, -1, now_ms());
+			/* Best effort: its mtime only ages it in failed/. */
+			(void)stamp(sp, order[i], id, -1, now_ms());
 			if (move(sp, order[i], id, ST_FAILED, id, true) == 0) {
 				*from = order[i];
 				return 0;

@@ -16,10 +16,12 @@ main(void)
 
 	srunner_add_suite(sr, id_suite());
 	srunner_add_suite(sr, spool_suite());
-	srunner_add_suite(sr, queue_suite());
+	srunner_add_suite(sr, nameq_suite());
 	srunner_add_suite(sr, joblog_suite());
 	srunner_add_suite(sr, watch_suite());
 	srunner_add_suite(sr, ready_suite());
+	srunner_add_suite(sr, queue_spool_suite());
+	srunner_add_suite(sr, outcome_suite());
 	srunner_add_suite(sr, owner_suite());
 	if (getenv("CHUTE_UNIT_ONLY") == NULL) {
 		srunner_add_suite(sr, cli_suite());

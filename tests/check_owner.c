@@ -1,9 +1,11 @@
 /*
- * check_owner.c: the owner's reaction to events, without a real loop:
- * an IN_Q_OVERFLOW means events were lost, and the rescan it triggers
- * must find every job anyway.
+ * check_owner.c: the owner through its C interface, on a real spool with
+ * real handlers: run_main builds the owner with owner_init, drains the
+ * spool and tears everything down with owner_free and the queue's close,
+ * leaving no descriptor behind.  The end-to-end behaviour is check_cli.c's.
  */
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,162 +15,102 @@
 #include "chute.h"
 #include "owner.h"
 #include "suites.h"
+#include "t_spool.h"
 
-static char dir[64];
-static struct run_opts opts = { .jobs = 1, .max_attempts = 5 };
-static struct owner ow;
-
-static void
-setup(void)
+static int
+count_fds(void)
 {
-	strlcpy(dir, "/tmp/chute-owner.XXXXXX", sizeof(dir));
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(spool_init(dir, NULL), 0);
-	memset(&ow, 0, sizeof(ow));
-	ow.o = &opts;
-	ow.window = 65536;
-	ck_assert_int_eq(spool_open(&ow.sp, dir), 0);
-	ow.ready = queue_new();
-	ow.waiting = queue_new();
-	ow.orphans = queue_new();
-	ow.promoted = queue_new();
-	ow.slots = calloc(opts.jobs, sizeof(*ow.slots));
-	ow.next_rescan = mono_ms() + 60000;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+static int
+count_state(int st)
+{
+	DIR *d = fdopendir(openat(t_spool.dir[st], ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC));
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 
 static void
-teardown(void)
+submit(const char *id)
 {
-	char cmd[128];
+	int pipefd[2], where;
 
-	if (ow.scan != NULL)
-		closedir(ow.scan);
-	queue_free(ow.ready);
-	queue_free(ow.waiting);
-	queue_free(ow.orphans);
-	queue_free(ow.promoted);
-	free(ow.slots);
-	spool_close(&ow.sp);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
+	ck_assert_int_eq(write(pipefd[1], "job\n", 4), 4);
+	close(pipefd[1]);
+	ck_assert_int_eq(state_submit(&t_spool, pipefd[0], id, 0, &where), 0);
+	close(pipefd[0]);
+	ck_assert_int_eq(spool_sync(&t_spool), 0);
 }
 
-/* Run a scan of new/ to its end, as the loop would over iterations. */
-static void
-scan_all(bool force)
+static struct run_opts
+opts(char **argv, int jobs, int max_attempts)
 {
-	owner_scan_new(&ow, force);
-	while (!owner_scan_step(&ow, 100))
-		;
+	return (struct run_opts){ .jobs = jobs, .grace = 1000,
+	    .max_attempts = max_attempts, .backoff_base = 30000,
+	    .backoff_cap = 3600000, .drain = true, .argv = argv,
+	    .path = argv[0] };
 }
 
-static void
-drop(const char *name)
+START_TEST(test_an_owner_drains_a_spool_and_leaves_no_descriptor_open)
 {
-	int fd = openat(ow.sp.dir[ST_NEW], name, O_WRONLY | O_CREAT, 0600);
+	char *argv[] = { "/bin/true", NULL };
+	struct run_opts o = opts(argv, 2, 5);
+	int before;
 
-	ck_assert_int_ne(fd, -1);
-	close(fd);
-}
-
-START_TEST(test_overflow_rescans_new_and_finds_every_job)
-{
-	struct watch_event ev = { .state = ST_NONE, .kind = W_OVERFLOW, .name = "" };
-	char name[32];
-
-	/* 300 jobs arrived while their events were dropped. */
-	for (int i = 0; i < 300; i++) {
-		snprintf(name, sizeof(name), "lost%03d", i);
-		drop(name);
-	}
-	ck_assert_uint_eq(queue_len(ow.ready), 0);
-	owner_on_event(&ow, &ev);
-	ck_assert(ow.rescan);
-	owner_on_timers(&ow);
-	ck_assert(!ow.rescan);
-	while (!owner_scan_step(&ow, 100))
-		;
-	ck_assert_uint_eq(queue_len(ow.ready), 300);
-	ck_assert(queue_has(ow.ready, "lost000") && queue_has(ow.ready, "lost299"));
+	submit("a");
+	submit("b");
+	submit("c");
+	before = count_fds();
+	ck_assert_int_eq(run_main(t_spool_dir, &o), 0);
+	ck_assert_int_eq(count_state(ST_DONE), 3);
+	ck_assert_int_eq(count_state(ST_NEW) + count_state(ST_CUR) +
+	    count_state(ST_DEFER) + count_state(ST_FAILED), 0);
+	ck_assert_int_eq(count_fds(), before);
 }
 END_TEST
 
-START_TEST(test_an_event_and_a_rescan_queue_a_job_once)
+START_TEST(test_a_handler_that_cannot_start_uses_up_the_attempt)
 {
-	struct watch_event ev = { .state = ST_NEW, .kind = W_ARRIVED, .name = "j" };
+	char *argv[] = { "/nonexistent/handler", NULL };
+	struct run_opts o = opts(argv, 1, 1);
+	struct joblog_info ji;
 
-	drop("j");
-	owner_on_event(&ow, &ev);
-	owner_on_event(&ow, &ev);
-	scan_all(true);
-	ck_assert_uint_eq(queue_len(ow.ready), 1);
+	submit("x");
+	ck_assert_int_eq(run_main(t_spool_dir, &o), 0);
+	ck_assert_int_eq(count_state(ST_FAILED), 1);
+	ck_assert_int_eq(joblog_read(&t_spool, "x", &ji), 0);
+	ck_assert_int_eq(ji.attempts, 1);
+	ck_assert_str_eq(ji.last, "spawn-failed: No such file or directory");
 }
 END_TEST
 
-START_TEST(test_events_for_vanished_files_queue_nothing)
+START_TEST(test_a_failing_handler_sends_the_job_to_failed)
 {
-	struct watch_event ev = { .state = ST_NEW, .kind = W_ARRIVED, .name = "gone" };
+	char *argv[] = { "/bin/false", NULL };
+	struct run_opts o = opts(argv, 1, 5);
+	struct joblog_info ji;
 
-	owner_on_event(&ow, &ev);
-	ck_assert_uint_eq(queue_len(ow.ready), 0);
-}
-END_TEST
-
-START_TEST(test_unchanged_new_is_not_reread_by_the_safety_rescan)
-{
-	struct stat st;
-	struct timespec old[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
-
-	drop("a");
-	/* Make new/ look untouched for a while, then scan it. */
-	ck_assert_int_eq(fstat(ow.sp.dir[ST_NEW], &st), 0);
-	old[1].tv_sec = st.st_mtim.tv_sec - 10;
-	ck_assert_int_eq(futimens(ow.sp.dir[ST_NEW], old), 0);
-	scan_all(true);
-	ck_assert_uint_eq(queue_len(ow.ready), 1);
-	ck_assert(queue_take(ow.ready, "a", NULL));
-	/* Unchanged since: the cheap rescan skips it, a forced one does not. */
-	scan_all(false);
-	ck_assert_uint_eq(queue_len(ow.ready), 0);
-	scan_all(true);
-	ck_assert_uint_eq(queue_len(ow.ready), 1);
-}
-END_TEST
-
-START_TEST(test_memory_holds_a_bounded_window_of_the_oldest_jobs)
-{
-	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
-	char name[32];
-	unsigned seen = 0;
-
-	/* 100 jobs, job00 oldest; a window of 10 holds the 10 oldest. */
-	ow.window = 10;
-	for (int i = 0; i < 100; i++) {
-		snprintf(name, sizeof(name), "job%02d", i);
-		drop(name);
-		ts[1].tv_sec = 1000000 + i;
-		ck_assert_int_eq(utimensat(ow.sp.dir[ST_NEW], name, ts, 0), 0);
-	}
-	scan_all(true);
-	ck_assert_uint_eq(queue_len(ow.ready), 10);
-	ck_assert(ow.truncated);
-	ck_assert(queue_has(ow.ready, "job00") && queue_has(ow.ready, "job09"));
-	ck_assert(!queue_has(ow.ready, "job10"));
-	/* Draining it in order, with refills, yields all 100 oldest first. */
-	for (;;) {
-		owner_refill(&ow);
-		while (!owner_scan_step(&ow, 7))
-			;
-		if (!queue_pop(ow.ready, name, sizeof(name), NULL))
-			break;
-		char want[32];
-		snprintf(want, sizeof(want), "job%02u", seen);
-		ck_assert_str_eq(name, want);
-		ck_assert_int_eq(unlinkat(ow.sp.dir[ST_NEW], name, 0), 0);
-		ck_assert_uint_le(queue_len(ow.ready), 10);
-		seen++;
-	}
-	ck_assert_uint_eq(seen, 100);
+	submit("f");
+	ck_assert_int_eq(run_main(t_spool_dir, &o), 0);
+	ck_assert_int_eq(count_state(ST_FAILED), 1);
+	ck_assert_int_eq(joblog_read(&t_spool, "f", &ji), 0);
+	ck_assert_str_eq(ji.last, "exit=1");
 }
 END_TEST
 
@@ -176,14 +118,12 @@ Suite *
 owner_suite(void)
 {
 	Suite *s = suite_create("owner");
-	TCase *tc = tcase_create("core");
+	TCase *tc = tcase_create("run");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_overflow_rescans_new_and_finds_every_job);
-	tcase_add_test(tc, test_an_event_and_a_rescan_queue_a_job_once);
-	tcase_add_test(tc, test_events_for_vanished_files_queue_nothing);
-	tcase_add_test(tc, test_unchanged_new_is_not_reread_by_the_safety_rescan);
-	tcase_add_test(tc, test_memory_holds_a_bounded_window_of_the_oldest_jobs);
+	tcase_add_checked_fixture(tc, t_spool_setup, t_spool_teardown);
+	tcase_add_test(tc, test_an_owner_drains_a_spool_and_leaves_no_descriptor_open);
+	tcase_add_test(tc, test_a_handler_that_cannot_start_uses_up_the_attempt);
+	tcase_add_test(tc, test_a_failing_handler_sends_the_job_to_failed);
 	suite_add_tcase(s, tc);
 	return s;
 }

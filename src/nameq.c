@@ -1,7 +1,9 @@
 /*
- * queue.c: the owner's list of jobs known to be in new/, oldest first.
- * It is only an index: the directory is the truth, and a name popped from
- * here that is gone from new/ simply fails its claim.  Two red-black trees
+ * nameq.c: an ordered set of names with a key each: the spool queue's
+ * index of jobs known to be in new/ (oldest first), of files waiting for
+ * their writer and of orphans (recheck time first).  It is only an index:
+ * the directory is the truth, and a name popped from here that is gone
+ * from new/ simply fails its claim.  Two red-black trees
  * over the same nodes (libbsd's sys/tree.h): one ordered by (age, name) for
  * popping the oldest, one by name so events and rescans never add twice.
  * Both are O(log n) per job, whatever the backlog.
@@ -47,16 +49,16 @@ RB_HEAD(nametree, qnode);
 RB_GENERATE_STATIC(agetree, qnode, by_age, cmp_age)
 RB_GENERATE_STATIC(nametree, qnode, by_name, cmp_name)
 
-struct queue {
+struct nameq {
 	struct agetree	 age;
 	struct nametree	 names;
 	size_t		 len;
 };
 
-struct queue *
-queue_new(void)
+struct nameq *
+nameq_new(void)
 {
-	struct queue *q = calloc(1, sizeof(*q));
+	struct nameq *q = calloc(1, sizeof(*q));
 
 	if (q != NULL) {
 		RB_INIT(&q->age);
@@ -66,7 +68,7 @@ queue_new(void)
 }
 
 static struct qnode *
-find(struct queue *q, const char *name)
+find(struct nameq *q, const char *name)
 {
 	union {
 		struct qnode	 n;
@@ -83,7 +85,7 @@ find(struct queue *q, const char *name)
  * place is kept), -1 (ENOMEM).
  */
 int
-queue_add(struct queue *q, const char *name, int64_t key, unsigned flags)
+nameq_add(struct nameq *q, const char *name, int64_t key, unsigned flags)
 {
 	size_t n = strlen(name);
 	struct qnode *e;
@@ -104,13 +106,13 @@ queue_add(struct queue *q, const char *name, int64_t key, unsigned flags)
 }
 
 bool
-queue_has(struct queue *q, const char *name)
+nameq_has(struct nameq *q, const char *name)
 {
 	return find(q, name) != NULL;
 }
 
 static void
-unlink_node(struct queue *q, struct qnode *e)
+unlink_node(struct nameq *q, struct qnode *e)
 {
 	RB_REMOVE(agetree, &q->age, e);
 	RB_REMOVE(nametree, &q->names, e);
@@ -120,7 +122,7 @@ unlink_node(struct queue *q, struct qnode *e)
 
 /* Copy the lowest-key name to buf and drop it; returns 1, or 0 if empty. */
 int
-queue_pop(struct queue *q, char *buf, size_t len, unsigned *flags)
+nameq_pop(struct nameq *q, char *buf, size_t len, unsigned *flags)
 {
 	struct qnode *e = RB_MIN(agetree, &q->age);
 
@@ -136,7 +138,7 @@ queue_pop(struct queue *q, char *buf, size_t len, unsigned *flags)
 
 /* Drop name if queued; its flags go to *flags.  True if it was there. */
 bool
-queue_take(struct queue *q, const char *name, unsigned *flags)
+nameq_take(struct nameq *q, const char *name, unsigned *flags)
 {
 	struct qnode *e = find(q, name);
 
@@ -150,7 +152,7 @@ queue_take(struct queue *q, const char *name, unsigned *flags)
 
 /* Drop the highest-key (newest) entry; returns its key, or INT64_MAX. */
 int64_t
-queue_drop_max(struct queue *q)
+nameq_drop_max(struct nameq *q)
 {
 	struct qnode *e = RB_MAX(agetree, &q->age);
 	int64_t key;
@@ -164,7 +166,7 @@ queue_drop_max(struct queue *q)
 
 /* The highest key, or INT64_MIN when the queue is empty. */
 int64_t
-queue_max_key(struct queue *q)
+nameq_max_key(struct nameq *q)
 {
 	struct qnode *e = RB_MAX(agetree, &q->age);
 
@@ -173,7 +175,7 @@ queue_max_key(struct queue *q)
 
 /* The lowest key, or INT64_MAX when the queue is empty. */
 int64_t
-queue_min_key(struct queue *q)
+nameq_min_key(struct nameq *q)
 {
 	struct qnode *e = RB_MIN(agetree, &q->age);
 
@@ -181,13 +183,13 @@ queue_min_key(struct queue *q)
 }
 
 size_t
-queue_len(struct queue *q)
+nameq_len(struct nameq *q)
 {
 	return q->len;
 }
 
 void
-queue_free(struct queue *q)
+nameq_free(struct nameq *q)
 {
 	struct qnode *e;
 

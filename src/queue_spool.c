@@ -1,0 +1,689 @@
+/*
+ * queue_spool.c: the spool as a queue (queue.h).  A claim is the rename
+ * new/ID -> cur/ID, an outcome the rename out of cur/, and wake-ups come
+ * from inotify on new/, cur/ and defer/.  inotify only wakes us: the
+ * directories are the truth, and a slow safety rescan catches anything an
+ * event did not announce.  Every move is asked of state.c.
+ */
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+#include "queue_spool.h"
+
+static const struct queue_backend spool_backend;
+
+/* A job name made printable, for the owner's lines; four at a time. */
+const char *
+spoolq_vis(const char *name)
+{
+	static char buf[4][NAME_MAX * 4 + 1];
+	static int i;
+
+	i = (i + 1) % 4;
+	vis_name(name, buf[i], sizeof(buf[i]));
+	return buf[i];
+}
+
+static const char *
+file_type(mode_t m)
+{
+	if (S_ISLNK(m)) return "symlink";
+	if (S_ISDIR(m)) return "directory";
+	if (S_ISFIFO(m)) return "FIFO";
+	if (S_ISSOCK(m)) return "socket";
+	if (S_ISCHR(m)) return "character device";
+	if (S_ISBLK(m)) return "block device";
+	return "unknown type";
+}
+
+/* ---- events ---- */
+
+/*
+ * IN_MOVED_FROM/IN_DELETE on cur/: a cancel, if the job is one of ours
+ * and not still there (a stale event from an earlier life of the job).
+ */
+static void
+left_cur(struct spoolq *sq, const char *name)
+{
+	struct stat st;
+
+	if (!nameq_has(sq->claimed, name) || fstatat(sq->sp.dir[ST_CUR], name,
+	    &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return;
+	sq->c.cancelled(sq->c.arg, name, "left cur/ while running");
+}
+
+/* One inotify event; also called by the unit tests. */
+void
+spoolq_on_event(void *arg, const struct watch_event *ev)
+{
+	struct spoolq *sq = arg;
+
+	if (ev->kind == W_OVERFLOW) {
+		say("inotify queue overflowed; rescanning");
+		sq->rescan = true;
+		/* The events of our own promotions may be among the lost. */
+		while (nameq_pop(sq->promoted, NULL, 0, NULL))
+			;
+		return;
+	}
+	if (ev->kind == W_GONE) {
+		say("%s/: watched directory removed or moved",
+		    state_names[ev->state]);
+		sq->fatal = true;
+		return;
+	}
+	switch (ev->state) {
+	case ST_NEW:
+		if (ev->kind == W_LEFT)
+			break;
+		spoolq_admit(sq, ev->name, ev->kind == W_ARRIVED ? RF_MOVED :
+		    ev->kind == W_WRITTEN ? RF_CLOSED : 0);
+		break;
+	case ST_DEFER:
+		if (ev->kind != W_LEFT)
+			spoolq_defer_arrived(sq, ev->name);
+		else
+			spoolq_defer_left(sq, ev->name);
+		break;
+	case ST_CUR:
+		if (ev->kind == W_LEFT)
+			left_cur(sq, ev->name);
+		break;
+	}
+}
+
+static int
+sq_fd(struct queue *q)
+{
+	return watch_fd(((struct spoolq *)q)->w);
+}
+
+static int
+sq_wake(struct queue *q)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	if (watch_read(sq->w, spoolq_on_event, sq) == -1)
+		sq->rescan = true;
+	return sq->fatal ? -1 : 0;
+}
+
+static void
+sq_rescan(struct queue *q)
+{
+	((struct spoolq *)q)->rescan = true;
+}
+
+/* ---- due work: rechecks, deferred jobs, rescans ---- */
+
+static msec_t
+min_ms(msec_t a, msec_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Waiting writers and orphans whose recheck time has come. */
+static void
+recheck(struct spoolq *sq, msec_t mono)
+{
+	char name[NAME_MAX + 1];
+	unsigned flags;
+
+	while (nameq_min_key(sq->waiting) <= mono &&
+	    nameq_pop(sq->waiting, name, sizeof(name), &flags))
+		spoolq_admit(sq, name, flags);
+	while (nameq_min_key(sq->orphans) <= mono &&
+	    nameq_pop(sq->orphans, name, sizeof(name), NULL))
+		spoolq_recover_one(sq, name);
+}
+
+static void
+sq_due(struct queue *q, msec_t mono)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	if (sq->scan != NULL)
+		spoolq_scan_step(sq, SCAN_CHUNK);
+	recheck(sq, mono);
+	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
+		spoolq_scan_defer(sq);
+	if (mono >= sq->next_rescan) {
+		sq->next_rescan = mono + RESCAN_MS;
+		spoolq_scan_new(sq, false);
+		spoolq_scan_defer(sq);
+	}
+	if (sq->rescan) {
+		sq->rescan = false;
+		spoolq_scan_new(sq, true);
+		spoolq_scan_defer(sq);
+	}
+}
+
+static msec_t
+sq_next(struct queue *q, msec_t mono)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+	msec_t t;
+
+	if (sq->scan != NULL || sq->rescan)
+		return mono;
+	t = min_ms(sq->next_rescan, nameq_min_key(sq->waiting));
+	t = min_ms(t, nameq_min_key(sq->orphans));
+	if (sq->next_defer != 0)
+		t = min_ms(t, mono + (sq->next_defer - now_ms()));
+	return t;
+}
+
+/* ---- claiming ---- */
+
+/*
+ * Is the name used by a job in another state directory?  cur/ is not
+ * looked at: the claim's RENAME_NOREPLACE finds that one for free.
+ */
+static int
+taken_elsewhere(struct spoolq *sq, const char *name)
+{
+	static const int others[] = { ST_DEFER, ST_DONE, ST_FAILED };
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (fstatat(sq->sp.dir[others[i]], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			return others[i];
+	return ST_NONE;
+}
+
+/*
+ * A dropped file whose name is not a valid ID, or is already some other
+ * job's, gets a derived ID; nothing is ever overwritten.
+ */
+static void
+rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
+{
+	char id[NAME_MAX + 1], reason[64];
+
+	if (other != ST_NONE)
+		snprintf(reason, sizeof(reason), "name taken by a job in %s/",
+		    state_names[other]);
+	else
+		strlcpy(reason, "not a valid job ID", sizeof(reason));
+	if (state_rename_new(&sq->sp, name, id, sizeof(id)) == -1) {
+		if (errno != ENOENT) {
+			say("job=%s cannot rename (%s): %s; will retry",
+			    spoolq_vis(name), reason, strerror(errno));
+			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, flags);
+		}
+		return;
+	}
+	say("job=%s renamed from=%s (%s)", spoolq_vis(id), spoolq_vis(name),
+	    reason);
+	joblog_note(&sq->sp, id, "renamed from %s (%s)", spoolq_vis(name),
+	    reason);
+	spoolq_admit(sq, id, flags | RF_MOVED);
+}
+
+/* new -> failed without ever running it (nor following a symlink). */
+static void
+reject(struct spoolq *sq, const char *name, const struct stat *st,
+    enum ready r)
+{
+	char why[96];
+
+	if (r == READY_DENIED)
+		strlcpy(why, "unreadable by the owner (permission denied)",
+		    sizeof(why));
+	else if (r == READY_LINKED)
+		snprintf(why, sizeof(why), "has other hard links (st_nlink=%lu)",
+		    (unsigned long)st->st_nlink);
+	else
+		snprintf(why, sizeof(why), "not a regular file (%s)",
+		    file_type(st->st_mode));
+	if (state_reject(&sq->sp, name) == -1) {
+		if (errno != ENOENT) {
+			say("job=%s new->failed: %s; will retry",
+			    spoolq_vis(name), strerror(errno));
+			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		}
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s", why);
+	say("job=%s new->failed rejected: %s", spoolq_vis(name), why);
+}
+
+/* Not ready yet: look again at the given time (or on its next event). */
+static void
+later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
+    const struct stat *st)
+{
+	msec_t at = mono_ms() + RECHECK_MS;
+
+	if (r == READY_SETTLE) {
+		msec_t age = now_ms() - ((msec_t)st->st_mtim.tv_sec * 1000 +
+		    st->st_mtim.tv_nsec / 1000000);
+		at = mono_ms() + (SETTLE_MS - age > 0 ? SETTLE_MS - age : 0) + 1;
+	} else if (r == READY_ERR) {
+		say("job=%s: %s; will retry", spoolq_vis(name), strerror(errno));
+		at = mono_ms() + RETRY_MS;
+	}
+	nameq_add(sq->waiting, name, at, flags);
+}
+
+/*
+ * Open log/ID (creating it) and read the attempts so far from it.  A log
+ * that is not a regular file is never written to: the job cannot start,
+ * and c->logerr says why.
+ */
+static void
+open_log(struct spoolq *sq, struct claim *c)
+{
+	struct joblog_info ji;
+
+	c->attempt = 1;
+	c->logend = -1;
+	c->logerr = 0;
+	if ((c->logfd = joblog_open(&sq->sp, c->id)) == -1) {
+		c->logerr = errno;
+		say("job=%s log/: %s", spoolq_vis(c->id), strerror(errno));
+		return;
+	}
+	if (joblog_fread(c->logfd, &ji, &c->logend) == -1) {
+		c->logerr = errno;
+		say("job=%s log/: %s", spoolq_vis(c->id), errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
+		close(c->logfd);
+		c->logfd = -1;
+		return;
+	}
+	c->attempt = ji.attempts + 1;
+}
+
+/*
+ * Try to claim new/name into c.  Returns true when it is ours; otherwise
+ * the name went where it had to (renamed, rejected, back to wait).
+ */
+static bool
+take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
+{
+	struct stat st;
+	enum ready r;
+	int fd, other = ST_NONE;
+
+	if (!id_valid(name) || (other = taken_elsewhere(sq, name)) != ST_NONE) {
+		rename_dropped(sq, name, flags, id_valid(name) ? other : ST_NONE);
+		return false;
+	}
+	r = ready_check(&sq->sp, name, flags, &fd, &st);
+	if (r == READY_GONE) {
+		say("job=%s left new/ before its claim (cancelled or moved "
+		    "away)", spoolq_vis(name));
+		return false;
+	}
+	if (r == READY_NOTREG || r == READY_DENIED || r == READY_LINKED) {
+		reject(sq, name, &st, r);
+		return false;
+	}
+	if (r != READY_YES) {
+		later(sq, name, flags, r, &st);
+		return false;
+	}
+	if (state_claim(&sq->sp, name) == -1) {
+		int saved = errno;
+
+		close(fd);
+		if (saved == EEXIST)
+			rename_dropped(sq, name, flags, ST_CUR);
+		else if (saved != ENOENT) {
+			errno = saved;
+			later(sq, name, flags, READY_ERR, &st);
+		}
+		return false;
+	}
+	memset(c, 0, sizeof(*c));
+	strlcpy(c->id, name, sizeof(c->id));
+	c->fd = fd;
+	c->path = spool_jobpath(&sq->sp, ST_CUR, name);
+	nameq_add(sq->claimed, name, 0, 0);
+	open_log(sq, c);
+	if (c->path == NULL && c->logfd != -1) {
+		/* Out of memory: the attempt fails like a failed spawn. */
+		close(c->logfd);
+		c->logfd = -1;
+		c->logerr = ENOMEM;
+	}
+	return true;
+}
+
+/* The oldest ready jobs in new/, up to n of them. */
+static int
+sq_claim(struct queue *q, struct claim *const *c, int n)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+	char name[NAME_MAX + 1];
+	unsigned flags;
+	int got = 0;
+
+	while (got < n) {
+		spoolq_refill(sq);
+		if (!nameq_pop(sq->ready, name, sizeof(name), &flags))
+			break;
+		if (take(sq, name, flags, c[got]))
+			got++;
+	}
+	return got;
+}
+
+/* The spool lock is ours as long as we live: no claim expires. */
+static int
+sq_renew(struct queue *q, struct claim *const *c, int n)
+{
+	return 0;
+}
+
+/* ---- outcomes ---- */
+
+/*
+ * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
+ * mv) got there first and wins; it is noted in the job's log.
+ */
+static int
+sq_record(struct queue *q, struct claim *c, const struct outcome *out,
+    msec_t when)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+	int rc;
+
+	if (out->to == ST_NEW)
+		rc = state_requeue(&sq->sp, c->id);
+	else if ((rc = state_finish(&sq->sp, c->id, out->to, c->fd, when)) == 1) {
+		say("job=%s cur->%s: cannot set its time stamp (%s): %s",
+		    spoolq_vis(c->id), state_names[out->to], strerror(errno),
+		    out->to == ST_DEFER ? "it is due at once, without its "
+		    "backoff" : "its age will be wrong");
+		rc = 0;
+	}
+	if (rc == 0) {
+		if (out->to == ST_DEFER) {
+			sq->ndefer++;
+			if (sq->next_defer == 0 || when < sq->next_defer)
+				sq->next_defer = when;
+		}
+		return 0;
+	}
+	if (errno == ENOENT && c->logfd != -1) {
+		joblog_lnote(c->logfd, &c->logend, c->logshared,
+		    "cancelled: moved out of cur/ while its handler ran");
+		errno = ENOENT;
+	}
+	return -1;
+}
+
+static void
+sq_release(struct queue *q, struct claim *c)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	nameq_take(sq->claimed, c->id, NULL);
+	if (c->fd != -1)
+		close(c->fd);
+	if (c->logfd != -1)
+		close(c->logfd);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+	c->fd = c->logfd = -1;
+}
+
+/*
+ * Make finished transitions durable.  While handlers run, the fsyncs wait
+ * up to SYNC_DELAY_MS so that one fsync of done/ covers every job that
+ * finished meanwhile (an fsync costs more than a no-op job's whole run);
+ * when nothing runs they happen at once.  A power loss inside the delay
+ * can only make a finished job run again (spool-layout.md).
+ */
+static msec_t
+sq_commit(struct queue *q, bool busy)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+	msec_t mono;
+
+	if (sq->sp.dirty == 0) {
+		sq->dirty_since = 0;
+		return INT64_MAX;
+	}
+	mono = mono_ms();
+	if (sq->dirty_since == 0)
+		sq->dirty_since = mono;
+	if (busy && mono - sq->dirty_since < SYNC_DELAY_MS)
+		return sq->dirty_since + SYNC_DELAY_MS;
+	if (spool_sync(&sq->sp) == -1) {
+		say("%s: fsync: %s; will retry", sq->sp.path, strerror(errno));
+		sq->dirty_since = mono;
+		return mono + SYNC_DELAY_MS;
+	}
+	sq->dirty_since = 0;
+	return INT64_MAX;
+}
+
+/*
+ * --drain: done when nothing waits here and new/, cur/ and defer/ hold
+ * no job.  The directories are read again rather than trusted to our
+ * bookkeeping, and anything found there is picked up.
+ */
+static bool
+sq_drained(struct queue *q)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	if (sq->scan != NULL || nameq_len(sq->ready) > 0 ||
+	    nameq_len(sq->waiting) > 0 || nameq_len(sq->orphans) > 0 ||
+	    nameq_len(sq->claimed) > 0)
+		return false;
+	if (!spool_empty(&sq->sp, ST_NEW)) {
+		spoolq_scan_new(sq, true);
+		return false;
+	}
+	if (!spool_empty(&sq->sp, ST_CUR)) {
+		spoolq_recover(sq);
+		return false;
+	}
+	if (!spool_empty(&sq->sp, ST_DEFER)) {
+		if (sq->next_defer == 0)
+			spoolq_scan_defer(sq);
+		return false;
+	}
+	return true;
+}
+
+static void
+sq_counts(struct queue *q, size_t *queued, size_t *deferred)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	*queued = nameq_len(sq->ready) + nameq_len(sq->waiting);
+	*deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0;
+}
+
+/* ---- opening and closing ---- */
+
+static void
+sq_close(struct queue *q)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	if (sq == NULL)
+		return;
+	spool_sync(&sq->sp);
+	if (sq->scan != NULL)
+		closedir(sq->scan);
+	watch_close(sq->w);
+	nameq_free(sq->ready);
+	nameq_free(sq->waiting);
+	nameq_free(sq->orphans);
+	nameq_free(sq->promoted);
+	nameq_free(sq->claimed);
+	spoolq_workers_unlock(sq);
+	if (sq->sp.root != -1 || sq->sp.path != NULL)
+		spool_close(&sq->sp);
+	free(sq);
+}
+
+/* The state, unopened: for queue_spool_open and the unit tests. */
+struct spoolq *
+spoolq_new(const struct queue_conf *c)
+{
+	struct spoolq *sq = calloc(1, sizeof(*sq));
+
+	if (sq == NULL)
+		return NULL;
+	sq->q.be = &spool_backend;
+	sq->q.worker_fd = -1;
+	sq->c = *c;
+	sq->sp.root = -1;
+	sq->wlock = -1;
+	sq->window = WINDOW;
+	sq->next_rescan = mono_ms() + RESCAN_MS;
+	if ((sq->ready = nameq_new()) == NULL ||
+	    (sq->waiting = nameq_new()) == NULL ||
+	    (sq->orphans = nameq_new()) == NULL ||
+	    (sq->promoted = nameq_new()) == NULL ||
+	    (sq->claimed = nameq_new()) == NULL) {
+		sq_close(&sq->q);
+		return NULL;
+	}
+	return sq;
+}
+
+/*
+ * Recover what a dead owner left, then find the work already there.  The
+ * watches were set up first, so nothing arriving meanwhile is missed.
+ */
+static void
+sq_start(struct queue *q)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	spoolq_workers_find_old(sq);
+	spoolq_recover(sq);
+	spoolq_clean_tmp(sq);
+	spoolq_scan_defer(sq);
+	spoolq_scan_new(sq, true);
+	sq->next_rescan = mono_ms() + RESCAN_MS;
+}
+
+/* Take the lock, or wait for it; 0, or -1 with errno (EWOULDBLOCK: owned). */
+static int
+lock_spool(struct spoolq *sq, bool wait)
+{
+	if (lock_take(&sq->sp) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK || !wait)
+		return -1;
+	fprintf(stderr, "%s: %s: owned by pid %ld; waiting to take over\n",
+	    getprogname(), sq->sp.path, (long)lock_owner(&sq->sp));
+	return lock_wait(&sq->sp);
+}
+
+/* The spool, checked and locked; returns 0 or an exit status, said. */
+static int
+take_spool(struct spoolq *sq, const char *path, bool wait)
+{
+	const char *fs;
+
+	if (spool_open(&sq->sp, path) == -1) {
+		fprintf(stderr, "%s: %s: not a spool: %s (chute init %s)\n",
+		    getprogname(), path, strerror(errno), path);
+		return EX_IOERR;
+	}
+	if (spool_check_fs(&sq->sp, &fs) == -1) {
+		if (errno != EREMOTE) {
+			fprintf(stderr, "%s: %s: statfs: %s\n", getprogname(),
+			    sq->sp.path, strerror(errno));
+			return EX_IOERR;
+		}
+		fprintf(stderr, "%s: %s: spool is on %s, where flock(2) is not "
+		    "enforced across hosts; one owner per spool cannot be "
+		    "guaranteed\n", getprogname(), sq->sp.path, fs);
+		return EX_CONFIG;
+	}
+	if (lock_spool(sq, wait) == -1) {
+		if (errno != EWOULDBLOCK) {
+			fprintf(stderr, "%s: %s: flock: %s\n", getprogname(),
+			    sq->sp.path, strerror(errno));
+			return EX_IOERR;
+		}
+		fprintf(stderr, "%s: %s: owned by pid %ld; not starting a "
+		    "second owner\n", getprogname(), sq->sp.path,
+		    (long)lock_owner(&sq->sp));
+		return EX_TEMPFAIL;
+	}
+	if (lock_write_pid(&sq->sp) == -1)
+		fprintf(stderr, "%s: %s/owner.pid: %s\n", getprogname(),
+		    sq->sp.path, strerror(errno));
+	return 0;
+}
+
+static const int watched[] = { ST_NEW, ST_DEFER, ST_CUR };
+
+/*
+ * Open the spool at path as this process's queue: check it, take its lock
+ * (waiting for it with wait), watch it.  Returns 0 with *qp set, or an
+ * exit status after one line on stderr saying why.
+ */
+int
+queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
+    struct queue **qp)
+{
+	struct spoolq *sq;
+	int rc;
+
+	*qp = NULL;
+	if ((sq = spoolq_new(c)) == NULL) {
+		fprintf(stderr, "%s: %s\n", getprogname(), strerror(errno));
+		return EX_SOFTWARE;
+	}
+	if ((rc = take_spool(sq, path, wait)) != 0)
+		goto fail;
+	/* Watches first, then the scans: nothing arriving between is missed. */
+	if ((sq->w = watch_open(&sq->sp, watched, 3)) == NULL) {
+		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),
+		    sq->sp.path, strerror(errno));
+		rc = EX_IOERR;
+		goto fail;
+	}
+	if (c->persistent && (sq->q.worker_fd = spoolq_workers_lock(sq)) == -1) {
+		fprintf(stderr, "%s: %s/.workers.%ld: %s\n", getprogname(),
+		    sq->sp.path, (long)getpid(), strerror(errno));
+		rc = EX_IOERR;
+		goto fail;
+	}
+	sq->q.name = sq->sp.path;
+	*qp = &sq->q;
+	return 0;
+fail:
+	sq_close(&sq->q);
+	return rc;
+}
+
+static const struct queue_backend spool_backend = {
+	.name = "spool",
+	.start = sq_start,
+	.fd = sq_fd,
+	.wake = sq_wake,
+	.rescan = sq_rescan,
+	.due = sq_due,
+	.next = sq_next,
+	.claim = sq_claim,
+	.renew = sq_renew,
+	.record = sq_record,
+	.release = sq_release,
+	.commit = sq_commit,
+	.drained = sq_drained,
+	.counts = sq_counts,
+	.close = sq_close,
+};

@@ -1,0 +1,95 @@
+/* check_nameq.c: the ordered name set behind the spool queue's index of ready jobs. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "chute.h"
+#include "suites.h"
+
+START_TEST(test_oldest_job_pops_first)
+{
+	struct nameq *q = nameq_new();
+	char name[64];
+	unsigned flags;
+
+	ck_assert_int_eq(nameq_add(q, "c", 30, 0), 1);
+	ck_assert_int_eq(nameq_add(q, "a", 10, RF_MOVED), 1);
+	ck_assert_int_eq(nameq_add(q, "b", 20, 0), 1);
+	ck_assert_int_eq(nameq_pop(q, name, sizeof(name), &flags), 1);
+	ck_assert_str_eq(name, "a");
+	ck_assert_uint_eq(flags, RF_MOVED);
+	ck_assert_int_eq(nameq_pop(q, name, sizeof(name), NULL), 1);
+	ck_assert_str_eq(name, "b");
+	ck_assert_int_eq(nameq_pop(q, name, sizeof(name), NULL), 1);
+	ck_assert_str_eq(name, "c");
+	ck_assert_int_eq(nameq_pop(q, name, sizeof(name), NULL), 0);
+	nameq_free(q);
+}
+END_TEST
+
+START_TEST(test_same_age_sorts_by_name)
+{
+	struct nameq *q = nameq_new();
+	char name[64];
+
+	nameq_add(q, "zz", 5, 0);
+	nameq_add(q, "aa", 5, 0);
+	nameq_pop(q, name, sizeof(name), NULL);
+	ck_assert_str_eq(name, "aa");
+	nameq_free(q);
+}
+END_TEST
+
+START_TEST(test_a_name_is_queued_once_and_flags_merge)
+{
+	struct nameq *q = nameq_new();
+	unsigned flags = 0;
+
+	ck_assert_int_eq(nameq_add(q, "x", 1, RF_CLOSED), 1);
+	ck_assert_int_eq(nameq_add(q, "x", 99, RF_MOVED), 0);
+	ck_assert_uint_eq(nameq_len(q), 1);
+	ck_assert_int_eq(nameq_min_key(q), 1);
+	ck_assert(nameq_take(q, "x", &flags));
+	ck_assert_uint_eq(flags, RF_CLOSED | RF_MOVED);
+	ck_assert(!nameq_has(q, "x"));
+	ck_assert_int_eq(nameq_min_key(q), INT64_MAX);
+	nameq_free(q);
+}
+END_TEST
+
+START_TEST(test_many_jobs_come_out_in_order)
+{
+	struct nameq *q = nameq_new();
+	char name[64], prev[64] = "";
+	int64_t last = -1;
+
+	for (int i = 0; i < 50000; i++) {
+		snprintf(name, sizeof(name), "job%05d", (i * 7919) % 50000);
+		ck_assert_int_eq(nameq_add(q, name, (i * 7919) % 50000, 0), 1);
+	}
+	ck_assert_uint_eq(nameq_len(q), 50000);
+	for (int i = 0; i < 50000; i++) {
+		int64_t k = nameq_min_key(q);
+		ck_assert_int_eq(nameq_pop(q, name, sizeof(name), NULL), 1);
+		ck_assert_int_gt(k, last);
+		ck_assert_str_gt(name, prev);
+		last = k;
+		strlcpy(prev, name, sizeof(prev));
+	}
+	nameq_free(q);
+}
+END_TEST
+
+Suite *
+nameq_suite(void)
+{
+	Suite *s = suite_create("nameq");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_oldest_job_pops_first);
+	tcase_add_test(tc, test_same_age_sorts_by_name);
+	tcase_add_test(tc, test_a_name_is_queued_once_and_flags_merge);
+	tcase_add_test(tc, test_many_jobs_come_out_in_order);
+	suite_add_tcase(s, tc);
+	return s;
+}
