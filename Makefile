@@ -33,6 +33,9 @@ WARN    :=
 # only the tests need TEST_PKGS, so a machine without Check can still `make`.
 PKGS      := libbsd-overlay:libbsd-dev
 TEST_PKGS := check:check
+# chute-pgsql, the PostgreSQL queue, is a program of its own so that a host
+# running only spools needs no libpq (fleet.md); only it needs PG_PKGS.
+PG_PKGS   := libpq:libpq-dev
 
 # pkg-config is asked at parse time, quietly: a library it does not know
 # gives empty flags here, and make stops only in $(call need,PKGS), which the
@@ -55,20 +58,33 @@ PKG_VERSIONS      := $(call pkg,--modversion $(call pc,$(PKGS)))
 TEST_PKG_CFLAGS   := $(call pkg,--cflags $(call pc,$(TEST_PKGS)))
 TEST_PKG_LIBS     := $(call pkg,--libs $(call pc,$(TEST_PKGS)))
 TEST_PKG_VERSIONS := $(call pkg,--modversion $(call pc,$(TEST_PKGS)))
+PG_PKG_CFLAGS     := $(call pkg,--cflags $(call pc,$(PG_PKGS)))
+PG_PKG_LIBS       := $(call pkg,--libs $(call pc,$(PG_PKGS)))
+PG_PKG_VERSIONS   := $(call pkg,--modversion $(call pc,$(PG_PKGS)))
 
 # src/main.c is chute's main(); everything else in src/ is libchute.a, which
 # the tests link too.  New files in src/ and tests/ are picked up as they are.
-LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+# src/pg_*.c and src/queue_pg.c are chute-pgsql's, on top of libchute.a.
+PG_SRC   := $(wildcard src/pg_*.c src/queue_pg.c)
+PG_OBJ   := $(PG_SRC:src/%.c=$(B)/%.o)
+LIB_SRC  := $(filter-out src/main.c $(PG_SRC),$(wildcard src/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/%.o)
 TEST_SRC := $(wildcard tests/check_*.c tests/t_*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
 
 COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
-all: $(B)/chute
+all: $(B)/chute $(B)/chute-pgsql
 
 $(B)/chute: $(B)/main.o $(B)/libchute.a $(B)/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PKG_LIBS)
+
+$(B)/chute-pgsql: $(PG_OBJ) $(B)/libchute.a $(B)/flags $(B)/pg/flags
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PG_PKG_LIBS) $(PKG_LIBS)
+
+# libpq's flags, and its stamp, for its objects only.
+$(PG_OBJ): $(B)/pg/flags
+$(PG_OBJ): PKG_CFLAGS += $(PG_PKG_CFLAGS)
 
 # rm first: ar would keep the members of objects that are gone.
 $(B)/libchute.a: $(LIB_OBJ) $(B)/objects
@@ -100,6 +116,7 @@ $(B)/torture: tests/torture.c $(B)/flags
 FLAGS       := CC CPPFLAGS CFLAGS LDFLAGS XCFLAGS FAULT_CFLAGS WARN \
 	PKG_CFLAGS PKG_LIBS PKG_VERSIONS
 TEST_FLAGS  := TEST_CPPFLAGS TEST_PKG_CFLAGS TEST_PKG_LIBS TEST_PKG_VERSIONS
+PG_FLAGS    := PG_PKG_CFLAGS PG_PKG_LIBS PG_PKG_VERSIONS
 # $(call lines,VARS): a shell command that prints VAR=value for each of VARS.
 lines   = printf '%s\n' $(foreach v,$1,'$(subst ','\'',$v=$($v))')
 # $(call changed,FILE,VARS): FORCE unless FILE holds those lines.
@@ -113,8 +130,12 @@ $(B)/tests/flags: $(call changed,$(B)/tests/flags,$(TEST_FLAGS))
 	$(call need,$(PKGS) $(TEST_PKGS))
 	@mkdir -p $(@D) && $(call lines,$(TEST_FLAGS)) > $@
 
-$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ)
-	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ) > $@
+$(B)/pg/flags: $(call changed,$(B)/pg/flags,$(PG_FLAGS))
+	$(call need,$(PKGS) $(PG_PKGS))
+	@mkdir -p $(@D) && $(call lines,$(PG_FLAGS)) > $@
+
+$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ PG_OBJ)
+	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ PG_OBJ) > $@
 
 FORCE:
 
@@ -122,7 +143,8 @@ FORCE:
 # that a machine without Check stops before compiling anything.
 # CHECK_ROUNDS: the reduced crash torture run that every check includes.
 CHECK_ROUNDS ?= 20
-check: $(B)/tests/flags $(B)/chute $(B)/check_chute $(B)/torture $(B)/libfault.so
+check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
+	$(B)/check_chute $(B)/torture $(B)/libfault.so
 	tests/build/stale.sh
 	tests/build/layers.sh $(B)/libchute.a
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
@@ -155,7 +177,8 @@ STRICT_WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 STRICT_WERROR ?= -Werror
 strict:
 	$(MAKE) B=build/strict WARN='$(STRICT_WARN) $(STRICT_WERROR)' \
-	    $(addprefix build/strict/,chute check_chute torture libfault.so)
+	    $(addprefix build/strict/,chute chute-pgsql check_chute torture \
+	    libfault.so)
 
 # The owner under valgrind across 10,000 jobs: no leak, no invalid access.
 VALGRIND_JOBS ?= 10000
@@ -202,9 +225,10 @@ fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	        -artifact_prefix=$(FZ)/crash-$$f- || exit 1; \
 	done
 
-install: $(B)/chute
+install: $(B)/chute $(B)/chute-pgsql
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(B)/chute $(DESTDIR)$(BINDIR)/chute
+	install -m 755 $(B)/chute-pgsql $(DESTDIR)$(BINDIR)/chute-pgsql
 	install -m 644 chute.1 $(DESTDIR)$(MANDIR)/man1/chute.1
 
 bench: $(B)/chute

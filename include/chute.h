@@ -18,9 +18,11 @@
 #define EXIT_NO		1	/* a job-level "no": unknown, failed, exists */
 #define EX_USAGE	64
 #define EX_NOINPUT	66
+#define EX_UNAVAILABLE	69	/* chute-pgsql is not installed */
 #define EX_SOFTWARE	70
 #define EX_IOERR	74
 #define EX_TEMPFAIL	75
+#define EX_NOPERM	77	/* the database refused our credentials */
 #define EX_CONFIG	78	/* spool on a file system flock cannot trust */
 #define EXIT_TIMEOUT	124
 
@@ -194,7 +196,8 @@ enum ready ready_fallback(const struct stat *, unsigned, msec_t);
 void	 spawn_ignore(int);
 char	*spawn_which(const char *);
 char	**spawn_env(char *const [], int);
-pid_t	 spawn_exec(const char *, char *const [], char *const [], const int [], int);
+pid_t	 spawn_exec(const char *, char *const [], char *const [], const int [], int,
+	    bool);
 
 /* ---- cmd_*.c ---- */
 int	 cmd_init(int, char **);
@@ -223,5 +226,7 @@ int	 open_spool_or_exit(struct spool *, const char *);
 int	 check_ids(int, char **, const char *);
 int	 cmd_each_id(int, char **, int (*)(struct spool *, const char *));
 int	 cmd_flush_stdout(int);
+bool	 cmd_wants_pgsql(int, char **);
+int	 cmd_exec_pgsql(char **);
 
 #endif

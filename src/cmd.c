@@ -4,9 +4,12 @@
  * ID checks, the per-ID loop, and the check that stdout got the output.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chute.h"
 
@@ -128,4 +131,52 @@ cmd_flush_stdout(int rc)
 		return rc;
 	fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
 	return rc > EX_IOERR ? rc : EX_IOERR;
+}
+
+/*
+ * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
+ * the command is chute-pgsql's.
+ */
+bool
+cmd_wants_pgsql(int argc, char **argv)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], "postgresql://", 13) == 0 ||
+		    strncmp(argv[i], "postgres://", 11) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Hand the command line to chute-pgsql: the one next to this chute (a
+ * build tree, or an installed pair), else the first on PATH.  Returns only
+ * on failure, with the exit status (69: not installed).
+ */
+int
+cmd_exec_pgsql(char **argv)
+{
+	char self[PATH_MAX], *slash, *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL &&
+		    (size_t)(slash - self) + sizeof("/chute-pgsql") <= sizeof(self)) {
+			strcpy(slash, "/chute-pgsql");
+			if (access(self, X_OK) == 0)
+				path = strdup(self);
+		}
+	}
+	if (path == NULL)
+		path = spawn_which("chute-pgsql");
+	if (path == NULL) {
+		fprintf(stderr, "chute: a PostgreSQL queue needs chute-pgsql, "
+		    "which is neither next to chute nor on PATH (Debian: the "
+		    "chute-pgsql package; from source: make)\n");
+		return EX_UNAVAILABLE;
+	}
+	execv(path, argv);
+	fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
+	free(path);
+	return EX_UNAVAILABLE;
 }

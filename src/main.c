@@ -45,8 +45,11 @@ main(int argc, char *argv[])
 		printf("chute %s\n", CHUTE_VERSION);
 		return cmd_flush_stdout(0);
 	}
-	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL)
+	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
+		if (cmd_wants_pgsql(argc, argv))
+			return cmd_exec_pgsql(argv);
 		return cmd->fn(argc - 1, argv + 1);
+	}
 	if (argc < 2)
 		fprintf(stderr, "chute: missing subcommand\n");
 	else

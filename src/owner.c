@@ -50,7 +50,8 @@ owner_init(struct owner *ow, const struct run_opts *o, struct queue *q)
 	struct sup_conf sc = { .slots = o->jobs, .persistent = o->persistent,
 	    .path = o->path, .argv = o->argv, .timeout = o->timeout,
 	    .grace = o->grace, .queue = q->name, .worker_fd = q->worker_fd,
-	    .ended = owner_ended, .arg = ow };
+	    .die_with_owner = q->die_with_owner, .ended = owner_ended,
+	    .arg = ow };
 
 	*ow = (struct owner){ .o = o, .q = q, .sigfd = -1,
 	    .policy = { o->max_attempts, o->backoff_base, o->backoff_cap } };
@@ -231,6 +232,34 @@ owner_loop(struct owner *ow)
 }
 
 /*
+ * Run o's handler on the jobs of q until told to stop (or, with --drain,
+ * until q is empty), then close q.  ow is the caller's: q was opened with
+ * ow as its callbacks' argument.  Returns the exit status.
+ */
+int
+owner_run(struct owner *ow, const struct run_opts *o, struct queue *q)
+{
+	int rc;
+
+	if (owner_init(ow, o, q) == -1) {
+		fprintf(stderr, "%s: %s\n", getprogname(), strerror(errno));
+		q->be->close(q);
+		return EX_SOFTWARE;
+	}
+	say("owner pid=%ld %s=%s jobs=%d", (long)getpid(), q->be->name, q->name,
+	    o->jobs);
+	q->be->start(q);
+	say_buffer(true);
+	rc = owner_loop(ow);
+	say_buffer(false);
+	q->be->commit(q, false);
+	say("owner pid=%ld exiting", (long)getpid());
+	owner_free(ow);
+	q->be->close(q);
+	return rc;
+}
+
+/*
  * Own the spool at path and run jobs until told to stop (or, with drain,
  * until it is empty).  Returns the exit status.
  */
@@ -246,19 +275,5 @@ run_main(const char *path, const struct run_opts *o)
 
 	if ((rc = queue_spool_open(path, o->wait_lock, &qc, &q)) != 0)
 		return rc;
-	if (owner_init(&ow, o, q) == -1) {
-		fprintf(stderr, "%s: %s\n", getprogname(), strerror(errno));
-		q->be->close(q);
-		return EX_SOFTWARE;
-	}
-	say("owner pid=%ld spool=%s jobs=%d", (long)getpid(), q->name, o->jobs);
-	q->be->start(q);
-	say_buffer(true);
-	rc = owner_loop(&ow);
-	say_buffer(false);
-	q->be->commit(q, false);
-	say("owner pid=%ld exiting", (long)getpid());
-	owner_free(&ow);
-	q->be->close(q);
-	return rc;
+	return owner_run(&ow, o, q);
 }

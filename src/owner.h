@@ -38,11 +38,12 @@ struct owner {
 int	 owner_init(struct owner *, const struct run_opts *, struct queue *);
 void	 owner_free(struct owner *);
 int	 owner_loop(struct owner *);
+int	 owner_run(struct owner *, const struct run_opts *, struct queue *);
 
 /* owner_job.c */
 void	 owner_dispatch(struct owner *);
 void	 owner_ended(void *, int, const struct attempt_end *);
-void	 owner_cancelled(void *, const char *, const char *);
+void	 owner_cancelled(void *, const char *, const char *, bool);
 void	 owner_retry_due(struct owner *, msec_t);
 msec_t	 owner_retry_deadline(struct owner *);
 

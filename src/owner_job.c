@@ -119,14 +119,14 @@ owner_retry_deadline(struct owner *ow)
 
 /* The queue's callback: a job it gave us was cancelled. */
 void
-owner_cancelled(void *arg, const char *id, const char *why)
+owner_cancelled(void *arg, const char *id, const char *why, bool now)
 {
 	struct owner *ow = arg;
-	pid_t pid = sup_cancel(ow->sup, id);
+	pid_t pid = sup_cancel(ow->sup, id, now);
 
 	if (pid > 0)
-		say("job=%s %s: cancelling, SIGTERM to pid %ld", vis(id), why,
-		    (long)pid);
+		say("job=%s %s: cancelling, %s to pid %ld", vis(id), why,
+		    now ? "SIGKILL" : "SIGTERM", (long)pid);
 }
 
 /* Claimed into slot i: log the attempt and hand it to the supervisor. */

@@ -33,8 +33,9 @@ struct claim {
 struct queue_conf {
 	bool	 persistent;	/* workers will inherit queue->worker_fd */
 	struct retry_policy policy;	/* for jobs a dead owner left */
-	/* A claimed job was cancelled (why: for the owner's line). */
-	void	(*cancelled)(void *, const char *id, const char *why);
+	/* A claimed job was cancelled (why: for the owner's line); now:
+	 * its handler must go at once (SIGKILL), not after the grace. */
+	void	(*cancelled)(void *, const char *id, const char *why, bool now);
 	void	*arg;
 };
 
@@ -81,6 +82,7 @@ struct queue {
 	const struct queue_backend *be;
 	const char	*name;		/* for messages and titles */
 	int		 worker_fd;	/* persistent workers get it as fd 3 */
+	bool		 die_with_owner;	/* handlers get PR_SET_PDEATHSIG */
 };
 
 /* queue_spool.c: prints one line and returns an exit status on error. */

@@ -53,10 +53,10 @@ left_cur(struct spoolq *sq, const char *name)
 {
 	struct stat st;
 
-	if (!nameq_has(sq->claimed, name) || fstatat(sq->sp.dir[ST_CUR], name,
+	if (!spoolq_holds(sq, name) || fstatat(sq->sp.dir[ST_CUR], name,
 	    &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return;
-	sq->c.cancelled(sq->c.arg, name, "left cur/ while running");
+	sq->c.cancelled(sq->c.arg, name, "left cur/ while running", false);
 }
 
 /* One inotify event; also called by the unit tests. */
@@ -305,6 +305,37 @@ open_log(struct spoolq *sq, struct claim *c)
 }
 
 /*
+ * The claims we handed out and not yet got back, by pointer: a handful
+ * (one per slot), searched in a line, as the slots themselves would be.
+ */
+static int
+reserve(struct spoolq *sq, size_t n)
+{
+	size_t cap = sq->capheld ? sq->capheld : 16;
+	struct claim **v;
+
+	while (cap < sq->nheld + n)
+		cap *= 2;
+	if (cap == sq->capheld)
+		return 0;
+	if ((v = reallocarray(sq->held, cap, sizeof(*v))) == NULL)
+		return -1;
+	sq->held = v;
+	sq->capheld = cap;
+	return 0;
+}
+
+static void
+unhold(struct spoolq *sq, struct claim *c)
+{
+	for (size_t i = 0; i < sq->nheld; i++)
+		if (sq->held[i] == c) {
+			sq->held[i] = sq->held[--sq->nheld];
+			return;
+		}
+}
+
+/*
  * Try to claim new/name into c.  Returns true when it is ours; otherwise
  * the name went where it had to (renamed, rejected, back to wait).
  */
@@ -349,7 +380,7 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	strlcpy(c->id, name, sizeof(c->id));
 	c->fd = fd;
 	c->path = spool_jobpath(&sq->sp, ST_CUR, name);
-	nameq_add(sq->claimed, name, 0, 0);
+	sq->held[sq->nheld++] = c;	/* room made by sq_claim */
 	open_log(sq, c);
 	if (c->path == NULL && c->logfd != -1) {
 		/* Out of memory: the attempt fails like a failed spawn. */
@@ -369,6 +400,10 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 	unsigned flags;
 	int got = 0;
 
+	if (reserve(sq, (size_t)n) == -1) {
+		say("%s: %s; will retry", sq->sp.path, strerror(errno));
+		return 0;
+	}
 	while (got < n) {
 		spoolq_refill(sq);
 		if (!nameq_pop(sq->ready, name, sizeof(name), &flags))
@@ -429,7 +464,7 @@ sq_release(struct queue *q, struct claim *c)
 {
 	struct spoolq *sq = (struct spoolq *)q;
 
-	nameq_take(sq->claimed, c->id, NULL);
+	unhold(sq, c);
 	if (c->fd != -1)
 		close(c->fd);
 	if (c->logfd != -1)
@@ -482,7 +517,7 @@ sq_drained(struct queue *q)
 
 	if (sq->scan != NULL || nameq_len(sq->ready) > 0 ||
 	    nameq_len(sq->waiting) > 0 || nameq_len(sq->orphans) > 0 ||
-	    nameq_len(sq->claimed) > 0)
+	    sq->nheld > 0)
 		return false;
 	if (!spool_empty(&sq->sp, ST_NEW)) {
 		spoolq_scan_new(sq, true);
@@ -526,7 +561,7 @@ sq_close(struct queue *q)
 	nameq_free(sq->waiting);
 	nameq_free(sq->orphans);
 	nameq_free(sq->promoted);
-	nameq_free(sq->claimed);
+	free(sq->held);
 	spoolq_workers_unlock(sq);
 	if (sq->sp.root != -1 || sq->sp.path != NULL)
 		spool_close(&sq->sp);
@@ -551,8 +586,7 @@ spoolq_new(const struct queue_conf *c)
 	if ((sq->ready = nameq_new()) == NULL ||
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
-	    (sq->promoted = nameq_new()) == NULL ||
-	    (sq->claimed = nameq_new()) == NULL) {
+	    (sq->promoted = nameq_new()) == NULL) {
 		sq_close(&sq->q);
 		return NULL;
 	}

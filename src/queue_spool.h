@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <string.h>
 #include "chute.h"
 #include "queue.h"
 
@@ -24,7 +25,8 @@ struct spoolq {
 	struct nameq	*waiting;	/* in new/, not complete yet; key: recheck (mono) */
 	struct nameq	*orphans;	/* in cur/, an old handler runs; key: recheck (mono) */
 	struct nameq	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
-	struct nameq	*claimed;	/* in cur/, claimed by us */
+	struct claim	**held;		/* our claims, in cur/, until released */
+	size_t		 nheld, capheld;
 	int		 wlock;		/* .workers.PID, inherited by workers */
 	char		 old[OLD_MAX][40];	/* .workers.PID of dead owners */
 	int		 nold;
@@ -43,6 +45,19 @@ struct spoolq {
 	struct timespec	 scan_mtime;
 	msec_t		 scan_started;
 };
+
+/*
+ * Is job name claimed by us (so in cur/ because of us)?  The claims are a
+ * handful, one per slot, searched in a line as the slots would be.
+ */
+static inline bool
+spoolq_holds(struct spoolq *sq, const char *name)
+{
+	for (size_t i = 0; i < sq->nheld; i++)
+		if (strcmp(sq->held[i]->id, name) == 0)
+			return true;
+	return false;
+}
 
 /* queue_spool.c */
 struct spoolq *spoolq_new(const struct queue_conf *);

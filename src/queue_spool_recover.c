@@ -95,7 +95,7 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 	struct stat st;
 	int fd;
 
-	if (nameq_has(sq->claimed, name))
+	if (spoolq_holds(sq, name))
 		return;
 	fd = openat(sq->sp.dir[ST_CUR], name, O_RDONLY | O_NOFOLLOW |
 	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

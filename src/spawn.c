@@ -10,6 +10,7 @@
  * was a third of the owner's CPU.  The vfork child runs on our stack and
  * only makes system calls before execve, which is what makes it safe.
  */
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <errno.h>
@@ -108,6 +109,8 @@ struct child {
 	char *const	 *argv, *const *envp;
 	const int	 *fds;
 	int		  nfds;
+	bool		  pdeath;	/* SIGKILL when the parent dies */
+	pid_t		  parent;
 	volatile int	  err;		/* written by the child: shared memory */
 };
 
@@ -123,6 +126,10 @@ child_exec(struct child *c)
 	sigset_t none;
 
 	if (setpgid(0, 0) == -1)
+		goto fail;
+	/* Dying with the parent: checked after, in case it already died. */
+	if (c->pdeath && (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+	    getppid() != c->parent))
 		goto fail;
 	for (int i = 0; i < c->nfds; i++) {
 		fd[i] = c->fds[i];
@@ -148,15 +155,17 @@ fail:
 
 /*
  * Run path with argv and envp; fds[i] becomes descriptor i in the child
- * (nfds at most SPAWN_MAXFDS).  Returns the pid once the child has
+ * (nfds at most SPAWN_MAXFDS); with pdeath the child is SIGKILLed when we
+ * die (a queue whose claims expire must not leave its handlers running
+ * when a new claimant starts the job).  Returns the pid once the child has
  * exec'd, or -1 with errno set if it could not (ENOENT, EACCES, ENOEXEC...:
  * the failed child is already reaped).
  */
 pid_t
 spawn_exec(const char *path, char *const argv[], char *const envp[],
-    const int fds[], int nfds)
+    const int fds[], int nfds, bool pdeath)
 {
-	struct child c = { path, argv, envp, fds, nfds, 0 };
+	struct child c = { path, argv, envp, fds, nfds, pdeath, getpid(), 0 };
 	pid_t pid;
 	int status;
 

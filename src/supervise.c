@@ -155,7 +155,7 @@ spawn_handler(struct sup *s, const struct sup_job *j)
 	    (argv = make_argv(s->c.argv, j->path)) == NULL ||
 	    (env = spawn_env(add, 4)) == NULL)
 		goto out;
-	pid = spawn_exec(s->c.path, argv, env, fds, 3);
+	pid = spawn_exec(s->c.path, argv, env, fds, 3, s->c.die_with_owner);
 out:
 	saved = errno;
 	for (int i = 0; i < 4; i++)
@@ -227,9 +227,12 @@ stop(struct sup *s, struct slot *sl, enum stop why, int sig)
 	sl->killat = sig == SIGKILL ? 0 : mono_ms() + s->c.grace;
 }
 
-/* Stop the running handler of job id.  Returns its pid, or 0 if none. */
+/*
+ * Stop the running handler of job id: SIGTERM and the grace period, or
+ * with now SIGKILL at once.  Returns its pid, or 0 if none.
+ */
 pid_t
-sup_cancel(struct sup *s, const char *id)
+sup_cancel(struct sup *s, const char *id, bool now)
 {
 	for (int i = 0; i < s->c.slots; i++) {
 		struct slot *sl = &s->slots[i];
@@ -237,7 +240,7 @@ sup_cancel(struct sup *s, const char *id)
 		if (sl->state != SLOT_RUNNING || sl->pid <= 0 ||
 		    sl->stop != STOP_NONE || strcmp(sl->id, id) != 0)
 			continue;
-		stop(s, sl, STOP_CANCEL, SIGTERM);
+		stop(s, sl, STOP_CANCEL, now ? SIGKILL : SIGTERM);
 		return sl->pid;
 	}
 	return 0;
@@ -390,7 +393,7 @@ restart_due(struct sup *s, msec_t mono)
 	for (int i = 0; i < s->c.slots; i++)
 		if (s->workers[i].pid == 0 && s->workers[i].restart_at <= mono)
 			worker_start(&s->workers[i], i, s->c.path, s->c.argv,
-			    s->c.worker_fd);
+			    s->c.worker_fd, s->c.die_with_owner);
 }
 
 /* Timeouts, SIGKILL after the grace, workers to (re)start or to kill. */

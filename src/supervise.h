@@ -24,6 +24,7 @@ struct sup_conf {
 	msec_t		 grace;		/* SIGTERM to SIGKILL */
 	const char	*queue;		/* CHUTE_SPOOL */
 	int		 worker_fd;	/* each worker's descriptor 3; -1: none */
+	bool		 die_with_owner;	/* SIGKILL when the owner dies */
 	/* Slot i's handler ended; the slot is held until sup_release. */
 	void		(*ended)(void *, int, const struct attempt_end *);
 	void		*arg;
@@ -45,7 +46,7 @@ int	 sup_idle_slots(struct sup *, int *, int);
 int	 sup_start(struct sup *, int, const struct sup_job *);
 void	 sup_hold(struct sup *, int, int, int);
 void	 sup_release(struct sup *, int);
-pid_t	 sup_cancel(struct sup *, const char *);
+pid_t	 sup_cancel(struct sup *, const char *, bool);
 void	 sup_shutdown(struct sup *, bool);
 void	 sup_close_workers(struct sup *, bool);
 bool	 sup_closing(struct sup *);

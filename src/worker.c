@@ -33,7 +33,7 @@ worker_init(struct worker *w)
 /* stdin and stdout are the pipes; stderr stays the owner's; 3 is fd3. */
 static pid_t
 spawn_worker(int i, const char *path, char *const argv[], int in, int out,
-    int fd3)
+    int fd3, bool pdeath)
 {
 	char slot[32], *add[1] = { slot }, **env;
 	int fds[4] = { in, out, STDERR_FILENO, fd3 }, saved;
@@ -42,7 +42,7 @@ spawn_worker(int i, const char *path, char *const argv[], int in, int out,
 	snprintf(slot, sizeof(slot), "CHUTE_WORKER=%d", i);
 	if ((env = spawn_env(add, 1)) == NULL)
 		return -1;
-	pid = spawn_exec(path, argv, env, fds, fd3 == -1 ? 3 : 4);
+	pid = spawn_exec(path, argv, env, fds, fd3 == -1 ? 3 : 4, pdeath);
 	saved = errno;
 	free(env);
 	errno = saved;
@@ -51,18 +51,20 @@ spawn_worker(int i, const char *path, char *const argv[], int in, int out,
 
 /*
  * Start worker i (path, argv), giving it fd3 as descriptor 3 unless it is
- * -1.  Returns 0, or -1 after saying why; it is then due again later.
+ * -1, and with pdeath, a SIGKILL when we die.  Returns 0, or -1 after
+ * saying why; it is then due again later.
  */
 int
 worker_start(struct worker *w, int i, const char *path, char *const argv[],
-    int fd3)
+    int fd3, bool pdeath)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
 	pid_t pid;
 
 	if (pipe2(in, O_CLOEXEC) == -1 ||
 	    pipe2(out, O_CLOEXEC | O_NONBLOCK) == -1 ||
-	    (pid = spawn_worker(i, path, argv, in[0], out[1], fd3)) == -1) {
+	    (pid = spawn_worker(i, path, argv, in[0], out[1], fd3, pdeath)) ==
+	    -1) {
 		say("worker %d: cannot start %s: %s", i, argv[0],
 		    strerror(errno));
 		for (int k = 0; k < 2; k++) {

@@ -17,7 +17,8 @@ struct worker {
 };
 
 void	 worker_init(struct worker *);
-int	 worker_start(struct worker *, int, const char *, char *const [], int);
+int	 worker_start(struct worker *, int, const char *, char *const [], int,
+	    bool);
 pid_t	 worker_send(struct worker *, const char *, const char *);
 int	 worker_input(struct worker *, int, void (*)(void *, int, const char *),
 	    void *);

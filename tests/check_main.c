@@ -27,6 +27,8 @@ main(void)
 		srunner_add_suite(sr, cli_suite());
 		srunner_add_suite(sr, fault_suite());
 		srunner_add_suite(sr, hostile_suite());
+		srunner_add_suite(sr, pg_harness_suite());
+		srunner_add_suite(sr, pgsql_suite());
 	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -14,4 +14,6 @@ Suite	*owner_suite(void);
 Suite	*cli_suite(void);
 Suite	*fault_suite(void);
 Suite	*hostile_suite(void);
+Suite	*pg_harness_suite(void);
+Suite	*pgsql_suite(void);
 #endif

@@ -1,0 +1,54 @@
+/*
+ * pg.h: chute-pgsql, the PostgreSQL side of chute: a queue in a database
+ * that a fleet of workers on many hosts claims from.  A separate program
+ * (chute execs it for a postgresql:// URI) so that a host running only
+ * spools needs no libpq.  fleet.md is this part's spool-layout.md: the
+ * schema, every statement, and what a crash at each step leaves behind.
+ */
+#ifndef PG_H
+#define PG_H
+
+#include <libpq-fe.h>
+#include "chute.h"
+#include "queue.h"
+
+#define PG_SCHEMA_VERSION	1
+#define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
+#define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
+#define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */
+#define PG_CONNECT_SECS		5		/* connect_timeout */
+#define PG_STATEMENT_MS		10000		/* statement_timeout */
+#define PG_RECONNECT_MIN_MS	100		/* backoff after a lost connection */
+#define PG_RECONNECT_MAX_MS	5000
+#define PG_POLL_MS		1000		/* the safety poll under LISTEN */
+#define PG_LEASE_MS		30000		/* --lease default */
+
+/* A connection and what is safe to print about it. */
+struct pg {
+	PGconn		*conn;
+	char		*uri;		/* as given: may hold a password */
+	char		 name[512];	/* the URI without its password */
+	char		 queue[128];	/* --queue */
+};
+
+/* pg_conn.c */
+bool	 pg_is_uri(const char *);
+int	 pg_parse(struct pg *, const char *, const char *);
+int	 pg_connect(struct pg *, bool, msec_t);
+void	 pg_close(struct pg *);
+bool	 pg_ok(struct pg *);
+const char *pg_error(struct pg *);
+PGresult *pg_exec(struct pg *, const char *, int, const char *const *);
+int	 pg_cmd(struct pg *, const char *, int, const char *const *);
+int	 pg_fail(struct pg *, const char *);
+
+/* queue_pg.c */
+int	 queue_pg_open(const struct pg *, msec_t, int, const struct queue_conf *,
+	    struct queue **);
+
+/* pg_schema.c */
+int	 pg_schema_version(struct pg *);
+int	 pg_schema_init(struct pg *);
+int	 pg_schema_check(struct pg *);
+
+#endif

@@ -1,0 +1,723 @@
+/*
+ * pg_cmd.c: chute-pgsql's subcommands other than run (pg_cmd_run.c).
+ * Each is a few short autocommitted statements; the output and exit
+ * statuses are those of the same command on a spool.  fleet.md lists the
+ * statements that change a job's state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+#include "pg.h"
+#include "pg_cmd.h"
+
+/*
+ * Take the URI and --queue NAME out of argv (before any "--"), leaving the
+ * rest for the command's own options, and parse the URI.  Returns 0, or an
+ * exit status after saying why.
+ */
+int
+pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
+    bool need_url)
+{
+	const char *url = NULL, *queue = "default";
+	int j = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--queue") == 0 && i + 1 < *argc)
+			queue = argv[++i];
+		else if (strncmp(argv[i], "--queue=", 8) == 0)
+			queue = argv[i] + 8;
+		else if (url == NULL && (strncmp(argv[i], "postgresql://", 13) ==
+		    0 || strncmp(argv[i], "postgres://", 11) == 0))
+			url = argv[i];
+		else
+			argv[j++] = argv[i];
+	}
+	*argc = j;
+	argv[j] = NULL;
+	if (url == NULL)
+		return need_url ? usage_error(cmd, "no postgresql:// URI given") :
+		    0;
+	return pg_parse(pg, url, queue) == -1 ? EX_USAGE : 0;
+}
+
+/* pgcmd_take, then connect and check the schema. */
+int
+pgcmd_open(int *argc, char **argv, const char *cmd, struct pg *pg)
+{
+	int rc;
+
+	if ((rc = pgcmd_take(argc, argv, cmd, pg, true)) != 0)
+		return rc;
+	if (pg_connect(pg, false, 0) == -1)
+		return pg_fail(pg, "connect");
+	return pg_schema_check(pg);
+}
+
+static int
+done_with(struct pg *pg, int rc)
+{
+	pg_close(pg);
+	free(pg->uri);
+	return cmd_flush_stdout(rc);
+}
+
+/* An "@chute TIME text" line in the job's log, as on a spool. */
+static int
+note(struct pg *pg, const char *id, const char *text)
+{
+	static const char sql[] = "INSERT INTO chute.logs (queue, id, body)"
+	    " VALUES ($1, $2, convert_to('@chute ' || to_char(now() AT TIME"
+	    " ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || $3 ||"
+	    " E'\\n', 'UTF8'))";
+	const char *p[3] = { pg->queue, id, text };
+
+	return pg_cmd(pg, sql, 3, p);
+}
+
+/* ---- init ---- */
+
+int
+pgcmd_init(int argc, char **argv)
+{
+	struct pg pg;
+	int rc;
+
+	if ((rc = pgcmd_take(&argc, argv, "init", &pg, true)) != 0)
+		return rc;
+	if (argc != 1)
+		return usage_error("init", "unexpected argument: %s", argv[1]);
+	if (pg_connect(&pg, false, 0) == -1)
+		return done_with(&pg, pg_fail(&pg, "connect"));
+	return done_with(&pg, pg_schema_init(&pg));
+}
+
+/* ---- submit ---- */
+
+struct submit {
+	const char	*id;
+	msec_t		 delay, at;	/* -1: not given */
+};
+
+/* The whole input, at most PG_MAX_JOB bytes.  NULL (errno EFBIG: too big). */
+static char *
+slurp(int fd, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *b = malloc(cap), *nb;
+	ssize_t r;
+
+	while (b != NULL) {
+		if (n == cap) {
+			if (cap > (size_t)PG_MAX_JOB) {
+				free(b);
+				errno = EFBIG;
+				return NULL;
+			}
+			if ((nb = realloc(b, cap * 2)) == NULL)
+				break;
+			b = nb;
+			cap *= 2;
+		}
+		if ((r = read(fd, b + n, cap - n)) == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			break;
+		if (r == 0) {
+			if (n > (size_t)PG_MAX_JOB) {
+				free(b);
+				errno = EFBIG;
+				return NULL;
+			}
+			*len = n;
+			return b;
+		}
+		n += (size_t)r;
+	}
+	free(b);
+	return NULL;
+}
+
+/*
+ * One job: its row and its payload in one statement, so one transaction.
+ * Returns 0, 1 when the ID is taken, -1 on a database error.
+ */
+static int
+insert(struct pg *pg, const struct submit *sb, const char *id, const char *body,
+    size_t len)
+{
+	static const char sql[] =
+	    "WITH j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
+	    " VALUES ($1, $2, CASE WHEN $3::bigint IS NULL AND $4::bigint IS NULL"
+	    " THEN 'new' ELSE 'defer' END,"
+	    " CASE WHEN $4::bigint IS NOT NULL THEN to_timestamp($4::bigint / 1000.0)"
+	    " WHEN $3::bigint IS NOT NULL THEN now() + $3::bigint * interval"
+	    " '1 millisecond' ELSE now() END, $5::bigint)"
+	    " ON CONFLICT DO NOTHING RETURNING queue, id)"
+	    " INSERT INTO chute.payloads (queue, id, body)"
+	    " SELECT queue, id, $6 FROM j";
+	char delay[24], at[24], size[24];
+	const char *p[6] = { pg->queue, id, sb->delay >= 0 ? delay : NULL,
+	    sb->at >= 0 ? at : NULL, size, body };
+	int lens[6] = { 0, 0, 0, 0, 0, (int)len }, fmts[6] = { 0, 0, 0, 0, 0, 1 };
+	PGresult *r;
+	int rows;
+
+	snprintf(delay, sizeof(delay), "%lld", (long long)sb->delay);
+	snprintf(at, sizeof(at), "%lld", (long long)sb->at);
+	snprintf(size, sizeof(size), "%zu", len);
+	r = PQexecParams(pg->conn, sql, 6, NULL, p, lens, fmts, 0);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		PQclear(r);
+		return -1;
+	}
+	rows = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return rows == 1 ? 0 : 1;
+}
+
+static int
+submit_one(struct pg *pg, const struct submit *sb, const char *file, char *id,
+    size_t idlen)
+{
+	bool is_stdin = strcmp(file, "-") == 0;
+	int fd, rc;
+	size_t len;
+	char *body;
+
+	if (sb->id != NULL)
+		strlcpy(id, sb->id, idlen);
+	else
+		id_generate(id, idlen);
+	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
+	    == -1) {
+		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
+		return EX_NOINPUT;
+	}
+	body = slurp(fd, &len);
+	if (!is_stdin)
+		close(fd);
+	if (body == NULL) {
+		if (errno == EFBIG)
+			fprintf(stderr, "chute: %s: larger than %lld MiB, the "
+			    "limit of a job in a PostgreSQL queue\n", file,
+			    PG_MAX_JOB >> 20);
+		else
+			fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
+		return EX_NOINPUT;
+	}
+	rc = insert(pg, sb, id, body, len);
+	free(body);
+	if (rc == 1) {
+		fprintf(stderr, "chute: %s: job exists\n", id);
+		return EXIT_NO;
+	}
+	return rc == 0 ? 0 : pg_fail(pg, "submit");
+}
+
+static int
+submit_parse(int argc, char **argv, struct submit *sb)
+{
+	static const struct option longopts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "at", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *err;
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'i') {
+			sb->id = optarg;
+			if (check_ids(1, &optarg, "submit") != 0)
+				return EX_USAGE;
+		} else if (c == 'd' && sb->at < 0 && sb->delay < 0 &&
+		    dur_parse(optarg, &sb->delay) == 0)
+			continue;
+		else if (c == 'a' && sb->at < 0 && sb->delay < 0) {
+			sb->at = strtonum(optarg, 1, 1LL << 40, &err) * 1000;
+			if (err)
+				return usage_error("submit", "--at %s: not an "
+				    "epoch time in seconds", optarg);
+		} else
+			return usage_error("submit", "bad option, or --at and "
+			    "--delay together");
+	}
+	if (sb->id != NULL && argc - optind > 1)
+		return usage_error("submit", "--id with more than one input");
+	return 0;
+}
+
+int
+pgcmd_submit(int argc, char **argv)
+{
+	struct submit sb = { .delay = -1, .at = -1 };
+	char (*ids)[NAME_MAX + 1];
+	char *stdin_only[] = { "-" }, **files;
+	const char *p[1];
+	struct pg pg;
+	int rc, n, ok = 0;
+
+	if ((rc = pgcmd_take(&argc, argv, "submit", &pg, true)) != 0 ||
+	    (rc = submit_parse(argc, argv, &sb)) != 0)
+		return rc;
+	files = optind < argc ? argv + optind : stdin_only;
+	n = optind < argc ? argc - optind : 1;
+	if ((ids = calloc((size_t)n, sizeof(*ids))) == NULL)
+		return EX_SOFTWARE;
+	if (pg_connect(&pg, false, 0) == -1 || (rc = pg_schema_check(&pg)) != 0) {
+		free(ids);
+		return done_with(&pg, rc ? rc : pg_fail(&pg, "connect"));
+	}
+	for (int i = 0; i < n; i++) {
+		int r = submit_one(&pg, &sb, files[i], ids[ok], sizeof(ids[0]));
+
+		if (r == 0)
+			ok++;
+		else if (r > rc)
+			rc = r;
+		if (r == EX_TEMPFAIL || r == EX_IOERR)
+			break;
+	}
+	/* One notification for the whole batch wakes the workers. */
+	p[0] = pg.queue;
+	if (ok > 0 && pg_cmd(&pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1,
+	    p) == -1)
+		say("%s: notify: %s (workers find the jobs at their next poll)",
+		    pg.name, pg_error(&pg));
+	for (int i = 0; i < ok; i++)
+		printf("%s\n", ids[i]);
+	free(ids);
+	return done_with(&pg, rc);
+}
+
+/* ---- status, cancel, retry: one ID after another ---- */
+
+static int
+each_id(int argc, char **argv, const char *cmd,
+    int (*fn)(struct pg *, const char *))
+{
+	struct pg pg;
+	int rc, r;
+
+	if ((rc = pgcmd_open(&argc, argv, cmd, &pg)) != 0)
+		return done_with(&pg, rc);
+	if ((rc = check_ids(argc - 1, argv + 1, cmd)) != 0)
+		return done_with(&pg, rc);
+	for (int i = 1; i < argc; i++)
+		if ((r = fn(&pg, argv[i])) != 0 && r > rc)
+			rc = r;
+	return done_with(&pg, rc);
+}
+
+static int
+status_one(struct pg *pg, const char *id)
+{
+	static const char sql[] = "SELECT state, attempts, last,"
+	    " to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
+	const char *p[2] = { pg->queue, id };
+	PGresult *r = pg_exec(pg, sql, 2, p);
+	const char *last;
+
+	if (r == NULL)
+		return pg_fail(pg, "status");
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		fflush(stdout);
+		fprintf(stderr, "chute: %s: unknown job\n", id);
+		return EXIT_NO;
+	}
+	last = PQgetvalue(r, 0, 2);
+	printf("%s %s attempts=%s%s%s%s%s\n", id, PQgetvalue(r, 0, 0),
+	    PQgetvalue(r, 0, 1), *last ? " " : "", last,
+	    strcmp(PQgetvalue(r, 0, 0), "defer") == 0 ? " next=" : "",
+	    strcmp(PQgetvalue(r, 0, 0), "defer") == 0 ? PQgetvalue(r, 0, 3) : "");
+	PQclear(r);
+	return 0;
+}
+
+int
+pgcmd_status(int argc, char **argv)
+{
+	return each_id(argc, argv, "status", status_one);
+}
+
+/* Unknown, or already finished: the spool's words and status. */
+static int
+not_there(struct pg *pg, const char *id, const char *cmd)
+{
+	static const char sql[] =
+	    "SELECT state FROM chute.jobs WHERE queue = $1 AND id = $2";
+	const char *p[2] = { pg->queue, id };
+	PGresult *r = pg_exec(pg, sql, 2, p);
+
+	if (r == NULL)
+		return pg_fail(pg, cmd);
+	if (PQntuples(r) == 0)
+		fprintf(stderr, "chute: %s: unknown job\n", id);
+	else if (strcmp(cmd, "retry") == 0)
+		fprintf(stderr, "chute: %s: not failed (%s)\n", id,
+		    PQgetvalue(r, 0, 0));
+	else
+		fprintf(stderr, "chute: %s: already %s\n", id, PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return EXIT_NO;
+}
+
+/*
+ * new, defer or cur -> failed, in one statement; the claim's token goes,
+ * so the outcome of a handler still running is refused.  Its worker is
+ * told at once (NOTIFY), and at its next lease renewal at the latest.
+ */
+static int
+cancel_one(struct pg *pg, const char *id)
+{
+	static const char sql[] =
+	    "WITH old AS (SELECT state FROM chute.jobs WHERE queue = $1"
+	    " AND id = $2 AND state IN ('new', 'cur', 'defer') FOR UPDATE)"
+	    " UPDATE chute.jobs j SET state = 'failed', last = 'cancelled',"
+	    " run_at = now(), token = NULL, worker = NULL, lease_until = NULL"
+	    " FROM old WHERE j.queue = $1 AND j.id = $2 RETURNING old.state";
+	const char *p[2] = { pg->queue, id };
+	char text[128], msg[NAME_MAX + 160];
+	const char *n[1] = { msg };
+	PGresult *r = pg_exec(pg, sql, 2, p);
+
+	if (r == NULL)
+		return pg_fail(pg, "cancel");
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return not_there(pg, id, "cancel");
+	}
+	snprintf(text, sizeof(text), "cancelled by `chute cancel` (uid %ld) in "
+	    "%s", (long)getuid(), PQgetvalue(r, 0, 0));
+	note(pg, id, text);
+	snprintf(msg, sizeof(msg), "cancel %s %s", pg->queue, id);
+	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)
+		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
+	printf("%s %s->failed\n", id, PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return 0;
+}
+
+int
+pgcmd_cancel(int argc, char **argv)
+{
+	return each_id(argc, argv, "cancel", cancel_one);
+}
+
+/* failed -> new, attempts reset, as `chute retry` does on a spool. */
+static int
+retry_one(struct pg *pg, const char *id)
+{
+	static const char sql[] =
+	    "UPDATE chute.jobs SET state = 'new', attempts = 0, last = '',"
+	    " run_at = now() WHERE queue = $1 AND id = $2 AND state = 'failed'";
+	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
+	char text[64];
+	PGresult *r = pg_exec(pg, sql, 2, p);
+	int rows;
+
+	if (r == NULL)
+		return pg_fail(pg, "retry");
+	rows = atoi(PQcmdTuples(r));
+	PQclear(r);
+	if (rows == 0)
+		return not_there(pg, id, "retry");
+	snprintf(text, sizeof(text), "reset by `chute retry` (uid %ld)",
+	    (long)getuid());
+	note(pg, id, text);
+	pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
+	printf("%s failed->new\n", id);
+	return 0;
+}
+
+int
+pgcmd_retry(int argc, char **argv)
+{
+	return each_id(argc, argv, "retry", retry_one);
+}
+
+/* ---- wait ---- */
+
+/*
+ * Poll the IDs' states, from every 50 ms up to every second: done when all
+ * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
+ */
+int
+pgcmd_wait(int argc, char **argv)
+{
+	static const char sql[] = "SELECT id, state FROM chute.jobs"
+	    " WHERE queue = $1 AND id = ANY($2::text[])";
+	static const struct option longopts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	msec_t timeout = -1, start = mono_ms(), nap = 50;
+	struct pg pg;
+	int rc, c;
+
+	if ((rc = pgcmd_open(&argc, argv, "wait", &pg)) != 0)
+		return done_with(&pg, rc);
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if (c != 't' || dur_parse(optarg, &timeout) == -1)
+			return done_with(&pg, usage_error("wait", "bad option "
+			    "or --timeout value"));
+	if ((rc = check_ids(argc - optind, argv + optind, "wait")) != 0)
+		return done_with(&pg, rc);
+	for (;;) {
+		char arr[65536] = "{";
+		const char *p[2] = { pg.queue, arr };
+		int left = 0, failed = 0, known;
+		PGresult *r;
+
+		for (int i = optind; i < argc; i++) {
+			strlcat(arr, i > optind ? ",\"" : "\"", sizeof(arr));
+			strlcat(arr, argv[i], sizeof(arr));	/* IDs: no " or \ */
+			strlcat(arr, "\"", sizeof(arr));
+		}
+		strlcat(arr, "}", sizeof(arr));
+		if ((r = pg_exec(&pg, sql, 2, p)) == NULL)
+			return done_with(&pg, pg_fail(&pg, "wait"));
+		known = PQntuples(r);
+		for (int i = 0; i < known; i++) {
+			const char *st = PQgetvalue(r, i, 1);
+			left += strcmp(st, "done") != 0 && strcmp(st, "failed") != 0;
+			failed += strcmp(st, "failed") == 0;
+		}
+		PQclear(r);
+		if (known < argc - optind) {
+			fprintf(stderr, "chute: unknown job among the IDs\n");
+			return done_with(&pg, EXIT_NO);
+		}
+		if (left == 0)
+			return done_with(&pg, failed ? EXIT_NO : 0);
+		if (timeout >= 0 && mono_ms() - start >= timeout)
+			return done_with(&pg, EXIT_TIMEOUT);
+		usleep((useconds_t)nap * 1000);
+		nap = nap * 2 > 1000 ? 1000 : nap * 2;
+	}
+}
+
+/* ---- ls, stats ---- */
+
+int
+pgcmd_ls(int argc, char **argv)
+{
+	static const char sql[] = "SELECT state, (extract(epoch FROM now() -"
+	    " run_at) * 1000)::bigint, attempts, id FROM chute.jobs"
+	    " WHERE queue = $1 AND ($2::text IS NULL OR state = $2)"
+	    " ORDER BY run_at, id";
+	struct pg pg;
+	const char *p[2];
+	PGresult *r;
+	int rc, st;
+
+	if ((rc = pgcmd_open(&argc, argv, "ls", &pg)) != 0)
+		return done_with(&pg, rc);
+	if (argc > 2 || (argc == 2 && ((st = state_from_name(argv[1])) ==
+	    ST_NONE || st == ST_TMP || st == ST_LOG)))
+		return done_with(&pg, usage_error("ls", "want URL and at most "
+		    "one STATE"));
+	p[0] = pg.queue;
+	p[1] = argc == 2 ? argv[1] : NULL;
+	if ((r = pg_exec(&pg, sql, 2, p)) == NULL)
+		return done_with(&pg, pg_fail(&pg, "ls"));
+	printf("%-7s %10s %8s  %s\n", "STATE", "AGE", "ATTEMPTS", "ID");
+	for (int i = 0; i < PQntuples(r); i++) {
+		msec_t age = strtoll(PQgetvalue(r, i, 1), NULL, 10);
+		char a[32], v[1024];
+
+		a[0] = '-';
+		dur_format(age < 0 ? -age : age, a + (age < 0), sizeof(a) - 1);
+		vis_name(PQgetvalue(r, i, 3), v, sizeof(v));
+		printf("%-7s %10s %8s  %s\n", PQgetvalue(r, i, 0), a,
+		    PQgetvalue(r, i, 2), v);
+	}
+	PQclear(r);
+	return done_with(&pg, 0);
+}
+
+int
+pgcmd_stats(int argc, char **argv)
+{
+	static const char sql[] = "SELECT s.state, count(j.id),"
+	    " coalesce(extract(epoch FROM now() - min(j.run_at))::float8, 0),"
+	    " count(DISTINCT j.worker)"
+	    " FROM unnest(ARRAY['new','cur','defer','done','failed']) AS s(state)"
+	    " LEFT JOIN chute.jobs j ON j.queue = $1 AND j.state = s.state"
+	    " GROUP BY s.state ORDER BY array_position(ARRAY['new','cur',"
+	    "'defer','done','failed'], s.state)";
+	const char *p[1];
+	struct pg pg;
+	PGresult *r;
+	bool prom;
+	int rc;
+
+	if ((rc = pgcmd_open(&argc, argv, "stats", &pg)) != 0)
+		return done_with(&pg, rc);
+	prom = argc == 2 && strcmp(argv[1], "--prometheus") == 0;
+	if (argc > 2 || (argc == 2 && !prom))
+		return done_with(&pg, usage_error("stats", "want URL "
+		    "[--prometheus]"));
+	p[0] = pg.queue;
+	if ((r = pg_exec(&pg, sql, 1, p)) == NULL)
+		return done_with(&pg, pg_fail(&pg, "stats"));
+	if (prom)
+		printf("# HELP chute_jobs Jobs per state.\n"
+		    "# TYPE chute_jobs gauge\n");
+	for (int i = 0; i < PQntuples(r); i++)
+		if (prom)
+			printf("chute_jobs{state=\"%s\"} %s\n",
+			    PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+		else
+			printf("%-17s %s\n", PQgetvalue(r, i, 0),
+			    PQgetvalue(r, i, 1));
+	if (prom)
+		printf("chute_oldest_queued_seconds %.3f\nchute_workers %s\n",
+		    atof(PQgetvalue(r, 0, 2)), PQgetvalue(r, 1, 3));
+	else {
+		char age[32] = "-";
+		if (strcmp(PQgetvalue(r, 0, 1), "0") != 0)
+			dur_format((msec_t)(atof(PQgetvalue(r, 0, 2)) * 1000),
+			    age, sizeof(age));
+		printf("%-17s %s\n%-17s %s\n", "oldest_queued_age", age,
+		    "workers", PQgetvalue(r, 1, 3));
+	}
+	PQclear(r);
+	return done_with(&pg, 0);
+}
+
+/* ---- log ---- */
+
+/* 1 if the job is there, 0 if not, -1 on error. */
+static int
+job_exists(struct pg *pg, const char *id)
+{
+	const char *p[2] = { pg->queue, id };
+	PGresult *r = pg_exec(pg, "SELECT 1 FROM chute.jobs WHERE queue = $1"
+	    " AND id = $2", 2, p);
+	int n;
+
+	if (r == NULL)
+		return -1;
+	n = PQntuples(r);
+	PQclear(r);
+	return n > 0;
+}
+
+int
+pgcmd_log(int argc, char **argv)
+{
+	static const char sql[] = "SELECT body FROM chute.logs"
+	    " WHERE queue = $1 AND id = $2 ORDER BY seq";
+	const char *p[2];
+	struct pg pg;
+	PGresult *r;
+	int rc;
+
+	if ((rc = pgcmd_open(&argc, argv, "log", &pg)) != 0)
+		return done_with(&pg, rc);
+	if (argc != 2)
+		return done_with(&pg, usage_error("log", "want URL and one ID"));
+	if ((rc = check_ids(1, argv + 1, "log")) != 0)
+		return done_with(&pg, rc);
+	p[0] = pg.queue;
+	p[1] = argv[1];
+	r = PQexecParams(pg.conn, sql, 2, NULL, p, NULL, NULL, 1);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		PQclear(r);
+		return done_with(&pg, pg_fail(&pg, "log"));
+	}
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		/* No log yet is fine for a job that has not run. */
+		if ((rc = job_exists(&pg, argv[1])) == -1)
+			return done_with(&pg, pg_fail(&pg, "log"));
+		if (rc == 0)
+			fprintf(stderr, "chute: %s: unknown job\n", argv[1]);
+		return done_with(&pg, rc == 1 ? 0 : EXIT_NO);
+	}
+	for (int i = 0; i < PQntuples(r); i++)
+		if (write_all(STDOUT_FILENO, PQgetvalue(r, i, 0),
+		    (size_t)PQgetlength(r, i, 0)) == -1) {
+			rc = EX_IOERR;
+			break;
+		}
+	PQclear(r);
+	return done_with(&pg, rc);
+}
+
+/* ---- purge ---- */
+
+/* Finished jobs older than DUR go, with their payloads and logs, at once. */
+int
+pgcmd_purge(int argc, char **argv)
+{
+	static const char sql[] =
+	    "WITH gone AS (DELETE FROM chute.jobs WHERE queue = $1"
+	    " AND state IN ('done', 'failed') AND ($3::text IS NULL OR state = $3)"
+	    " AND run_at < now() - $2::bigint * interval '1 millisecond'"
+	    " RETURNING id),"
+	    " p AS (DELETE FROM chute.payloads WHERE queue = $1"
+	    " AND id IN (SELECT id FROM gone)),"
+	    " l AS (DELETE FROM chute.logs WHERE queue = $1"
+	    " AND id IN (SELECT id FROM gone))"
+	    " SELECT count(*) FROM gone";
+	static const struct option longopts[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *state = NULL, *p[3];
+	char age[24];
+	msec_t older = -1;
+	struct pg pg;
+	PGresult *r;
+	int rc, c;
+
+	if ((rc = pgcmd_open(&argc, argv, "purge", &pg)) != 0)
+		return done_with(&pg, rc);
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'o' && dur_parse(optarg, &older) == 0)
+			continue;
+		if (c == 's' && (strcmp(optarg, "done") == 0 ||
+		    strcmp(optarg, "failed") == 0)) {
+			state = optarg;
+			continue;
+		}
+		return done_with(&pg, usage_error("purge", "bad option or "
+		    "value"));
+	}
+	if (older < 0)
+		return done_with(&pg, usage_error("purge", "--older-than DUR "
+		    "is required"));
+	snprintf(age, sizeof(age), "%lld", (long long)older);
+	p[0] = pg.queue;
+	p[1] = age;
+	p[2] = state;
+	if ((r = pg_exec(&pg, sql, 3, p)) == NULL)
+		return done_with(&pg, pg_fail(&pg, "purge"));
+	printf("purged %s\n", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return done_with(&pg, 0);
+}

@@ -1,0 +1,91 @@
+/*
+ * pg_cmd_run.c: `chute run URL`: a worker of the fleet.  The same owner,
+ * supervisor and outcome table as on a spool, over the database's queue
+ * (queue_pg.c); any number of them, on any number of hosts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chute.h"
+#include "owner.h"
+#include "pg.h"
+#include "pg_cmd.h"
+
+/* --lease DUR, taken out of argv before run_parse_args sees it. */
+static int
+take_lease(int *argc, char **argv, msec_t *lease)
+{
+	int j = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--lease") == 0 && i + 1 < *argc) {
+			if (dur_parse(argv[++i], lease) == -1 || *lease < 300)
+				return usage_error("run", "--lease %s: not a "
+				    "duration of at least 300ms", argv[i]);
+		} else
+			argv[j++] = argv[i];
+	}
+	*argc = j;
+	argv[j] = NULL;
+	return 0;
+}
+
+int
+pgcmd_run(int argc, char **argv)
+{
+	struct owner ow = { .sigfd = -1 };
+	struct queue_conf qc = { .cancelled = owner_cancelled, .arg = &ow };
+	struct run_opts o;
+	msec_t lease = PG_LEASE_MS;
+	struct queue *q;
+	const char *url;
+	struct pg pg;
+	int rc;
+
+	/* The URI goes back in as the SPOOL argument run_parse_args wants. */
+	if ((rc = pgcmd_take(&argc, argv, "run", &pg, true)) != 0 ||
+	    (rc = take_lease(&argc, argv, &lease)) != 0)
+		return rc;
+	url = pg.name;
+	{
+		char **av = calloc((size_t)argc + 2, sizeof(*av));
+		if (av == NULL)
+			return EX_SOFTWARE;
+		av[0] = argv[0];
+		av[1] = (char *)(uintptr_t)url;
+		memcpy(av + 2, argv + 1, (size_t)argc * sizeof(*av));
+		rc = run_parse_args(argc + 1, av, &o, &url);
+		if (rc == 0 && o.wait_lock)
+			rc = usage_error("run", "--wait-lock: a database queue "
+			    "has no lock to wait for; start any number of workers");
+		if (rc != 0) {
+			free(av);
+			return rc;
+		}
+		/* o.argv points into av, which lives as long as the run. */
+		if ((o.path = spawn_which(o.argv[0])) == NULL) {
+			fprintf(stderr, "chute: run: %s: handler not found or "
+			    "not executable: %s\n", o.argv[0], strerror(errno));
+			free(av);
+			return EX_USAGE;
+		}
+		qc.persistent = o.persistent;
+		qc.policy = (struct retry_policy){ o.max_attempts,
+		    o.backoff_base, o.backoff_cap };
+		if ((rc = queue_pg_open(&pg, lease, o.jobs, &qc, &q)) == 0) {
+			q->die_with_owner = true;
+			rc = owner_run(&ow, &o, q);
+		}
+		free(o.path);
+		free(av);
+	}
+	free(pg.uri);
+	return rc;
+}

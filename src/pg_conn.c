@@ -1,0 +1,209 @@
+/*
+ * pg_conn.c: one connection to the database, as libpq makes it, and what
+ * may be printed about it.  The URI is parsed by libpq (every libpq
+ * parameter and PG* variable works); its password never reaches a message,
+ * a log line or a process title: only pg->name, rebuilt without it, does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chute.h"
+#include "pg.h"
+
+bool
+pg_is_uri(const char *s)
+{
+	return strncmp(s, "postgresql://", 13) == 0 ||
+	    strncmp(s, "postgres://", 11) == 0;
+}
+
+/* The value of keyword in a parsed conninfo, or NULL. */
+static const char *
+opt(PQconninfoOption *o, const char *keyword)
+{
+	for (; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, keyword) == 0)
+			return o->val && *o->val ? o->val : NULL;
+	return NULL;
+}
+
+/*
+ * Parse uri (libpq's syntax) for queue.  Returns 0, or -1 after one line on
+ * stderr saying what is wrong with it (the caller exits 64).
+ */
+int
+pg_parse(struct pg *pg, const char *uri, const char *queue)
+{
+	PQconninfoOption *o;
+	const char *host, *port, *user, *db;
+	char *err = NULL;
+
+	memset(pg, 0, sizeof(*pg));
+	if ((o = PQconninfoParse(uri, &err)) == NULL) {
+		/* libpq's message quotes no password: it names the fault. */
+		fprintf(stderr, "chute: not a PostgreSQL URI: %s",
+		    err ? err : "out of memory\n");
+		PQfreemem(err);
+		return -1;
+	}
+	host = opt(o, "host");
+	port = opt(o, "port");
+	user = opt(o, "user");
+	db = opt(o, "dbname");
+	snprintf(pg->name, sizeof(pg->name), "postgresql://%s%s%s%s%s/%s",
+	    user ? user : "", user ? "@" : "", host ? host : "",
+	    port ? ":" : "", port ? port : "", db ? db : "");
+	PQconninfoFree(o);
+	if (strlcpy(pg->queue, queue, sizeof(pg->queue)) >= sizeof(pg->queue) ||
+	    !id_valid(queue)) {
+		fprintf(stderr, "chute: --queue %s: not a valid queue name (as "
+		    "a job ID: 1-%zu bytes, no '/', no leading '.')\n", queue,
+		    sizeof(pg->queue) - 1);
+		return -1;
+	}
+	if ((pg->uri = strdup(uri)) == NULL) {
+		fprintf(stderr, "chute: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Connect, bounded in time (connect_timeout, TCP keepalives and user
+ * timeout), with every statement bounded too: by stmt_ms when not 0 (a
+ * worker's is a third of its lease, so that no call outlives the time
+ * left to stop its handlers), else PG_STATEMENT_MS.  Our settings come before
+ * the URI's, so the URI may override any of them.  Returns 0, or -1
+ * (pg_error says why; the connection is closed).
+ */
+int
+pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
+{
+	static const char *const keys[] = {
+		"connect_timeout", "keepalives", "keepalives_idle",
+		"keepalives_interval", "keepalives_count", "tcp_user_timeout",
+		"application_name", "options", "dbname", NULL,
+	};
+	char timeout[16], opts[128], tcp[24];
+	msec_t ms = stmt_ms > 0 ? stmt_ms : PG_STATEMENT_MS;
+	const char *vals[sizeof(keys) / sizeof(keys[0])];
+
+	pg_close(pg);
+	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_SECS);
+	snprintf(opts, sizeof(opts), "-c statement_timeout=%lld "
+	    "-c idle_in_transaction_session_timeout=%d "
+	    "-c client_min_messages=warning", (long long)ms,
+	    PG_STATEMENT_MS);
+	snprintf(tcp, sizeof(tcp), "%lld", (long long)ms);
+	vals[0] = timeout;
+	vals[1] = "1";
+	vals[2] = "5";
+	vals[3] = "2";
+	vals[4] = "3";
+	vals[5] = tcp;
+	vals[6] = listen ? "chute-worker" : "chute";
+	vals[7] = opts;
+	vals[8] = pg->uri;
+	vals[9] = NULL;
+	pg->conn = PQconnectdbParams(keys, vals, 1);
+	if (pg->conn == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (PQstatus(pg->conn) != CONNECTION_OK)
+		return -1;
+	return 0;
+}
+
+void
+pg_close(struct pg *pg)
+{
+	if (pg->conn != NULL)
+		PQfinish(pg->conn);
+	pg->conn = NULL;
+}
+
+bool
+pg_ok(struct pg *pg)
+{
+	return pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_OK;
+}
+
+/* libpq's last message, on one line, for "chute: NAME: ...: it". */
+const char *
+pg_error(struct pg *pg)
+{
+	static char buf[512];
+	char *nl;
+
+	if (pg->conn == NULL)
+		return strerror(errno ? errno : ENOMEM);
+	strlcpy(buf, PQerrorMessage(pg->conn), sizeof(buf));
+	while ((nl = strchr(buf, '\n')) != NULL) {
+		if (nl[1] == '\0') {
+			*nl = '\0';
+			break;
+		}
+		*nl = ' ';
+	}
+	return buf[0] ? buf : "unknown error";
+}
+
+/*
+ * Run one statement with text parameters (never a string built from
+ * input), or, without parameters, the statements of a fixed text.  Returns the result of a successful statement, or NULL
+ * (pg_error says why).
+ */
+PGresult *
+pg_exec(struct pg *pg, const char *sql, int n, const char *const *params)
+{
+	PGresult *r;
+	ExecStatusType st;
+
+	if (pg->conn == NULL)
+		return NULL;
+	/* No parameters: the simple protocol, which allows several statements. */
+	if (n == 0)
+		r = PQexec(pg->conn, sql);
+	else
+		r = PQexecParams(pg->conn, sql, n, NULL, params, NULL, NULL, 0);
+	st = PQresultStatus(r);
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return r;
+	PQclear(r);
+	return NULL;
+}
+
+/* pg_exec for a statement whose rows are not wanted: 0, or -1. */
+int
+pg_cmd(struct pg *pg, const char *sql, int n, const char *const *params)
+{
+	PGresult *r = pg_exec(pg, sql, n, params);
+
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	return 0;
+}
+
+/*
+ * Say what failed ("chute: NAME: what: reason") and return the exit status
+ * for it: 75 when the server is unreachable or went away (try later), 77
+ * when it refused our credentials, 74 otherwise.
+ */
+int
+pg_fail(struct pg *pg, const char *what)
+{
+	fprintf(stderr, "chute: %s: %s: %s\n", pg->name, what, pg_error(pg));
+	if (pg->conn == NULL)
+		return EX_TEMPFAIL;
+	if (PQstatus(pg->conn) != CONNECTION_OK) {
+		if (PQconnectionNeedsPassword(pg->conn) ||
+		    PQconnectionUsedPassword(pg->conn))
+			return EX_NOPERM;
+		return EX_TEMPFAIL;
+	}
+	return EX_IOERR;
+}

@@ -1,0 +1,160 @@
+/*
+ * pg_schema.c: chute's schema, compiled in, and `chute init URL`.  The
+ * whole schema is created in one transaction under an advisory lock, every
+ * statement idempotent, so two hosts may run init at once and a second run
+ * changes nothing.  fleet.md explains each table and index.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chute.h"
+#include "pg.h"
+
+/* Any constant; it only keeps two inits from interleaving. */
+#define INIT_LOCK	"7310287530"
+
+static const char schema[] =
+"CREATE SCHEMA IF NOT EXISTS chute;\n"
+"CREATE TABLE IF NOT EXISTS chute.version (version integer NOT NULL);\n"
+/* Fencing tokens: every claim takes a new one. */
+"CREATE SEQUENCE IF NOT EXISTS chute.fence;\n"
+/*
+ * One row per job whatever its state.  run_at is the sort key in new, the
+ * next run in defer, the finishing time in done and failed; a claim does
+ * not move it, so a job handed back runs first again.  token, worker and
+ * lease_until describe the live claim of a job in cur.  fillfactor leaves
+ * room on each page for the updates of a job's life to stay HOT where
+ * they touch no indexed column (lease renewals).
+ */
+"CREATE TABLE IF NOT EXISTS chute.jobs (\n"
+"  queue text NOT NULL,\n"
+"  id text NOT NULL,\n"
+"  state text NOT NULL CHECK (state IN ('new','cur','defer','done','failed')),\n"
+"  run_at timestamptz NOT NULL DEFAULT now(),\n"
+"  attempts integer NOT NULL DEFAULT 0,\n"
+"  last text NOT NULL DEFAULT '',\n"
+"  token bigint,\n"
+"  worker text,\n"
+"  lease_until timestamptz,\n"
+"  cancel boolean NOT NULL DEFAULT false,\n"
+"  size bigint NOT NULL,\n"
+"  created timestamptz NOT NULL DEFAULT now(),\n"
+"  PRIMARY KEY (queue, id)\n"
+") WITH (fillfactor = 70);\n"
+/*
+ * A hot queue turns its rows over fast: vacuum by row count, not by a
+ * fraction of a table that may hold a million finished jobs.
+ */
+"ALTER TABLE chute.jobs SET (autovacuum_vacuum_scale_factor = 0,"
+" autovacuum_vacuum_threshold = 2000,"
+" autovacuum_vacuum_insert_scale_factor = 0,"
+" autovacuum_vacuum_insert_threshold = 10000,"
+" autovacuum_analyze_scale_factor = 0.02,"
+" autovacuum_vacuum_cost_delay = 0);\n"
+/* The claim's index: only jobs that may run, oldest first. */
+"CREATE INDEX IF NOT EXISTS jobs_due ON chute.jobs (queue, run_at, id)"
+" WHERE state IN ('new', 'defer');\n"
+/* Claims by token, for renewals, outcomes and the recovery of expired ones. */
+"CREATE INDEX IF NOT EXISTS jobs_claimed ON chute.jobs (queue, token)"
+" WHERE state = 'cur';\n"
+/* purge --older-than. */
+"CREATE INDEX IF NOT EXISTS jobs_finished ON chute.jobs (queue, run_at)"
+" WHERE state IN ('done', 'failed');\n"
+/* The job's bytes, written once and never updated. */
+"CREATE TABLE IF NOT EXISTS chute.payloads (\n"
+"  queue text NOT NULL,\n"
+"  id text NOT NULL,\n"
+"  body bytea NOT NULL,\n"
+"  PRIMARY KEY (queue, id)\n"
+");\n"
+/* The job's log: chute's lines and the handler's output, per attempt. */
+"CREATE TABLE IF NOT EXISTS chute.logs (\n"
+"  queue text NOT NULL,\n"
+"  id text NOT NULL,\n"
+"  seq bigserial,\n"
+"  body bytea NOT NULL,\n"
+"  PRIMARY KEY (queue, id, seq)\n"
+");\n";
+
+/*
+ * The schema version in the database: 0 when there is none yet, -1 on
+ * error.  Two statements: a query naming a table that does not exist
+ * fails at parse time, whatever CASE would have skipped.
+ */
+int
+pg_schema_version(struct pg *pg)
+{
+	PGresult *r = pg_exec(pg, "SELECT to_regclass('chute.version') IS NOT NULL",
+	    0, NULL);
+	bool there;
+	int v = 0;
+
+	if (r == NULL)
+		return -1;
+	there = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!there)
+		return 0;
+	if ((r = pg_exec(pg, "SELECT coalesce(max(version), 0) FROM chute.version",
+	    0, NULL)) == NULL)
+		return -1;
+	v = atoi(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return v;
+}
+
+/*
+ * Create or upgrade the schema.  Returns 0 (printing what it did), or an
+ * exit status after one line saying why not.
+ */
+int
+pg_schema_init(struct pg *pg)
+{
+	char v[16];
+	const char *p[1] = { v };
+	int was;
+
+	if (pg_cmd(pg, "BEGIN", 0, NULL) == -1 ||
+	    pg_cmd(pg, "SELECT pg_advisory_xact_lock(" INIT_LOCK ")", 0,
+	    NULL) == -1 || (was = pg_schema_version(pg)) == -1)
+		return pg_fail(pg, "init");
+	if (was > PG_SCHEMA_VERSION) {
+		pg_cmd(pg, "ROLLBACK", 0, NULL);
+		fprintf(stderr, "chute: %s: schema version %d is newer than "
+		    "this chute's (%d): upgrade chute\n", pg->name, was,
+		    PG_SCHEMA_VERSION);
+		return EX_CONFIG;
+	}
+	snprintf(v, sizeof(v), "%d", PG_SCHEMA_VERSION);
+	/* Several statements: the simple protocol, no parameters. */
+	if (pg_cmd(pg, schema, 0, NULL) == -1 ||
+	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
+	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
+	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
+		return pg_fail(pg, "init");
+	printf("%s: schema version %d%s\n", pg->name, PG_SCHEMA_VERSION,
+	    was == PG_SCHEMA_VERSION ? " (already)" : was == 0 ? " created" :
+	    " (upgraded)");
+	return 0;
+}
+
+/* Is the schema there, and ours?  0, or an exit status after saying why. */
+int
+pg_schema_check(struct pg *pg)
+{
+	int v = pg_schema_version(pg);
+
+	if (v == -1)
+		return pg_fail(pg, "schema");
+	if (v == PG_SCHEMA_VERSION)
+		return 0;
+	if (v == 0)
+		fprintf(stderr, "chute: %s: no chute schema here (chute init "
+		    "%s)\n", pg->name, pg->name);
+	else
+		fprintf(stderr, "chute: %s: schema version %d, this chute "
+		    "speaks %d: %s\n", pg->name, v, PG_SCHEMA_VERSION, v >
+		    PG_SCHEMA_VERSION ? "upgrade chute" : "run chute init");
+	return EX_CONFIG;
+}

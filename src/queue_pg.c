@@ -1,0 +1,1002 @@
+/*
+ * queue_pg.c: a PostgreSQL database as a queue (queue.h), for a fleet of
+ * workers on many hosts.  A claim is an UPDATE of rows picked with
+ * FOR UPDATE SKIP LOCKED, carrying a lease and a fencing token; the owner's
+ * outcomes are recorded in batches, each only where the token still
+ * matches, so a worker that lost its claim can never overwrite the outcome
+ * of the one that took the job over.  fleet.md lists every statement and
+ * what a crash or a lost connection at each step leaves behind.
+ *
+ * The handler sees the job as on a spool: a local regular file (written
+ * here from the payload, in a private directory) as stdin and {}, and a
+ * local log file, whose first PG_LOG_CAP bytes per attempt are stored with
+ * the outcome.  Every statement is short and autocommitted: no transaction
+ * is ever open while a handler runs.
+ */
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+#include "pg.h"
+#include "queue.h"
+
+/* An outcome waiting for the next batch. */
+struct pending {
+	char		 id[NAME_MAX + 1];
+	char		 token[24];
+	const char	*to;
+	msec_t		 delay;
+	bool		 counted;
+	char		 last[96];
+	char		*log;		/* hex of the attempt's log, malloc'd */
+	msec_t		 since;		/* monotonic */
+};
+
+struct pgq {
+	struct queue	 q;
+	struct pg	 pg;
+	struct queue_conf c;
+	msec_t		 lease;
+	int		 prefetch;	/* claimed ahead of free slots, at most */
+	char		 worker[300];	/* host:pid, in the claim's row */
+	char		 dir[PATH_MAX];	/* the local copies of jobs and logs */
+	int		 dirfd;
+	bool		 up, said_down, fatal;
+	msec_t		 reconnect_at, reconnect_delay;
+	bool		 wake;		/* claim at the next chance */
+	msec_t		 next_poll;	/* ...or at the latest then (mono) */
+	msec_t		 next_renew, next_recover;
+	msec_t		 renew_sent;	/* last renewal that succeeded, sent at */
+	struct claim	**held;		/* handed to the owner, not released */
+	size_t		 nheld, capheld;
+	struct claim	*ahead;		/* prefetched, not yet handed out */
+	int		 nahead;
+	size_t		 capahead;	/* slots + prefetch */
+	struct pending	*pend;
+	size_t		 npend, cappend;
+	size_t		 queued, deferred;	/* for the title, as last seen */
+};
+
+static const struct queue_backend pg_backend;
+
+static const char *
+vis(const char *name)
+{
+	static char buf[4][NAME_MAX * 4 + 1];
+	static int i;
+
+	i = (i + 1) % 4;
+	vis_name(name, buf[i], sizeof(buf[i]));
+	return buf[i];
+}
+
+/* ---- arrays for unnest(): PostgreSQL's text form of an array ---- */
+
+struct buf {
+	char	*p;
+	size_t	 len, cap;
+	bool	 oom;
+};
+
+static void
+buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *p;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* One element, quoted: inside "", only " and \ need a backslash. */
+static void
+arr_add(struct buf *b, const char *s)
+{
+	buf_add(b, b->len == 0 ? "{\"" : ",\"", 2);
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_add(b, "\\", 1);
+		buf_add(b, s, 1);
+	}
+	buf_add(b, "\"", 1);
+}
+
+static const char *
+arr_end(struct buf *b)
+{
+	buf_add(b, b->len == 0 ? "{}" : "}", b->len == 0 ? 2 : 1);
+	return b->oom ? NULL : b->p;
+}
+
+/* ---- the connection ---- */
+
+/* Lost it: say so once, try again after a growing delay. */
+static void
+down(struct pgq *pq, const char *what)
+{
+	msec_t mono = mono_ms();
+
+	if (!pq->said_down)
+		say("%s: %s: %s; retrying, jobs keep running until their "
+		    "leases need renewing", pq->pg.name, what, pg_error(&pq->pg));
+	pq->said_down = true;
+	pg_close(&pq->pg);
+	pq->up = false;
+	pq->reconnect_delay = pq->reconnect_delay == 0 ? PG_RECONNECT_MIN_MS :
+	    pq->reconnect_delay * 2;
+	if (pq->reconnect_delay > PG_RECONNECT_MAX_MS)
+		pq->reconnect_delay = PG_RECONNECT_MAX_MS;
+	pq->reconnect_at = mono + pq->reconnect_delay;
+}
+
+/* A failed statement: the connection's fault, or the statement's? */
+static void
+failed(struct pgq *pq, const char *what)
+{
+	if (!pg_ok(&pq->pg))
+		down(pq, what);
+	else
+		say("%s: %s: %s", pq->pg.name, what, pg_error(&pq->pg));
+}
+
+static int renew(struct pgq *, msec_t);
+
+/* Connect, check the schema, LISTEN, and claim at once. */
+static void
+reconnect(struct pgq *pq, msec_t mono)
+{
+	int v;
+
+	if (pg_connect(&pq->pg, true, pq->lease / 3) == -1) {
+		if (pq->pg.conn != NULL && (PQconnectionNeedsPassword(pq->pg.conn) ||
+		    PQconnectionUsedPassword(pq->pg.conn))) {
+			say("%s: %s", pq->pg.name, pg_error(&pq->pg));
+			pq->fatal = true;
+		}
+		down(pq, "connect");
+		return;
+	}
+	if ((v = pg_schema_version(&pq->pg)) == -1) {
+		down(pq, "schema");
+		return;
+	}
+	if (v != PG_SCHEMA_VERSION) {
+		say("%s: schema version %d, this chute speaks %d (chute init %s)",
+		    pq->pg.name, v, PG_SCHEMA_VERSION, pq->pg.name);
+		pq->fatal = true;
+		return;
+	}
+	if (pg_cmd(&pq->pg, "LISTEN " PG_CHANNEL, 0, NULL) == -1) {
+		down(pq, "LISTEN");
+		return;
+	}
+	if (pq->said_down)
+		say("%s: connected again", pq->pg.name);
+	pq->said_down = false;
+	pq->up = true;
+	pq->reconnect_delay = 0;
+	pq->wake = true;
+	pq->next_recover = mono;
+	if (pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
+		renew(pq, mono);
+}
+
+/* ---- local copies ---- */
+
+/* dir/ID with the payload, opened read-only for the handler's stdin. */
+static int
+write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
+{
+	int fd;
+
+	unlinkat(pq->dirfd, c->id, 0);	/* a leftover of an earlier claim */
+	fd = openat(pq->dirfd, c->id, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1)
+		return -1;
+	if (write_all(fd, body, len) == -1 || close(fd) == -1) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	c->fd = openat(pq->dirfd, c->id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->fd == -1)
+		return -1;
+	if (asprintf(&c->path, "%s/%s", pq->dir, c->id) == -1) {
+		c->path = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* dir/.ID.log, fresh for the attempt. */
+static void
+open_log(struct pgq *pq, struct claim *c)
+{
+	char name[NAME_MAX + 8];
+
+	snprintf(name, sizeof(name), ".%s.log", c->id);
+	unlinkat(pq->dirfd, name, 0);
+	c->logend = 0;
+	c->logerr = 0;
+	c->logfd = openat(pq->dirfd, name, O_RDWR | O_APPEND | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (c->logfd == -1)
+		c->logerr = errno;
+}
+
+/* ---- claiming ---- */
+
+/*
+ * Claim up to n jobs due now, oldest first, with a lease and a fresh
+ * fencing token each; the picking is SKIP LOCKED, so workers never wait
+ * for one another.  Then their payloads, in binary.  Returns how many, or
+ * -1 (the connection's state says why).
+ */
+static int
+claim_rows(struct pgq *pq, int n)
+{
+	static const char sql[] =
+	    "WITH picked AS MATERIALIZED ("
+	    " SELECT queue, id FROM chute.jobs"
+	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
+	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED)"
+	    " UPDATE chute.jobs j SET state = 'cur', attempts = j.attempts + 1,"
+	    " token = nextval('chute.fence'), worker = $3,"
+	    " lease_until = now() + $4::bigint * interval '1 millisecond',"
+	    " cancel = false"
+	    " FROM picked WHERE j.queue = picked.queue AND j.id = picked.id"
+	    " RETURNING j.id, j.token, j.attempts";
+	static const char payloads[] =
+	    "SELECT id, body FROM chute.payloads WHERE queue = $1"
+	    " AND id = ANY($2::text[])";
+	char nb[16], lease[24];
+	const char *p[4] = { pq->pg.queue, nb, pq->worker, lease };
+	struct buf ids = { 0 };
+	PGresult *r, *b;
+	int got, k;
+
+	snprintf(nb, sizeof(nb), "%d", n);
+	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
+	if ((r = pg_exec(&pq->pg, sql, 4, p)) == NULL)
+		return -1;
+	got = PQntuples(r);
+	for (int i = 0; i < got; i++)
+		arr_add(&ids, PQgetvalue(r, i, 0));
+	if (got == 0) {
+		PQclear(r);
+		return 0;
+	}
+	{
+		const char *q[2] = { pq->pg.queue, arr_end(&ids) };
+		b = PQexecParams(pq->pg.conn, payloads, 2, NULL, q, NULL, NULL, 1);
+	}
+	free(ids.p);
+	if (PQresultStatus(b) != PGRES_TUPLES_OK) {
+		PQclear(b);
+		PQclear(r);
+		return -1;	/* the claims expire: someone recovers them */
+	}
+	for (int i = 0; i < got; i++) {
+		struct claim *c = &pq->ahead[pq->nahead];
+		const char *id = PQgetvalue(r, i, 0);
+
+		memset(c, 0, sizeof(*c));
+		c->fd = c->logfd = -1;
+		strlcpy(c->id, id, sizeof(c->id));
+		c->token = strtoull(PQgetvalue(r, i, 1), NULL, 10);
+		c->attempt = atoi(PQgetvalue(r, i, 2));
+		for (k = 0; k < PQntuples(b); k++)
+			if ((size_t)PQgetlength(b, k, 0) == strlen(id) &&
+			    memcmp(PQgetvalue(b, k, 0), id, strlen(id)) == 0)
+				break;
+		if (k == PQntuples(b) || write_job(pq, c, PQgetvalue(b, k, 1),
+		    (size_t)PQgetlength(b, k, 1)) == -1) {
+			say("job=%s: no local copy: %s; it goes back after its "
+			    "lease", vis(id), k == PQntuples(b) ?
+			    "no payload" : strerror(errno));
+			if (c->fd != -1)
+				close(c->fd);
+			free(c->path);
+			continue;
+		}
+		pq->nahead++;
+	}
+	PQclear(b);
+	PQclear(r);
+	return got;
+}
+
+/* When is the next job due (for the poll), and how many wait? */
+static void
+look_ahead(struct pgq *pq, msec_t mono)
+{
+	static const char sql[] =
+	    "SELECT count(*) FILTER (WHERE run_at <= now()),"
+	    " count(*) FILTER (WHERE run_at > now()),"
+	    " coalesce(extract(epoch FROM min(run_at) FILTER (WHERE run_at >"
+	    " now()) - now()) * 1000, -1)::bigint"
+	    " FROM chute.jobs WHERE queue = $1 AND state IN ('new', 'defer')";
+	const char *p[1] = { pq->pg.queue };
+	PGresult *r = pg_exec(&pq->pg, sql, 1, p);
+	msec_t in;
+
+	pq->next_poll = mono + PG_POLL_MS;
+	if (r == NULL) {
+		failed(pq, "look ahead");
+		return;
+	}
+	pq->queued = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+	pq->deferred = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+	in = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+	if (in >= 0 && mono + in + 1 < pq->next_poll)
+		pq->next_poll = mono + in + 1;
+	PQclear(r);
+}
+
+static void
+hold(struct pgq *pq, struct claim *c)
+{
+	if (pq->nheld == pq->capheld) {
+		size_t cap = pq->capheld ? pq->capheld * 2 : 16;
+		struct claim **v = reallocarray(pq->held, cap, sizeof(*v));
+
+		if (v == NULL)
+			return;		/* not renewed: its lease runs out */
+		pq->held = v;
+		pq->capheld = cap;
+	}
+	pq->held[pq->nheld++] = c;
+}
+
+/*
+ * Hand out n jobs: prefetched ones first, then a batch from the database
+ * of the free slots plus the prefetch allowance, claimed only when a
+ * notification, a finished job or the poll says there may be work.
+ */
+static int
+pq_claim(struct queue *q, struct claim *const *c, int n)
+{
+	struct pgq *pq = (struct pgq *)q;
+	msec_t mono = mono_ms();
+	int got = 0, want;
+
+	if (pq->nahead == 0 && pq->up && (pq->wake || mono >= pq->next_poll)) {
+		want = n + pq->prefetch;
+		if ((size_t)want > pq->capahead)
+			want = (int)pq->capahead;
+		pq->wake = false;
+		if ((got = claim_rows(pq, want)) == -1)
+			failed(pq, "claim");
+		else if (got > 0 && pq->renew_sent == 0)
+			pq->renew_sent = mono;	/* the leases date from about now */
+		else if (got == want)
+			pq->wake = true;	/* there may be more */
+		else
+			look_ahead(pq, mono);
+		if (pq->next_renew == 0 || pq->next_renew > mono + pq->lease / 3)
+			pq->next_renew = mono + pq->lease / 3;
+	}
+	got = 0;
+	while (got < n && pq->nahead > 0) {
+		*c[got] = pq->ahead[0];
+		memmove(pq->ahead, pq->ahead + 1, --pq->nahead *
+		    sizeof(pq->ahead[0]));
+		open_log(pq, c[got]);
+		hold(pq, c[got]);
+		got++;
+	}
+	return got;
+}
+
+/* ---- leases ---- */
+
+/* Every token we answer for: running, prefetched, outcome not yet sent. */
+static const char *
+tokens(struct pgq *pq, struct buf *b)
+{
+	char t[24];
+
+	for (size_t i = 0; i < pq->nheld; i++)
+		if (pq->held[i]->token != 0) {
+			snprintf(t, sizeof(t), "%llu",
+			    (unsigned long long)pq->held[i]->token);
+			arr_add(b, t);
+		}
+	for (int i = 0; i < pq->nahead; i++) {
+		snprintf(t, sizeof(t), "%llu",
+		    (unsigned long long)pq->ahead[i].token);
+		arr_add(b, t);
+	}
+	for (size_t i = 0; i < pq->npend; i++)
+		arr_add(b, pq->pend[i].token);
+	return arr_end(b);
+}
+
+/*
+ * A claim we held is gone: stop its handler (at once when its lease is
+ * running out); its outcome will be refused.
+ */
+static void
+lost(struct pgq *pq, struct claim *c, const char *why, bool now)
+{
+	c->token = 0;
+	pq->c.cancelled(pq->c.arg, c->id, why, now);
+}
+
+/*
+ * Extend every lease we hold, in one statement, sent well before they
+ * expire.  A claim the database no longer gives us (cancelled, or
+ * recovered by another worker after we lost touch) stops its handler.
+ */
+static int
+renew(struct pgq *pq, msec_t mono)
+{
+	static const char sql[] =
+	    "UPDATE chute.jobs SET lease_until = now() + $3::bigint *"
+	    " interval '1 millisecond' WHERE queue = $1 AND state = 'cur'"
+	    " AND token = ANY($2::bigint[]) RETURNING token";
+	struct buf b = { 0 };
+	char lease[24];
+	const char *p[3] = { pq->pg.queue, tokens(pq, &b), lease };
+	PGresult *r;
+
+	pq->next_renew = mono + pq->lease / 3;
+	if (b.len <= 2 || p[1] == NULL) {
+		free(b.p);
+		pq->renew_sent = mono;
+		return 0;
+	}
+	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
+	r = pg_exec(&pq->pg, sql, 3, p);
+	free(b.p);
+	if (r == NULL) {
+		failed(pq, "renew");
+		return -1;
+	}
+	pq->renew_sent = mono;
+	for (size_t i = 0; i < pq->nheld; i++) {
+		struct claim *c = pq->held[i];
+		int k;
+
+		if (c->token == 0)
+			continue;
+		for (k = 0; k < PQntuples(r); k++)
+			if (strtoull(PQgetvalue(r, k, 0), NULL, 10) == c->token)
+				break;
+		if (k == PQntuples(r))
+			lost(pq, c, "its claim was taken away (cancelled, or "
+			    "recovered after its lease)", false);
+	}
+	PQclear(r);
+	return 0;
+}
+
+/*
+ * Cannot renew: before the leases run out (on our own monotonic clock,
+ * from when the last good renewal was sent) stop every handler, so a job
+ * another worker recovers never runs twice at once.
+ */
+static void
+expire(struct pgq *pq, msec_t mono)
+{
+	if (pq->renew_sent == 0 || mono < pq->renew_sent + pq->lease * 5 / 6)
+		return;
+	for (size_t i = 0; i < pq->nheld; i++)
+		if (pq->held[i]->token != 0)
+			lost(pq, pq->held[i], "cannot renew its lease", true);
+	for (int i = 0; i < pq->nahead; i++) {
+		close(pq->ahead[i].fd);
+		unlinkat(pq->dirfd, pq->ahead[i].id, 0);
+		free(pq->ahead[i].path);
+	}
+	pq->nahead = 0;
+	pq->renew_sent = 0;
+}
+
+/*
+ * Any worker: claims whose lease ran out go back to new (or to failed when
+ * their attempts are used up), picked SKIP LOCKED so that recovery never
+ * races an outcome being recorded.
+ */
+static void
+recover(struct pgq *pq, msec_t mono)
+{
+	static const char sql[] =
+	    "WITH dead AS MATERIALIZED ("
+	    " SELECT queue, id FROM chute.jobs WHERE queue = $1"
+	    " AND state = 'cur' AND lease_until < now()"
+	    " ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED)"
+	    " UPDATE chute.jobs j SET state = CASE WHEN j.attempts >= $2::integer"
+	    " THEN 'failed' ELSE 'new' END,"
+	    " last = CASE WHEN j.attempts >= $2::integer THEN"
+	    " 'abandoned: lease expired; attempts exhausted' ELSE j.last END,"
+	    " run_at = CASE WHEN j.attempts >= $2::integer THEN now() ELSE"
+	    " j.run_at END, token = NULL, worker = NULL, lease_until = NULL"
+	    " FROM dead WHERE j.queue = dead.queue AND j.id = dead.id"
+	    " RETURNING j.id, j.state, j.attempts";
+	char max[16];
+	const char *p[2] = { pq->pg.queue, max };
+	PGresult *r;
+
+	pq->next_recover = mono + pq->lease / 2;
+	snprintf(max, sizeof(max), "%d", pq->c.policy.max_attempts);
+	if ((r = pg_exec(&pq->pg, sql, 2, p)) == NULL) {
+		failed(pq, "recover");
+		return;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		say("job=%s cur->%s attempt=%s recovered: its worker's lease "
+		    "expired", vis(PQgetvalue(r, i, 0)), PQgetvalue(r, i, 1),
+		    PQgetvalue(r, i, 2));
+		pq->wake = true;
+	}
+	PQclear(r);
+}
+
+/* ---- outcomes ---- */
+
+/*
+ * Record the pending outcomes in one statement: each where its token still
+ * matches, with its log.  A refusal means someone else decides that job
+ * now; it is said, and nothing else is done.
+ */
+static int
+flush(struct pgq *pq)
+{
+	static const char sql[] =
+	    "WITH o AS (SELECT * FROM unnest($2::text[], $3::bigint[],"
+	    " $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[])"
+	    " AS o(id, token, state, delay, counted, last, log)),"
+	    " rec AS (UPDATE chute.jobs j SET state = o.state,"
+	    " run_at = CASE o.state WHEN 'new' THEN j.run_at"
+	    " ELSE now() + o.delay * interval '1 millisecond' END,"
+	    " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
+	    " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
+	    " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
+	    " AND j.state = 'cur' RETURNING j.id),"
+	    " logged AS (INSERT INTO chute.logs (queue, id, body)"
+	    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> '')"
+	    " SELECT id FROM rec";
+	struct buf a[7] = { { 0 } };
+	const char *p[8];
+	char d[24];
+	PGresult *r;
+	int rc = 0;
+
+	for (size_t i = 0; i < pq->npend; i++) {
+		struct pending *o = &pq->pend[i];
+
+		arr_add(&a[0], o->id);
+		arr_add(&a[1], o->token);
+		arr_add(&a[2], o->to);
+		snprintf(d, sizeof(d), "%lld", (long long)o->delay);
+		arr_add(&a[3], d);
+		arr_add(&a[4], o->counted ? "t" : "f");
+		arr_add(&a[5], o->last);
+		arr_add(&a[6], o->log ? o->log : "");
+	}
+	p[0] = pq->pg.queue;
+	for (int k = 0; k < 7; k++)
+		p[k + 1] = arr_end(&a[k]);
+	for (int k = 0; k < 7; k++)
+		if (p[k + 1] == NULL)
+			rc = -1;
+	if (rc == 0 && (r = pg_exec(&pq->pg, sql, 8, p)) != NULL) {
+		for (size_t i = 0; i < pq->npend; i++) {
+			int k;
+			for (k = 0; k < PQntuples(r); k++)
+				if (strcmp(PQgetvalue(r, k, 0), pq->pend[i].id) == 0)
+					break;
+			if (k == PQntuples(r))
+				say("job=%s outcome %s refused: its claim was lost "
+				    "(cancelled, or recovered after its lease); "
+				    "the job's current state stands",
+				    vis(pq->pend[i].id), pq->pend[i].to);
+		}
+		PQclear(r);
+	} else {
+		rc = -1;
+		failed(pq, "record outcomes");
+	}
+	for (int k = 0; k < 7; k++)
+		free(a[k].p);
+	if (rc == -1)
+		return -1;	/* kept: sent again after a reconnect */
+	for (size_t i = 0; i < pq->npend; i++)
+		free(pq->pend[i].log);
+	pq->npend = 0;
+	pq->wake = true;	/* slots freed: there may be work waiting */
+	return 0;
+}
+
+/* The attempt's log, read back (capped) and hex-encoded for decode(). */
+static char *
+read_log(struct claim *c)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char marker[] = "\n@chute log truncated: the first "
+	    "bytes of the attempt are kept\n";
+	struct stat st;
+	size_t n, keep, mark;
+	char *raw, *out;
+
+	if (c->logfd == -1 || fstat(c->logfd, &st) == -1)
+		return NULL;
+	n = (size_t)st.st_size;
+	keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
+	mark = n > PG_LOG_CAP ? sizeof(marker) - 1 : 0;
+	if ((raw = malloc(keep + mark + 1)) == NULL)
+		return NULL;
+	if (pread(c->logfd, raw, keep, 0) != (ssize_t)keep) {
+		free(raw);
+		return NULL;
+	}
+	memcpy(raw + keep, marker, mark);
+	if ((out = malloc(2 * (keep + mark) + 1)) != NULL) {
+		for (size_t i = 0; i < keep + mark; i++) {
+			out[2 * i] = hex[(unsigned char)raw[i] >> 4];
+			out[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
+		}
+		out[2 * (keep + mark)] = '\0';
+	}
+	free(raw);
+	return out;
+}
+
+/*
+ * Queue the outcome for the next batch (commit sends it).  A claim we know
+ * is lost is refused at once (ESTALE): its handler was stopped for it.
+ */
+static int
+pq_record(struct queue *q, struct claim *c, const struct outcome *out,
+    msec_t when)
+{
+	struct pgq *pq = (struct pgq *)q;
+	struct pending *o;
+
+	if (c->token == 0) {
+		errno = ESTALE;
+		return -1;
+	}
+	if (pq->npend == pq->cappend) {
+		size_t cap = pq->cappend ? pq->cappend * 2 : 64;
+		struct pending *v = reallocarray(pq->pend, cap, sizeof(*v));
+
+		if (v == NULL)
+			return -1;	/* errno ENOMEM: the owner retries */
+		pq->pend = v;
+		pq->cappend = cap;
+	}
+	o = &pq->pend[pq->npend++];
+	memset(o, 0, sizeof(*o));
+	strlcpy(o->id, c->id, sizeof(o->id));
+	snprintf(o->token, sizeof(o->token), "%llu",
+	    (unsigned long long)c->token);
+	o->to = state_names[out->to];
+	o->delay = out->delay;
+	o->counted = out->counted;
+	strlcpy(o->last, out->why, sizeof(o->last));
+	o->log = read_log(c);
+	o->since = mono_ms();
+	return 0;
+}
+
+static void
+pq_release(struct queue *q, struct claim *c)
+{
+	struct pgq *pq = (struct pgq *)q;
+	char name[NAME_MAX + 8];
+
+	for (size_t i = 0; i < pq->nheld; i++)
+		if (pq->held[i] == c) {
+			pq->held[i] = pq->held[--pq->nheld];
+			break;
+		}
+	if (c->fd != -1)
+		close(c->fd);
+	if (c->logfd != -1)
+		close(c->logfd);
+	unlinkat(pq->dirfd, c->id, 0);
+	snprintf(name, sizeof(name), ".%s.log", c->id);
+	unlinkat(pq->dirfd, name, 0);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+	c->fd = c->logfd = -1;
+}
+
+/*
+ * Send the batch: at once when nothing runs, else once the oldest outcome
+ * has waited 5 ms, so that a busy worker records many per round trip.
+ */
+static msec_t
+pq_commit(struct queue *q, bool busy)
+{
+	struct pgq *pq = (struct pgq *)q;
+	msec_t mono;
+
+	if (pq->npend == 0)
+		return INT64_MAX;
+	if (!pq->up)
+		return pq->reconnect_at;
+	mono = mono_ms();
+	if (busy && mono - pq->pend[0].since < 5)
+		return pq->pend[0].since + 5;
+	if (flush(pq) == -1)
+		return pq->up ? mono + RETRY_MS : pq->reconnect_at;
+	return INT64_MAX;
+}
+
+/* ---- the loop's hooks ---- */
+
+static int
+pq_fd(struct queue *q)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	return pq->up ? PQsocket(pq->pg.conn) : -1;
+}
+
+/* Notifications: work in our queue, or a cancel of a job we may hold. */
+static int
+pq_wake(struct queue *q)
+{
+	struct pgq *pq = (struct pgq *)q;
+	PGnotify *n;
+	size_t ql = strlen(pq->pg.queue);
+
+	if (!pq->up)
+		return pq->fatal ? -1 : 0;
+	if (PQconsumeInput(pq->pg.conn) == 0) {
+		down(pq, "connection");
+		return pq->fatal ? -1 : 0;
+	}
+	while ((n = PQnotifies(pq->pg.conn)) != NULL) {
+		const char *e = n->extra;
+
+		if (strcmp(e, pq->pg.queue) == 0)
+			pq->wake = true;
+		else if (strncmp(e, "cancel ", 7) == 0 &&
+		    strncmp(e + 7, pq->pg.queue, ql) == 0 && e[7 + ql] == ' ')
+			for (size_t i = 0; i < pq->nheld; i++)
+				if (strcmp(pq->held[i]->id, e + 8 + ql) == 0)
+					pq->c.cancelled(pq->c.arg,
+					    pq->held[i]->id,
+					    "cancelled from another process",
+					    false);
+		PQfreemem(n);
+	}
+	return pq->fatal ? -1 : 0;
+}
+
+static void
+pq_rescan(struct queue *q)
+{
+	((struct pgq *)q)->wake = true;
+}
+
+/* Reconnect, renew, recover, expire: whatever is due. */
+static void
+pq_due(struct queue *q, msec_t mono)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	if (!pq->up && mono >= pq->reconnect_at && !pq->fatal)
+		reconnect(pq, mono);
+	if (pq->up && pq->next_renew != 0 && mono >= pq->next_renew)
+		renew(pq, mono);
+	if (pq->up && mono >= pq->next_recover)
+		recover(pq, mono);
+	expire(pq, mono);
+}
+
+static msec_t
+pq_next(struct queue *q, msec_t mono)
+{
+	struct pgq *pq = (struct pgq *)q;
+	msec_t t;
+
+	if (pq->fatal)
+		return mono;
+	if (!pq->up)
+		t = pq->reconnect_at;
+	else {
+		t = pq->wake ? mono : pq->next_poll;
+		if (t > pq->next_recover)
+			t = pq->next_recover;
+		if (pq->next_renew != 0 && t > pq->next_renew)
+			t = pq->next_renew;
+	}
+	if (pq->renew_sent != 0 && pq->nheld > 0 &&
+	    t > pq->renew_sent + pq->lease * 5 / 6)
+		t = pq->renew_sent + pq->lease * 5 / 6;
+	return t;
+}
+
+static int
+pq_renew(struct queue *q, struct claim *const *c, int n)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	return pq->up ? renew(pq, mono_ms()) : -1;
+}
+
+/* Nothing left in new, cur or defer, here or on any other worker. */
+static bool
+pq_drained(struct queue *q)
+{
+	static const char sql[] = "SELECT EXISTS (SELECT 1 FROM chute.jobs"
+	    " WHERE queue = $1 AND state IN ('new', 'cur', 'defer'))";
+	struct pgq *pq = (struct pgq *)q;
+	const char *p[1] = { pq->pg.queue };
+	PGresult *r;
+	bool empty;
+
+	if (!pq->up || pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
+		return false;
+	if ((r = pg_exec(&pq->pg, sql, 1, p)) == NULL) {
+		failed(pq, "drained");
+		return false;
+	}
+	empty = strcmp(PQgetvalue(r, 0, 0), "f") == 0;
+	PQclear(r);
+	if (!empty && pq->next_poll > mono_ms() + 100)
+		pq->next_poll = mono_ms() + 100;	/* others' jobs: look again soon */
+	return empty;
+}
+
+static void
+pq_counts(struct queue *q, size_t *queued, size_t *deferred)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	*queued = pq->queued + (size_t)pq->nahead;
+	*deferred = pq->deferred;
+}
+
+/* Prefetched jobs we will not run go back, their attempt not counted. */
+static void
+hand_back(struct pgq *pq)
+{
+	static const char sql[] =
+	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
+	    " token = NULL, worker = NULL, lease_until = NULL"
+	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
+	struct buf b = { 0 };
+	char t[24];
+	const char *p[2] = { pq->pg.queue, NULL };
+
+	for (int i = 0; i < pq->nahead; i++) {
+		snprintf(t, sizeof(t), "%llu",
+		    (unsigned long long)pq->ahead[i].token);
+		arr_add(&b, t);
+		close(pq->ahead[i].fd);
+		unlinkat(pq->dirfd, pq->ahead[i].id, 0);
+		free(pq->ahead[i].path);
+	}
+	p[1] = arr_end(&b);
+	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
+	    pg_cmd(&pq->pg, sql, 2, p) == -1)
+		failed(pq, "hand back");
+	pq->nahead = 0;
+	free(b.p);
+}
+
+static void
+pq_start(struct queue *q)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	reconnect(pq, mono_ms());
+}
+
+static void
+pq_close(struct queue *q)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	if (pq == NULL)
+		return;
+	if (pq->up && pq->npend > 0)
+		flush(pq);
+	hand_back(pq);
+	for (size_t i = 0; i < pq->npend; i++)
+		free(pq->pend[i].log);
+	if (pq->npend > 0)
+		say("%s: %zu outcome(s) not recorded: their jobs run again "
+		    "after their leases", pq->pg.name, pq->npend);
+	free(pq->pend);
+	free(pq->held);
+	free(pq->ahead);
+	if (pq->dirfd != -1) {
+		close(pq->dirfd);
+		rmdir(pq->dir);
+	}
+	pg_close(&pq->pg);
+	free(pq->pg.uri);
+	free(pq);
+}
+
+/*
+ * A queue on the database pg names (parsed, not connected: start connects,
+ * and keeps trying while the server is down).  lease: the claims' length;
+ * slots: the owner's, for the prefetch.  Returns 0 with *qp set, or an exit
+ * status after one line saying why.
+ */
+int
+queue_pg_open(const struct pg *pg, msec_t lease, int slots,
+    const struct queue_conf *c, struct queue **qp)
+{
+	struct pgq *pq = calloc(1, sizeof(*pq));
+	const char *tmp = getenv("TMPDIR");
+	char host[256] = "localhost";
+
+	*qp = NULL;
+	if (pq == NULL) {
+		fprintf(stderr, "chute: %s\n", strerror(errno));
+		return EX_SOFTWARE;
+	}
+	pq->q.be = &pg_backend;
+	pq->q.worker_fd = -1;
+	pq->pg = *pg;
+	pq->pg.conn = NULL;
+	pq->pg.uri = strdup(pg->uri);
+	pq->q.name = pq->pg.name;
+	pq->c = *c;
+	pq->lease = lease;
+	pq->prefetch = slots < 100 ? slots : 100;
+	pq->capahead = (size_t)slots + (size_t)pq->prefetch;
+	pq->dirfd = -1;
+	gethostname(host, sizeof(host) - 1);
+	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
+	snprintf(pq->dir, sizeof(pq->dir), "%s/chute-pgsql.XXXXXX",
+	    tmp && *tmp ? tmp : "/tmp");
+	if (pq->pg.uri == NULL ||
+	    (pq->ahead = calloc(pq->capahead, sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
+	    (pq->dirfd = open(pq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1) {
+		fprintf(stderr, "chute: %s: %s\n", pq->dir, strerror(errno));
+		pq_close(&pq->q);
+		return EX_IOERR;
+	}
+	*qp = &pq->q;
+	return 0;
+}
+
+static const struct queue_backend pg_backend = {
+	.name = "postgresql",
+	.start = pq_start,
+	.fd = pq_fd,
+	.wake = pq_wake,
+	.rescan = pq_rescan,
+	.due = pq_due,
+	.next = pq_next,
+	.claim = pq_claim,
+	.renew = pq_renew,
+	.record = pq_record,
+	.release = pq_release,
+	.commit = pq_commit,
+	.drained = pq_drained,
+	.counts = pq_counts,
+	.close = pq_close,
+};

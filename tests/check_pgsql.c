@@ -1,0 +1,510 @@
+/*
+ * check_pgsql.c: the fleet, end to end: build/chute with postgresql://
+ * URIs (it execs chute-pgsql) against a real PostgreSQL server that
+ * t_pg.c starts for the test case, one fresh database per test.  Handlers
+ * keep a journal outside the database, so what ran is checked against
+ * something the database cannot fake.  Skipped, with one line, where the
+ * server's programs are missing.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "t_cli.h"
+#include "t_pg.h"
+
+static char *uri;		/* the test's database */
+
+static void
+cluster_up(void)
+{
+	ck_assert_msg(t_pg_start() == 0, "%s", t_pg_skip_reason());
+}
+
+/* A fresh test directory (t_cli_setup) and a fresh database with the schema. */
+static void
+setup(void)
+{
+	t_cli_setup();
+	uri = t_pg_newdb();
+	EXPECT(CHUTE("init", uri) == 0, "chute init: %s", T.err);
+}
+
+static void
+teardown(void)
+{
+	t_cli_teardown();
+	free(uri);
+}
+
+/* One value from the test's database, through psql as the superuser. */
+static char *
+sql(const char *q)
+{
+	static char out[4096];
+
+	EXPECT(t_pg_sql(uri, q, out, sizeof(out)) == 0, "psql %s: %s", q,
+	    t_pg_error());
+	return out;
+}
+
+static long
+sqln(const char *q)
+{
+	return atol(sql(q));
+}
+
+/* `chute submit URL --id id` of content; fails the test unless accepted. */
+static void
+submit(const char *queue, const char *id, const char *content)
+{
+	const char *in = RP(P("in.%s", id));
+
+	t_write(in, content);
+	EXPECT(CHUTE_IN(in, "submit", uri, "--queue", queue, "--id", id) == 0 &&
+	    strcmp(T.out, P("%s\n", id)) == 0, "submit %s: %s%s", id, T.out,
+	    T.err);
+}
+
+/* Start a worker: chute run URL ARGS... in the background. */
+#define WORKER(...)	t_owner(NULL, uri, __VA_ARGS__, (const char *)NULL)
+
+/* Wait until the job is in state; fail with its status otherwise. */
+static void
+await_state(const char *id, const char *state, int ms)
+{
+	const char *q = P("SELECT state FROM chute.jobs WHERE id = '%s'", id);
+
+	WAIT_UNTIL(strcmp(sql(q), state) == 0, ms, "job %s is not %s in %d ms "
+	    "but %s", id, state, ms, sql(q));
+}
+
+/* ---- the basics ---- */
+
+START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
+{
+	pid_t a = t_spawn((const char *const[]){ T.bin, "init", uri, NULL },
+	    NULL, RP("a.out"), RP("a.out"), NULL);
+	pid_t b = t_spawn((const char *const[]){ T.bin, "init", uri, NULL },
+	    NULL, RP("b.out"), RP("b.out"), NULL);
+
+	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
+	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
+	EXPECT(sqln("SELECT version FROM chute.version") == 1, "version");
+	EXPECT(sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
+}
+END_TEST
+
+START_TEST(test_a_job_submitted_runs_and_every_command_sees_it)
+{
+	char *log;
+
+	submit("default", "job1", "hello fleet\n");
+	EXPECT(CHUTE("submit", uri, "--id", "job1") == 1 &&
+	    strstr(T.err, "job exists") != NULL, "a second submit of job1: %s",
+	    T.err);
+	EXPECT(CHUTE("status", uri, "job1") == 0 && strcmp(T.out,
+	    "job1 new attempts=0\n") == 0, "status: %s%s", T.out, T.err);
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(t_journal_has("job1", 1) && t_journal_count("job1") == 1,
+	    "journal");
+	log = t_slurp(RP("seen/job1"));
+	EXPECT(log && strcmp(log, "hello fleet\n") == 0, "the handler read %s",
+	    t_snip(log));
+	free(log);
+	EXPECT(CHUTE("status", uri, "job1") == 0 && strcmp(T.out,
+	    "job1 done attempts=1 exit=0\n") == 0, "status: %s", T.out);
+	EXPECT(CHUTE("wait", uri, "job1") == 0, "wait: %s", T.err);
+	EXPECT(CHUTE("ls", uri) == 0 && t_line_of(T.out, "done") != NULL &&
+	    t_token(T.out, "job1"), "ls: %s", T.out);
+	EXPECT(CHUTE("stats", uri) == 0 && t_line_of(T.out, "done") &&
+	    t_token(t_line_of(T.out, "done"), "1"), "stats: %s", T.out);
+	EXPECT(CHUTE("log", uri, "job1") == 0 && strstr(T.out,
+	    "attempt=1 start") && strstr(T.out, "attempt=1 exit=0"), "log: %s",
+	    T.out);
+	EXPECT(CHUTE("status", uri, "nope") == 1 && strstr(T.err, "unknown job"),
+	    "unknown: %s", T.err);
+	EXPECT(CHUTE("purge", uri, "--older-than", "0s") == 0 &&
+	    strcmp(T.out, "purged 1\n") == 0, "purge: %s %s", T.out, T.err);
+	EXPECT(sqln("SELECT count(*) FROM chute.payloads") == 0 &&
+	    sqln("SELECT count(*) FROM chute.logs") == 0, "purged payload and log");
+}
+END_TEST
+
+START_TEST(test_two_queues_in_one_database_are_kept_apart)
+{
+	submit("a", "ja", "a\n");
+	submit("b", "jb", "b\n");
+	EXPECT(t_reap(WORKER("--queue", "a", "--drain", "--", h_journal()),
+	    30000, "drain a") == 0, "drain a");
+	EXPECT(t_journal_has("ja", 1) && !t_journal_has("jb", 1), "only a ran");
+	EXPECT(CHUTE("status", uri, "--queue", "b", "jb") == 0 &&
+	    t_token(T.out, "new"), "jb waits in b: %s", T.out);
+	EXPECT(CHUTE("status", uri, "jb") == 1, "jb is not in default");
+}
+END_TEST
+
+/* ---- outcomes ---- */
+
+START_TEST(test_exit_75_and_timeout_back_off_then_fail_at_max_attempts)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
+	    "case $CHUTE_ID in slow) sleep 5;; esac\nexit 75\n");
+
+	submit("default", "later", "x");
+	submit("default", "slow", "x");
+	EXPECT(t_reap(WORKER("-j", "2", "--drain", "--max-attempts", "3",
+	    "--timeout", "300ms", QUICK, "--", h), 60000, "drain") == 0, "drain");
+	EXPECT(t_journal_count("later") == 3 && t_journal_count("slow") == 3,
+	    "three attempts each: %d %d", t_journal_count("later"),
+	    t_journal_count("slow"));
+	EXPECT(CHUTE("status", uri, "later") == 0 && strstr(T.out,
+	    "failed attempts=3 exit=75 attempts-exhausted"), "later: %s", T.out);
+	EXPECT(CHUTE("status", uri, "slow") == 0 && strstr(T.out,
+	    "failed attempts=3 timeout signal=TERM attempts-exhausted"),
+	    "slow: %s", T.out);
+	EXPECT(CHUTE("wait", uri, "later") == 1, "wait on a failed job: 1");
+}
+END_TEST
+
+START_TEST(test_delay_and_at_defer_a_job_until_its_time)
+{
+	char at[32];
+	int64_t t0 = t_now();
+
+	t_write(RP("in"), "x");
+	EXPECT(CHUTE_IN(RP("in"), "submit", uri, "--id", "d", "--delay", "1500ms")
+	    == 0, "submit --delay: %s", T.err);
+	snprintf(at, sizeof(at), "%lld", (long long)(t0 / 1000 + 2));
+	EXPECT(CHUTE_IN(RP("in"), "submit", uri, "--id", "a", "--at", at) == 0,
+	    "submit --at: %s", T.err);
+	EXPECT(CHUTE("status", uri, "d") == 0 && t_token(T.out, "defer") &&
+	    strstr(T.out, "next="), "status of d: %s", T.out);
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(t_journal_count("d") == 1 && t_journal_count("a") == 1, "ran once");
+	EXPECT(t_now() - t0 >= 1500, "not before its time: %lld ms",
+	    (long long)(t_now() - t0));
+}
+END_TEST
+
+START_TEST(test_cancel_from_another_process_stops_the_running_handler)
+{
+	pid_t w, h;
+
+	submit("default", "c", "x");
+	w = WORKER(QUICK, "--", h_block());
+	WAIT_UNTIL((h = t_handler_pid("c")) > 0, 20000, "the handler to start");
+	EXPECT(CHUTE("cancel", uri, "c") == 0 && strcmp(T.out,
+	    "c cur->failed\n") == 0, "cancel: %s%s", T.out, T.err);
+	WAIT_UNTIL(!t_alive(h), 10000, "the handler to be stopped");
+	EXPECT(CHUTE("status", uri, "c") == 0 && t_token(T.out, "failed") &&
+	    t_token(T.out, "cancelled"), "status: %s", T.out);
+	EXPECT(t_alive(w), "the worker goes on");
+	EXPECT(t_stop(w) == 0, "worker stops cleanly");
+	EXPECT(CHUTE("status", uri, "c") == 0 && t_token(T.out, "failed"),
+	    "still failed: %s", T.out);
+	EXPECT(CHUTE("cancel", uri, "c") == 1 && strstr(T.err, "already failed"),
+	    "a second cancel: %s", T.err);
+	EXPECT(CHUTE("retry", uri, "c") == 0 && strcmp(T.out,
+	    "c failed->new\n") == 0, "retry: %s", T.out);
+	EXPECT(CHUTE("status", uri, "c") == 0 && strcmp(T.out,
+	    "c new attempts=0\n") == 0, "after retry: %s", T.out);
+}
+END_TEST
+
+/* ---- many workers ---- */
+
+/*
+ * Every start appends "ID" to the journal and holds a witness lock on
+ * locks/ID while it runs: a second run of the same job at the same time
+ * would find it taken and say CONCURRENT.
+ */
+static const char *
+h_witness(void)
+{
+	return t_handler("h_witness",
+	    "exec 9> \"$R/locks/$CHUTE_ID\"\n"
+	    "flock -n 9 || echo \"CONCURRENT $CHUTE_ID\" >> \"$R/journal\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n");
+}
+
+/* n jobs j0000.., submitted by one chute submit of n files. */
+static void
+submit_many(int n)
+{
+	const char **argv = calloc((size_t)n + 8, sizeof(*argv));
+	pid_t pid;
+	int a = 0;
+
+	EXPECT(mkdir(RP("in"), 0700) == 0 && mkdir(RP("locks"), 0700) == 0,
+	    "mkdir");
+	argv[a++] = T.bin;
+	argv[a++] = "submit";
+	argv[a++] = uri;
+	for (int i = 0; i < n; i++) {
+		const char *f = strdup(RP(P("in/j%04d", i)));
+		t_write(f, P("job %d\n", i));
+		argv[a++] = f;
+	}
+	argv[a] = NULL;
+	pid = t_spawn(argv, NULL, RP("ids"), RP("submit.err"), NULL);
+	EXPECT(t_reap(pid, 60000, "submit") == 0, "submit: %s", t_log_of(pid));
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == n, "%d jobs", n);
+}
+
+/* Each job ran exactly once, never twice at once, and is done. */
+static void
+expect_exactly_once(int n)
+{
+	char *j = t_slurp(RP("journal"));
+
+	EXPECT(j != NULL && strstr(j, "CONCURRENT") == NULL, "a job ran twice "
+	    "at once: %s", t_snip(j ? strstr(j, "CONCURRENT") : NULL));
+	EXPECT(t_nlines(j) == n, "%d starts for %d jobs", t_nlines(j), n);
+	EXPECT(sqln("SELECT count(DISTINCT id) FROM chute.jobs WHERE state ="
+	    " 'done' AND attempts = 1") == n, "all done, once each");
+	free(j);
+	/* The journal's IDs are the jobs' IDs, each once. */
+	EXPECT(t_pg_sql(uri, "SELECT 1", NULL, 0) == 0, "psql");
+}
+
+static void
+workers_run_all(int nworkers, int n)
+{
+	pid_t w[3];
+
+	submit_many(n);
+	for (int i = 0; i < nworkers; i++)
+		w[i] = WORKER("-j", "2", "--drain", "--", h_witness());
+	for (int i = 0; i < nworkers; i++)
+		EXPECT(t_reap(w[i], 600000, "worker") == 0, "worker %d: %s", i,
+		    t_log_of(w[i]));
+	expect_exactly_once(n);
+}
+
+START_TEST(test_two_workers_run_each_of_2000_jobs_exactly_once)
+{
+	workers_run_all(2, 2000);
+}
+END_TEST
+
+START_TEST(test_three_workers_run_each_of_2000_jobs_exactly_once)
+{
+	workers_run_all(3, 2000);
+}
+END_TEST
+
+/* ---- failures ---- */
+
+START_TEST(test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once)
+{
+	pid_t a, b, h1;
+
+	submit("default", "k", "x");
+	a = WORKER("--lease", "2s", "--", h_block());
+	WAIT_UNTIL((h1 = t_handler_pid("k")) > 0, 20000, "the first run");
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 the worker");
+	t_reap(a, 5000, "killed worker");
+	/* Its handler dies with it (PR_SET_PDEATHSIG), well before the lease. */
+	WAIT_UNTIL(!t_alive(h1), 1000, "the first run's handler to die with "
+	    "its worker");
+	b = WORKER("--lease", "2s", "--", h_block());
+	WAIT_UNTIL(t_journal_has("k", 2), 15000, "the second run, after the "
+	    "lease");
+	EXPECT(!t_alive(h1), "the first run is gone");
+	t_release();
+	await_state("k", "done", 10000);
+	EXPECT(CHUTE("status", uri, "k") == 0 && t_token(T.out, "attempts=2"),
+	    "both attempts counted: %s", T.out);
+	EXPECT(t_stop(b) == 0, "worker b stops");
+}
+END_TEST
+
+START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+	    "[ \"$CHUTE_ATTEMPT\" = 1 ] || exit 0\n"
+	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "exit 1\n");
+	pid_t a, b;
+
+	submit("default", "s", "x");
+	a = WORKER("--lease", "2s", "--", h);
+	WAIT_UNTIL(t_journal_has("s", 1), 20000, "the first run");
+	EXPECT(kill(a, SIGSTOP) == 0, "SIGSTOP the worker");
+	b = WORKER("--lease", "2s", "--", h);
+	WAIT_UNTIL(t_journal_has("s", 2), 15000, "another worker's run after "
+	    "the lease");
+	await_state("s", "done", 10000);
+	/* The first run now fails, and its worker wakes up and reports it. */
+	t_release();
+	EXPECT(kill(a, SIGCONT) == 0, "SIGCONT");
+	WAIT_UNTIL(strstr(t_log_of(a), "refused") != NULL ||
+	    strstr(t_log_of(a), "lease lost") != NULL ||
+	    strstr(t_log_of(a), "taken away") != NULL, 15000,
+	    "the first worker to find its claim gone: %s", t_log_of(a));
+	EXPECT(t_stop(a) == 0 && t_stop(b) == 0, "workers stop");
+	EXPECT(CHUTE("status", uri, "s") == 0 && t_token(T.out, "done"),
+	    "the second outcome stands: %s", T.out);
+}
+END_TEST
+
+START_TEST(test_server_restarts_and_killed_connections_lose_nothing)
+{
+	pid_t w[2];
+
+	submit_many(300);
+	for (int i = 0; i < 2; i++)
+		w[i] = WORKER("-j", "2", "--lease", "3s", QUICK, "--", h_witness());
+	WAIT_UNTIL(t_journal_total() >= 30, 30000, "work under way");
+	t_pg_restart_immediate();
+	WAIT_UNTIL(t_journal_total() >= 120, 60000, "work after the restart");
+	EXPECT(t_pg_kill_backends(t_pg_dbname(uri), "chute-worker") >= 1,
+	    "terminate the workers' connections");
+	WAIT_UNTIL(sqln("SELECT count(*) FROM chute.jobs WHERE state = 'done'")
+	    == 300, 120000, "every job done");
+	for (int i = 0; i < 2; i++) {
+		EXPECT(t_alive(w[i]), "worker %d still runs", i);
+		EXPECT(t_stop(w[i]) == 0, "worker %d stops", i);
+	}
+	{
+		char *j = t_slurp(RP("journal"));
+		EXPECT(j && strstr(j, "CONCURRENT") == NULL, "never twice at once");
+		EXPECT(t_nlines(j) >= 300, "every job ran");
+		free(j);
+	}
+}
+END_TEST
+
+START_TEST(test_a_worker_started_while_the_database_is_down_waits_for_it)
+{
+	pid_t w;
+
+	submit("default", "late", "x");
+	t_pg_down();
+	w = WORKER("--", h_journal());
+	WAIT_UNTIL(strstr(t_log_of(w), "retrying") != NULL, 10000,
+	    "the worker to say it retries: %s", t_log_of(w));
+	EXPECT(t_alive(w), "it waits; it does not exit");
+	t_pg_up();
+	WAIT_UNTIL(t_journal_has("late", 1), 20000, "the job, once the server "
+	    "is back");
+	EXPECT(t_stop(w) == 0, "worker stops");
+	/* Unreachable: submit exits 75 with one line and prints no ID. */
+	t_pg_down();
+	t_write(RP("in"), "x");
+	EXPECT(CHUTE_IN(RP("in"), "submit", uri) == 75 && T.out[0] == '\0' &&
+	    t_nlines(T.err) == 1, "submit to a stopped server: %d %s %s",
+	    75, T.out, T.err);
+	t_pg_up();
+}
+END_TEST
+
+/* ---- hostile ---- */
+
+START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
+{
+	const char *pw;
+
+	EXPECT(CHUTE("status", "postgresql://[::1", "x") == 64, "malformed URI: "
+	    "64, %s", T.err);
+	EXPECT(CHUTE("status", "postgresql:///db?host=/nonexistent/dir&"
+	    "password=hunter2", "x") == 75 && strstr(T.err, "hunter2") == NULL &&
+	    t_nlines(T.err) == 1, "unreachable: 75, one line, no password: %s",
+	    T.err);
+	sql("GRANT USAGE ON SCHEMA chute TO chute_pw;"
+	    " GRANT ALL ON ALL TABLES IN SCHEMA chute TO chute_pw;"
+	    " GRANT ALL ON ALL SEQUENCES IN SCHEMA chute TO chute_pw");
+	pw = t_pg_uri_as(t_pg_dbname(uri), "chute_pw", "wrong-secret");
+	EXPECT(CHUTE("status", pw, "x") == 77 && strstr(T.err, "wrong-secret") ==
+	    NULL, "wrong password: 77 and not printed: %s", T.err);
+	pw = t_pg_uri_as(t_pg_dbname(uri), "chute_pw", "secret");
+	t_write(RP("in"), "x");
+	EXPECT(CHUTE_IN(RP("in"), "submit", pw, "--id", "p") == 0, "submit with "
+	    "the password: %s", T.err);
+	{
+		const char *h = t_handler("h", "echo \"$CHUTE_SPOOL\" > \"$R/spoolvar\"\n"
+		    "tr '\\0' ' ' < /proc/$PPID/cmdline > \"$R/cmdline\"\n");
+		char *v, *c;
+
+		EXPECT(t_reap(WORKER("--drain", "--", h), 30000, "drain") == 0,
+		    "drain");
+		(void)pw;
+		v = t_slurp(RP("spoolvar"));
+		c = t_slurp(RP("cmdline"));
+		EXPECT(v && strstr(v, "secret") == NULL && strstr(v, "postgresql://"),
+		    "CHUTE_SPOOL without the password: %s", t_snip(v));
+		EXPECT(c && strstr(c, "secret") == NULL, "the worker's title "
+		    "without the password: %s", t_snip(c));
+		free(v);
+		free(c);
+	}
+}
+END_TEST
+
+START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
+{
+	int fd = open(RP("big"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	const char *h;
+
+	EXPECT(fd != -1 && ftruncate(fd, (64LL << 20) + 1) == 0, "sparse file");
+	close(fd);
+	EXPECT(CHUTE("submit", uri, RP("big")) == 66 && strstr(T.err, "64 MiB")
+	    && T.out[0] == '\0', "oversized: %s", T.err);
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 0, "nothing inserted");
+	submit("default", "flood", "x");
+	h = t_handler("h", "head -c 3000000 /dev/zero | tr '\\0' 'y'\n");
+	EXPECT(t_reap(WORKER("--drain", "--", h), 30000, "drain") == 0, "drain");
+	EXPECT(sqln("SELECT sum(length(body)) FROM chute.logs WHERE id = 'flood'")
+	    < (2 << 20), "the log is capped");
+	/* The marker ends the kept part, beyond what T.out holds: ask psql. */
+	EXPECT(sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood' AND"
+	    " position(convert_to('@chute log truncated', 'UTF8') IN body) > 0")
+	    == 1, "with a marker");
+	EXPECT(CHUTE("log", uri, "flood") == 0 && strncmp(T.out, "@chute ", 7) ==
+	    0, "chute log prints it: %.40s", T.out);
+}
+END_TEST
+
+Suite *
+pgsql_suite(void)
+{
+	Suite *s = suite_create("pgsql");
+	TCase *tc;
+
+	if (t_pg_skip())
+		return s;
+	tc = t_tcase(setup, teardown, "fleet", 120);
+	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_init_twice_and_from_two_processes_at_once_is_safe);
+	tcase_add_test(tc, test_a_job_submitted_runs_and_every_command_sees_it);
+	tcase_add_test(tc, test_two_queues_in_one_database_are_kept_apart);
+	tcase_add_test(tc, test_exit_75_and_timeout_back_off_then_fail_at_max_attempts);
+	tcase_add_test(tc, test_delay_and_at_defer_a_job_until_its_time);
+	tcase_add_test(tc, test_cancel_from_another_process_stops_the_running_handler);
+	tcase_add_test(tc, test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once);
+	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
+	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
+	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
+	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
+	suite_add_tcase(s, tc);
+	/* Thousands of handler runs: minutes on a busy 2-core machine. */
+	tc = t_tcase(setup, teardown, "many", 900);
+	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_two_workers_run_each_of_2000_jobs_exactly_once);
+	tcase_add_test(tc, test_three_workers_run_each_of_2000_jobs_exactly_once);
+	tcase_add_test(tc, test_server_restarts_and_killed_connections_lose_nothing);
+	suite_add_tcase(s, tc);
+	return s;
+}
