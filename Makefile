@@ -146,7 +146,7 @@ CHECK_ROUNDS ?= 20
 check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	$(B)/check_chute $(B)/torture $(B)/libfault.so
 	tests/build/stale.sh
-	tests/build/layers.sh $(B)/libchute.a
+	tests/build/layers.sh $(B)/libchute.a $(filter-out $(B)/pg_main.o,$(PG_OBJ))
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)

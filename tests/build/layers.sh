@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# layers.sh LIBCHUTE.A: the design's arrows, checked on the objects of the
-# library.  Which object uses a symbol another defines (nm), then: no circle between
-# objects (tsort finds loops), and no arrow from a lower layer up to a
-# higher one (the map in HACKING.md).  Prints "ok - ..." / "not ok - ..."
+# layers.sh LIBCHUTE.A [OBJECT...]: the design's arrows, checked on the
+# objects of the library and of chute-pgsql.  Which object uses a symbol
+# another defines (nm), then: no circle between objects (tsort finds
+# loops), and no arrow from a lower layer up to a higher one (the map in
+# HACKING.md).  Prints "ok - ..." / "not ok - ..."
 # lines and "N passed, M failed".
 set -u
-lib=${1:?usage: layers.sh build/libchute.a}
+[ $# -ge 1 ] || { echo "usage: layers.sh build/libchute.a [OBJECT...]" >&2; exit 64; }
 pass=0 fail=0
 ok()    { pass=$((pass + 1)); printf 'ok - %s\n' "$*"; }
 notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
@@ -14,21 +15,27 @@ notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
 layer() {
 	case $1 in
 	util|id|nameq|spool|state|joblog|lock|ready|watch|spawn|outcome) echo 1 ;;
-	worker|queue_spool|queue_spool_scan|queue_spool_recover) echo 2 ;;
+	pg_conn|pg_schema) echo 1 ;;
+	worker|queue_spool|queue_spool_scan|queue_spool_recover|queue_pg) echo 2 ;;
 	supervise) echo 3 ;;
 	owner|owner_job) echo 4 ;;
-	cmd|cmd_*|listing) echo 5 ;;
+	cmd|cmd_*|listing|pg_cmd|pg_cmd_*|pg_main) echo 5 ;;
 	*) echo 0 ;;
 	esac
 }
 
-objs=$(ar t "$lib" | sed -n 's/\.o$//p')
+# The objects: the library's members and any object named after it.
+objs=$(for f in "$@"; do case $f in *.a) ar t "$f" ;; *) basename "$f" ;; esac; done |
+	sed -n 's/\.o$//p')
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
-# nm -A: "lib.a:member.o:VALUE TYPE SYMBOL", or "lib.a:member.o: U SYMBOL".
-nm -A "$lib" | awk '{ split($1, p, ":"); n = p[2]; sub(/\.o$/, "", n) }
-	NF == 3 && $2 ~ /^[TDBRCG]$/ { def[$3] = n }
-	NF == 3 && $2 == "U" { use[++k] = $3 " " n }
+# nm -A: "lib.a:member.o:VALUE TYPE SYMBOL" or "dir/x.o:VALUE TYPE SYMBOL";
+# the object is the last colon-separated field ending in ".o".
+nm -A "$@" | awk '{ n = split($1, p, ":"); o = ""
+		for (i = 1; i <= n; i++) if (p[i] ~ /\.o$/) o = p[i]
+		sub(/.*\//, "", o); sub(/\.o$/, "", o) }
+	NF == 3 && $2 ~ /^[TDBRCG]$/ { def[$3] = o }
+	NF == 3 && $2 == "U" { use[++k] = $3 " " o }
 	END { for (i = 1; i <= k; i++) { split(use[i], u, " ")
 		if (u[1] in def && def[u[1]] != u[2]) print u[2], def[u[1]] } }' |
 	sort -u >"$edges"
