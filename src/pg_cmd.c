@@ -17,6 +17,30 @@
 #include "pg_cmd.h"
 
 /*
+ * Keep the arguments keep[] says, in order, then the NULL, then the others:
+ * they stay in the array (setproctitle_init made them copies that only
+ * argv points to), out of the command's sight.
+ */
+void
+pgcmd_compact(int *argc, char **argv, const bool *keep)
+{
+	char **gone = reallocarray(NULL, (size_t)*argc + 1, sizeof(*gone));
+	int j = 0, k = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		if (keep[i])
+			argv[j++] = argv[i];
+		else if (gone != NULL)
+			gone[k++] = argv[i];
+	}
+	argv[j] = NULL;
+	for (int i = 0; i < k; i++)
+		argv[j + 1 + i] = gone[i];
+	free(gone);
+	*argc = j;
+}
+
+/*
  * Take the URI and --queue NAME out of argv (before any "--"), leaving the
  * rest for the command's own options, and parse the URI.  Returns 0, or an
  * exit status after saying why.
@@ -26,15 +50,19 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
     bool need_url)
 {
 	const char *url = NULL, *queue = "default";
-	int j = 1;
+	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
+	int n = *argc;
 
-	for (int i = 1; i < *argc; i++) {
+	if (keep == NULL)
+		return EX_SOFTWARE;
+	keep[0] = true;
+	for (int i = 1; i < n; i++) {
 		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[j++] = argv[i++];
+			while (i < n)
+				keep[i++] = true;
 			break;
 		}
-		if (strcmp(argv[i], "--queue") == 0 && i + 1 < *argc)
+		if (strcmp(argv[i], "--queue") == 0 && i + 1 < n)
 			queue = argv[++i];
 		else if (strncmp(argv[i], "--queue=", 8) == 0)
 			queue = argv[i] + 8;
@@ -42,10 +70,10 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
 		    0 || strncmp(argv[i], "postgres://", 11) == 0))
 			url = argv[i];
 		else
-			argv[j++] = argv[i];
+			keep[i] = true;
 	}
-	*argc = j;
-	argv[j] = NULL;
+	pgcmd_compact(argc, argv, keep);
+	free(keep);
 	if (url == NULL)
 		return need_url ? usage_error(cmd, "no postgresql:// URI given") :
 		    0;

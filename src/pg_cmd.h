@@ -18,6 +18,7 @@ int	 pgcmd_log(int, char **);
 int	 pgcmd_purge(int, char **);
 
 /* pg_cmd.c: what they share */
+void	 pgcmd_compact(int *, char **, const bool *);
 int	 pgcmd_take(int *, char **, const char *, struct pg *, bool);
 int	 pgcmd_open(int *, char **, const char *, struct pg *);
 

@@ -17,24 +17,28 @@
 static int
 take_lease(int *argc, char **argv, msec_t *lease)
 {
-	int j = 1;
+	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
+	int n = *argc, rc = 0;
 
-	for (int i = 1; i < *argc; i++) {
+	if (keep == NULL)
+		return EX_SOFTWARE;
+	keep[0] = true;
+	for (int i = 1; i < n && rc == 0; i++) {
 		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[j++] = argv[i++];
+			while (i < n)
+				keep[i++] = true;
 			break;
 		}
-		if (strcmp(argv[i], "--lease") == 0 && i + 1 < *argc) {
+		if (strcmp(argv[i], "--lease") == 0 && i + 1 < n) {
 			if (dur_parse(argv[++i], lease) == -1 || *lease < 300)
-				return usage_error("run", "--lease %s: not a "
+				rc = usage_error("run", "--lease %s: not a "
 				    "duration of at least 300ms", argv[i]);
 		} else
-			argv[j++] = argv[i];
+			keep[i] = true;
 	}
-	*argc = j;
-	argv[j] = NULL;
-	return 0;
+	pgcmd_compact(argc, argv, keep);
+	free(keep);
+	return rc;
 }
 
 int

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +260,9 @@ submit_many(int n)
 	}
 	argv[a] = NULL;
 	pid = t_spawn(argv, NULL, RP("ids"), RP("submit.err"), NULL);
+	for (int i = 3; i < a; i++)
+		free((char *)(uintptr_t)argv[i]);
+	free(argv);
 	EXPECT(t_reap(pid, 60000, "submit") == 0, "submit: %s", t_log_of(pid));
 	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == n, "%d jobs", n);
 }

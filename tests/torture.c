@@ -9,6 +9,8 @@
  * Build:  cc -std=gnu11 -D_GNU_SOURCE $(pkg-config --cflags libbsd-overlay) \
  *             -o build/torture tests/torture.c $(pkg-config --libs libbsd-overlay)
  * Run:    build/torture [--rounds N] [--chute PATH] [--seed S] [--flaky] [--keep]
+ *         build/torture --pgsql ...: the same against the PostgreSQL queue,
+ *         a fleet of workers on a throwaway cluster (torture_pg.c)
  *
  * The seed fixes every random choice this program makes (kill moments,
  * submission mixes, the handler's behaviour per job and attempt); the
@@ -98,6 +100,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -111,46 +114,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_ATTEMPTS	5	/* chute run's default --max-attempts */
-#define NSUBMITTERS	3	/* submitter processes started per round */
-#define MAX_LIVE_SUBS	9	/* wait for old submitters beyond this */
-#define MAX_BACKLOG	300	/* no submitters while new/ holds more */
-#define MAX_KIDS	256
-#define DRAIN_MS	120000	/* the final drain must finish within this, */
-#define DRAIN_JOB_MS	100	/* plus this per job still queued when it starts */
-#define ORPHAN_MS	30000	/* ... and the handlers it left, within this */
-#define KILL_WAIT_MS	10000	/* a SIGKILLed process must be gone by then */
-#define CMD_MS		30000	/* chute submit, init, status */
-#define SHOW_MAX	200	/* violation lines printed */
+#include "torture.h"
 
 static const char *const dirs[] = { "new", "cur", "defer", "done", "failed" };
 enum { D_NEW, D_CUR, D_DEFER, D_DONE, D_FAILED, D_N };
 
-static struct {
-	int		 rounds;
-	char		*chute;		/* an argv[0]: not const */
-	uint64_t	 seed;
-	bool		 flaky, keep;
-} cfg = { .rounds = 200 };
+struct torture_cfg cfg = { .rounds = 200 };
 static char default_chute[] = "./build/chute";
 
-static char work[PATH_MAX], spool[PATH_MAX + 16];
-static pid_t main_pid;
-static volatile sig_atomic_t stop_sig;
-static sigset_t chld_set;
-static uint64_t rng;
+char work[PATH_MAX], *target;
+static char spool[PATH_MAX + 16];
+pid_t main_pid;
+volatile sig_atomic_t stop_sig;
+sigset_t chld_set;
+uint64_t rng;
+struct tally tally;
 
 /* What the rounds saw. */
 static struct {
 	int	 kills, k_startup, k_burst, k_running, k_live, k_subs;
-	int	 refused, orphans_reaped, exhausted;
+	int	 refused, exhausted;
 	int64_t	 drain_ms;
-	long	 runs;
 } stats;
 
 /* ---- small helpers ---- */
 
-static int64_t
+int64_t
 mono_ms(void)
 {
 	struct timespec ts;
@@ -159,7 +148,7 @@ mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
+void
 nap_us(long us)
 {
 	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
@@ -169,7 +158,7 @@ nap_us(long us)
 }
 
 /* splitmix64: small, seedable, good enough to pick moments and mixes. */
-static uint64_t
+uint64_t
 rng_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -179,13 +168,13 @@ rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static unsigned
+unsigned
 rnd(uint64_t *s, unsigned n)
 {
 	return (unsigned)(rng_next(s) % n);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
+void
 die(const char *fmt, ...)
 {
 	va_list ap;
@@ -198,9 +187,7 @@ die(const char *fmt, ...)
 	exit(2);
 }
 
-static char *path(const char *, ...) __attribute__((format(printf, 1, 2)));
-
-static char *
+char *
 path(const char *fmt, ...)
 {
 	static char buf[8][PATH_MAX + 64];
@@ -232,7 +219,7 @@ write_all(int fd, const void *p, size_t n)
 }
 
 /* One line appended in one write(2): lines from several processes never mix. */
-static void __attribute__((format(printf, 2, 3)))
+void
 append_line(const char *file, const char *fmt, ...)
 {
 	char line[1024];
@@ -253,7 +240,7 @@ append_line(const char *file, const char *fmt, ...)
 }
 
 /* The whole file, NUL-terminated; NULL if it cannot be read. */
-static char *
+char *
 slurp(const char *file, size_t *lenp)
 {
 	size_t cap = 65536, len = 0;
@@ -285,7 +272,7 @@ slurp(const char *file, size_t *lenp)
 static char **viol;
 static int nviol;
 
-static void __attribute__((format(printf, 1, 2)))
+void
 violation(const char *fmt, ...)
 {
 	va_list ap;
@@ -300,22 +287,34 @@ violation(const char *fmt, ...)
 	viol[nviol++] = s;
 }
 
+int
+violations(void)
+{
+	return nviol;
+}
+
+/* The violations (the first SHOW_MAX), and how to run it all again. */
+void
+print_violations(const char *extra)
+{
+	for (int i = 0; i < nviol && i < SHOW_MAX; i++)
+		printf("violation: %s\n", viol[i]);
+	if (nviol > SHOW_MAX)
+		printf("violation: ... and %d more (rerun with --seed %" PRIu64
+		    " --keep)\n", nviol - SHOW_MAX, cfg.seed);
+	if (nviol > 0)
+		printf("torture: reproduce with: torture%s --rounds %d --seed %"
+		    PRIu64 "%s --keep\n", extra, cfg.rounds, cfg.seed,
+		    cfg.flaky ? " --flaky" : "");
+	fflush(stdout);
+}
+
 /* ---- children: everything we start is tracked and reaped here ---- */
-
-enum kind { K_OWNER, K_SUBMITTER, K_CMD };
-
-struct kid {
-	pid_t		 pid;
-	enum kind	 kind;
-	bool		 done;
-	int		 status;
-	int		 round;
-};
 
 static struct kid kids[MAX_KIDS];
 static int nkids;
 
-static struct kid *
+struct kid *
 kid_add(pid_t pid, enum kind kind, int round)
 {
 	/* Reuse a slot whose child was reaped and looked at. */
@@ -331,7 +330,7 @@ kid_add(pid_t pid, enum kind kind, int round)
 }
 
 /* Reap every child that has exited; the unknown ones are orphaned handlers. */
-static void
+void
 reap(void)
 {
 	pid_t pid;
@@ -346,12 +345,12 @@ reap(void)
 			kids[i].done = true;
 			kids[i].status = st;
 		} else
-			stats.orphans_reaped++;
+			tally.orphans_reaped++;
 	}
 }
 
 /* Sleep until a child changes state (SIGCHLD) or ms pass. */
-static void
+void
 wait_chld(int64_t ms)
 {
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
@@ -360,7 +359,7 @@ wait_chld(int64_t ms)
 }
 
 /* Wait at most ms for k to exit (or for ^C if intr).  True if it exited. */
-static bool
+bool
 kid_wait(struct kid *k, int64_t ms, bool intr)
 {
 	int64_t deadline = mono_ms() + ms;
@@ -376,13 +375,13 @@ kid_wait(struct kid *k, int64_t ms, bool intr)
 	}
 }
 
-static void
+void
 kid_forget(struct kid *k)
 {
 	k->pid = 0;
 }
 
-static char *
+char *
 describe(int st, char *buf, size_t len)
 {
 	if (WIFEXITED(st))
@@ -396,7 +395,7 @@ describe(int st, char *buf, size_t len)
 }
 
 /* In a fresh child: default signals, and die with us. */
-static void
+void
 child_setup(void)
 {
 	sigset_t none;
@@ -409,19 +408,40 @@ child_setup(void)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
+/* In a fresh child: become as's user (before PR_SET_PDEATHSIG: it clears it). */
+static void
+child_become(const struct runas *as)
+{
+	if (as == NULL)
+		return;
+	if (setgroups(as->ngroups, as->groups) == -1 ||
+	    setresgid(as->gid, as->gid, as->gid) == -1 ||
+	    setresuid(as->uid, as->uid, as->uid) == -1 ||
+	    (as->dir != NULL && chdir(as->dir) == -1))
+		_exit(126);
+}
+
 /*
  * Run argv, stdin from in (-1: /dev/null), stdout into *out (malloc'd,
  * NUL-terminated), stderr appended to errfile.  Bounded by ms: a command
  * still running then is killed.  Returns its wait status, or -1.
  */
-static int
+int
 capture(char *const argv[], int in, char **out, const char *errfile, int64_t ms)
+{
+	return capture_as(argv, in, out, errfile, ms, NULL);
+}
+
+/* capture(), as the user as says (NULL: as we are). */
+int
+capture_as(char *const argv[], int in, char **out, const char *errfile,
+    int64_t ms, const struct runas *as)
 {
 	int64_t deadline = mono_ms() + ms;
 	size_t cap = 4096, len = 0;
 	int p[2], st = -1;
 	struct kid *k;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	*out = NULL;
 	if (pipe2(p, O_CLOEXEC) == -1)
@@ -437,7 +457,10 @@ capture(char *const argv[], int in, char **out, const char *errfile, int64_t ms)
 		int err = open(errfile, O_WRONLY | O_APPEND | O_CREAT |
 		    O_CLOEXEC, 0644);
 
+		child_become(as);
 		child_setup();
+		if (getppid() != parent)
+			_exit(127);	/* it died before PR_SET_PDEATHSIG */
 		dup2(in != -1 ? in : null, 0);
 		dup2(p[1], 1);
 		dup2(err != -1 ? err : null, 2);
@@ -487,15 +510,16 @@ capture(char *const argv[], int in, char **out, const char *errfile, int64_t ms)
  *   SIGTERM trap; 3% run past it and die of SIGTERM without END; 2% run
  *   past it ignoring SIGTERM, until chute's SIGKILL after --grace.
  */
+const char flaky_modes[] =
+    "d=$(( ((h + a * 2654435761) % 4294967296 * 1103515245 "
+    "% 4294967296 >> 16) % 100 ))\n"
+    "if [ $d -lt 15 ]; then mode=tf; elif [ $d -lt 20 ]; then mode=trap\n"
+    "elif [ $d -lt 23 ]; then mode=die; elif [ $d -lt 25 ]; then "
+    "mode=ignore; fi\n";
+
 static void
 write_handler(void)
 {
-	static const char flaky[] =
-	    "d=$(( ((h + a * 2654435761) % 4294967296 * 1103515245 "
-	    "% 4294967296 >> 16) % 100 ))\n"
-	    "if [ $d -lt 15 ]; then mode=tf; elif [ $d -lt 20 ]; then mode=trap\n"
-	    "elif [ $d -lt 23 ]; then mode=die; elif [ $d -lt 25 ]; then "
-	    "mode=ignore; fi\n";
 	FILE *f = fopen(path("%s/handler.sh", work), "we");
 
 	if (f == NULL)
@@ -531,7 +555,7 @@ write_handler(void)
 	    "esac\n"
 	    "echo \"E $id $a $$ $(date +%%s%%N) ok 0\" >>\"$J\"\n"
 	    "exec 9>&-\n"
-	    "exit 0\n", work, work, cfg.flaky ? flaky : "");
+	    "exit 0\n", work, work, cfg.flaky ? flaky_modes : "");
 	if (fclose(f) == EOF || chmod(path("%s/handler.sh", work), 0755) == -1)
 		die("%s/handler.sh: %s", work, strerror(errno));
 }
@@ -609,20 +633,47 @@ sub_error(struct sub *s, const char *fmt, ...)
 	    s->round, s->idx, msg);
 }
 
-/* chute submit of nfiles payloads in one call (one on stdin, sometimes). */
+/*
+ * A failed submit to the database: exit 75 is what a server restart gives
+ * (nothing printed for the job in flight, which may or may not have been
+ * committed: '?' names it when we chose its ID, 'u' says one job of
+ * unknown ID may exist).  Anything else is an error.
+ */
+static bool
+sub_refused(struct sub *s, int st, const char *id)
+{
+	if (!cfg.pgsql || st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 75)
+		return false;
+	if (id != NULL)
+		sub_record('?', id);
+	else
+		sub_record('u', "-");
+	return true;
+}
+
+/*
+ * chute submit of nfiles payloads in one call (one on stdin, sometimes;
+ * against the database, a single one sometimes with an --id of ours).
+ */
 static void
 sub_chute(struct sub *s, int nfiles, bool delay)
 {
-	char *argv[16], *files[8], *out = NULL, how[32];
+	char *argv[16], *files[8], *out = NULL, how[32], id[64];
 	bool use_stdin = nfiles == 1 && rnd(&s->rng, 3) == 0;
+	bool use_id = cfg.pgsql && nfiles == 1 && rnd(&s->rng, 2) == 0;
 	int ac = 0, in = -1, st, got = 0;
 
 	argv[ac++] = cfg.chute;
 	argv[ac++] = "submit";
-	argv[ac++] = spool;
+	argv[ac++] = target;
 	if (delay) {
 		argv[ac++] = "--delay";
 		argv[ac++] = "30ms";
+	}
+	if (use_id) {
+		snprintf(id, sizeof(id), "t-r%d-s%d-%d", s->round, s->idx, s->n);
+		argv[ac++] = "--id";
+		argv[ac++] = id;
 	}
 	for (int i = 0; i < nfiles; i++) {
 		files[i] = strdup(path("%s/payload/r%d-s%d-%d", work, s->round,
@@ -644,7 +695,7 @@ sub_chute(struct sub *s, int nfiles, bool delay)
 			got++;
 		}
 	}
-	if (st != 0 || got != nfiles)
+	if ((st != 0 || got != nfiles) && !sub_refused(s, st, use_id ? id : NULL))
 		sub_error(s, "chute submit of %d file(s) printed %d ID(s), %s "
 		    "(stderr in submit.err)", nfiles, got, st == -1 ?
 		    "timed out" : describe(st, how, sizeof(how)));
@@ -698,6 +749,8 @@ sub_main(struct sub *s)
 			sub_chute(s, 1 + rnd(&s->rng, 3), false);
 		else if (r < 55)
 			sub_chute(s, 1 + rnd(&s->rng, 2), true);
+		else if (cfg.pgsql)	/* a database has no tmp/ */
+			sub_chute(s, 1, false);
 		else
 			for (int i = 1 + rnd(&s->rng, 2); i > 0; i--)
 				sub_mv(s);
@@ -707,7 +760,7 @@ sub_main(struct sub *s)
 	_exit(0);
 }
 
-static int
+int
 subs_live(void)
 {
 	int n = 0;
@@ -729,7 +782,7 @@ subs_live(void)
 }
 
 /* Wait for every submitter still running (bounded). */
-static void
+void
 subs_wait_all(int64_t ms)
 {
 	int64_t deadline = mono_ms() + ms;
@@ -760,11 +813,14 @@ backlog(void)
 	return n;
 }
 
-/* A slow machine must not pile up more than the drain can run. */
-static void
-subs_start(int round)
+/*
+ * NSUBMITTERS submitter processes for this round, unless backlog jobs wait
+ * already: a slow machine must not pile up more than the drain can run.
+ */
+void
+subs_start(int round, int backlog)
 {
-	if (backlog() > MAX_BACKLOG)
+	if (backlog > MAX_BACKLOG)
 		return;
 	reap();
 	if (subs_live() > MAX_LIVE_SUBS)
@@ -789,29 +845,13 @@ subs_start(int round)
 
 /* ---- the job table: every ID seen anywhere ---- */
 
-struct job {
-	char	*id;
-	char	 method;		/* 'c', 'd' (--delay), 'm' (tmp+mv); 0: not accepted */
-	unsigned dirs;			/* bit per state directory it is in */
-	int	 attempts;		/* from chute status; -1: unknown */
-	int	 first, last;		/* its runs, in START order; -1: none */
-};
-
-struct run {
-	int	 job, attempt, next;
-	long	 pid;
-	int64_t	 start_ns, end_ns;
-	long	 sline, eline;		/* journal line numbers; eline 0: no END */
-	int	 code;
-	bool	 busy;
-};
-
-static struct job *jobs;
-static int njobs;
+struct job *jobs;
+int njobs, unknown_allowed;
 static int *slots;			/* open addressing, -1: empty */
 static size_t nslots;
-static struct run *runs;
-static long nruns, caprun;
+struct run *runs;
+long nruns;
+static long caprun;
 
 static uint32_t
 hash(const char *s)
@@ -844,7 +884,7 @@ jobs_grow(void)
 	nslots = n;
 }
 
-static int
+int
 job_get(const char *id, bool create)
 {
 	size_t i;
@@ -863,6 +903,9 @@ job_get(const char *id, bool create)
 	jobs[njobs].dirs = 0;
 	jobs[njobs].attempts = -1;
 	jobs[njobs].first = jobs[njobs].last = -1;
+	jobs[njobs].rows = 0;
+	jobs[njobs].state[0] = '\0';
+	jobs[njobs].why = NULL;
 	slots[i] = njobs;
 	return njobs++;
 }
@@ -873,7 +916,8 @@ static off_t jr_off;
 static long jr_line;
 
 static void
-journal_start(const char *id, int attempt, long pid, int64_t ns, bool busy)
+journal_start(const char *id, int attempt, long pid, int64_t ns, bool busy,
+    long ppid)
 {
 	int j = job_get(id, true);
 
@@ -882,13 +926,14 @@ journal_start(const char *id, int attempt, long pid, int64_t ns, bool busy)
 	    sizeof(*runs))) == NULL)
 		die("out of memory");
 	runs[nruns] = (struct run){ .job = j, .attempt = attempt, .next = -1,
-	    .pid = pid, .start_ns = ns, .sline = jr_line, .busy = busy };
+	    .pid = pid, .ppid = ppid, .start_ns = ns, .sline = jr_line,
+	    .busy = busy, .claim = -1 };
 	if (jobs[j].last == -1)
 		jobs[j].first = nruns;
 	else
 		runs[jobs[j].last].next = nruns;
 	jobs[j].last = nruns++;
-	stats.runs++;
+	tally.runs++;
 }
 
 static void
@@ -909,19 +954,23 @@ journal_end(const char *id, int attempt, long pid, int64_t ns, int code)
 	runs[found].end_ns = ns;
 	runs[found].eline = jr_line;
 	runs[found].code = code;
+	tally.ends++;
 }
 
+/* A START line may end with the worker's pid (--pgsql), an END line not. */
 static void
 journal_line(char *line)
 {
 	char id[256], lk[16], kind[16];
 	long long ns;
-	long pid;
-	int a, code;
+	long pid, ppid = 0;
+	int a, code, n;
 
 	jr_line++;
-	if (sscanf(line, "S %255s %d %ld %lld %15s", id, &a, &pid, &ns, lk) == 5)
-		journal_start(id, a, pid, ns, strcmp(lk, "ok") != 0);
+	if ((n = sscanf(line, "S %255s %d %ld %lld %15s %ld", id, &a, &pid, &ns,
+	    lk, &ppid)) >= 5)
+		journal_start(id, a, pid, ns, strcmp(lk, "ok") != 0,
+		    n == 6 ? ppid : 0);
 	else if (sscanf(line, "E %255s %d %ld %lld %15s %d", id, &a, &pid, &ns,
 	    kind, &code) == 6)
 		journal_end(id, a, pid, ns, code);
@@ -930,7 +979,7 @@ journal_line(char *line)
 }
 
 /* Read the journal's complete lines written since the last call. */
-static void
+void
 journal_poll(void)
 {
 	char buf[65536];
@@ -959,7 +1008,7 @@ journal_poll(void)
 }
 
 /* Is pid a live handler of job id?  (The secondary, kill(2)-based look.) */
-static bool
+bool
 handler_alive(long pid, const char *id)
 {
 	char want[300], *env;
@@ -1073,7 +1122,7 @@ owner_kill(struct kid *k)
  * land where we want them.  These waits choose moments; nothing that is
  * checked depends on them.
  */
-static int ino = -1;
+int ino = -1;
 
 static void
 ino_setup(void)
@@ -1085,8 +1134,11 @@ ino_setup(void)
 		die("inotify: %s", strerror(errno));
 }
 
-/* Wait until pred(arg) holds (true), the owner has exited, or ms pass. */
-static bool
+/*
+ * Wait until pred(arg) holds (true), the owner (if not NULL) has exited,
+ * or ms pass.
+ */
+bool
 wait_until(bool (*pred)(const void *), const void *arg, struct kid *owner,
     int64_t ms)
 {
@@ -1098,7 +1150,7 @@ wait_until(bool (*pred)(const void *), const void *arg, struct kid *owner,
 			return true;
 		reap();
 		int64_t left = deadline - mono_ms();
-		if (owner->done || left <= 0 || stop_sig)
+		if ((owner != NULL && owner->done) || left <= 0 || stop_sig)
 			return false;
 		/* SIGCHLD is not in this poll: look at the owner every 50 ms. */
 		struct pollfd pfd = { ino, POLLIN, 0 };
@@ -1120,15 +1172,23 @@ owner_up(const void *arg)
 }
 
 /* A handler started since the journal had *arg runs. */
-static bool
+bool
 run_started(const void *arg)
 {
 	journal_poll();
 	return nruns > *(const long *)arg;
 }
 
+/* A handler ended since the journal had *arg END lines. */
+bool
+run_ended(const void *arg)
+{
+	journal_poll();
+	return tally.ends > *(const long *)arg;
+}
+
 /* A submission was accepted since the submissions file had *arg bytes. */
-static bool
+bool
 submitted(const void *arg)
 {
 	struct stat st;
@@ -1204,10 +1264,10 @@ round_run(int round)
 	subs0 = stat(path("%s/submissions", work), &st) == 0 ? st.st_size : 0;
 	/* Sometimes the burst begins before the owner: it lands mid-scan. */
 	if (mode <= M_RECOVERY && rnd(&rng, 2))
-		subs_start(round);
+		subs_start(round, backlog());
 	owner = owner_start(false, round);
 	if (mode >= M_BURST)
-		subs_start(round);
+		subs_start(round, backlog());
 	switch (mode) {
 	case M_EARLY:		/* exec, lock, statfs */
 		nap_us(rnd(&rng, 20000));
@@ -1241,7 +1301,7 @@ round_run(int round)
 
 /* ---- the final checks ---- */
 
-static void
+void
 load_submissions(void)
 {
 	char *buf = slurp(path("%s/submissions", work), NULL), *line, *save;
@@ -1252,6 +1312,10 @@ load_submissions(void)
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#')
 			continue;
+		if (line[0] == 'u') {	/* see sub_refused() */
+			unknown_allowed++;
+			continue;
+		}
 		int j = job_get(line + 2, true);
 		if (jobs[j].method != 0)
 			violation("%s: accepted twice (%c and %c)", line + 2,
@@ -1261,7 +1325,7 @@ load_submissions(void)
 	free(buf);
 }
 
-static void
+void
 load_errors(void)
 {
 	char *buf = slurp(path("%s/errors", work), NULL), *line, *save;
@@ -1429,8 +1493,8 @@ check_outcome(struct job *jb)
 	}
 }
 
-static void
-check_runs(struct job *jb)
+void
+check_runs(struct job *jb, bool need_end)
 {
 	for (int r = jb->first; r != -1; r = runs[r].next) {
 		const struct run *a = &runs[r], *b = a->next == -1 ? NULL :
@@ -1441,7 +1505,7 @@ check_runs(struct job *jb)
 			    "started while a process of an earlier run still "
 			    "held the job's lock", jb->id, a->attempt, a->pid,
 			    a->sline);
-		if (a->eline == 0 && !cfg.flaky)
+		if (a->eline == 0 && need_end)
 			violation("%s: attempt %d (pid %ld) never ended: killed?",
 			    jb->id, a->attempt, a->pid);
 		if (a->eline == 0 && handler_alive(a->pid, jb->id))
@@ -1464,8 +1528,6 @@ check_runs(struct job *jb)
 			    "before attempt %d ended at %" PRId64 " ns", jb->id,
 			    b->attempt, b->start_ns, a->attempt, a->end_ns);
 	}
-	if (jb->first != -1 && jb->method == 0 && jb->dirs == 0)
-		violation("%s: a handler ran for a job never submitted", jb->id);
 }
 
 static void
@@ -1482,7 +1544,11 @@ check_all(void)
 	for (int j = 0; j < njobs; j++) {
 		check_place(&jobs[j]);
 		check_outcome(&jobs[j]);
-		check_runs(&jobs[j]);
+		check_runs(&jobs[j], !cfg.flaky);
+		if (jobs[j].first != -1 && jobs[j].method == 0 &&
+		    jobs[j].dirs == 0)
+			violation("%s: a handler ran for a job never submitted",
+			    jobs[j].id);
 	}
 	/* A log for a job nobody submitted means chute invented one. */
 	if ((dp = opendir(path("%s/log", spool))) != NULL) {
@@ -1556,9 +1622,13 @@ orphans_wait(int64_t ms)
 
 /* ---- clean-up: kill what we started, remove the temp dir ---- */
 
-/* Our children as /proc sees them: orphaned handlers included. */
+/*
+ * Our children as /proc sees them, orphaned handlers included: with kill,
+ * SIGKILL each (and its group); else count those we do not track (a kid
+ * not yet reaped is tracked).
+ */
 static int
-kill_children(void)
+children(bool kill_them)
 {
 	DIR *dp = opendir("/proc");
 	struct dirent *de;
@@ -1567,23 +1637,45 @@ kill_children(void)
 	while (dp && (de = readdir(dp)) != NULL) {
 		char *st, *p;
 		long pid = strtol(de->d_name, &p, 10), ppid;
+		bool tracked = false;
 
 		if (*p != '\0' || pid <= 0)
 			continue;
 		if ((st = slurp(path("/proc/%ld/stat", pid), NULL)) == NULL)
 			continue;
-		if ((p = strrchr(st, ')')) != NULL &&
-		    sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == main_pid) {
+		if ((p = strrchr(st, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != main_pid) {
+			free(st);
+			continue;
+		}
+		free(st);
+		if (kill_them) {
 			/* Handlers lead their own groups: take the group too. */
 			kill(-(pid_t)pid, SIGKILL);
 			kill((pid_t)pid, SIGKILL);
 			n++;
+			continue;
 		}
-		free(st);
+		for (int i = 0; i < nkids && !tracked; i++)
+			tracked = kids[i].pid == (pid_t)pid && !kids[i].done;
+		n += !tracked;
 	}
 	if (dp)
 		closedir(dp);
 	return n;
+}
+
+static int
+kill_children(void)
+{
+	return children(true);
+}
+
+/* Our children we did not start ourselves: orphaned handlers and theirs. */
+int
+untracked_children(void)
+{
+	return children(false);
 }
 
 static int
@@ -1638,7 +1730,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: torture [--rounds N] [--chute PATH] [--seed S] "
-	    "[--flaky] [--keep]\n");
+	    "[--flaky] [--keep] [--pgsql]\n");
 	exit(64);
 }
 
@@ -1668,6 +1760,7 @@ parse_args(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "flaky", no_argument, NULL, 'f' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "pgsql", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1701,6 +1794,9 @@ parse_args(int argc, char **argv)
 		case 'k':
 			cfg.keep = true;
 			break;
+		case 'p':
+			cfg.pgsql = true;
+			break;
 		default:
 			usage();
 		}
@@ -1716,14 +1812,18 @@ parse_args(int argc, char **argv)
 			    "(flock is util-linux's)", *t);
 }
 
-static void
-setup(void)
+/*
+ * What both modes need: signals, the subreaper, the temp dir (removed at
+ * exit, with every process we started killed first), the journal and the
+ * submissions file.
+ */
+void
+setup_common(void)
 {
 	const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char tmpl[PATH_MAX], *out, how[32];
-	char *argv[] = { cfg.chute, "init", spool, NULL };
 	struct sigaction sa = { .sa_handler = on_signal };
-	int st;
+	char tmpl[PATH_MAX];
+	int fd;
 
 	sigemptyset(&chld_set);
 	sigaddset(&chld_set, SIGCHLD);
@@ -1738,15 +1838,26 @@ setup(void)
 	if (mkdtemp(tmpl) == NULL || realpath(tmpl, work) == NULL)
 		die("%s: %s", tmpl, strerror(errno));
 	atexit(cleanup);
-	snprintf(spool, sizeof(spool), "%s/spool", work);
 	if (mkdir(path("%s/locks", work), 0700) == -1 ||
 	    mkdir(path("%s/payload", work), 0700) == -1)
 		die("%s: %s", work, strerror(errno));
-	if ((st = open(path("%s/journal", work), O_WRONLY | O_CREAT | O_TRUNC |
+	if ((fd = open(path("%s/journal", work), O_WRONLY | O_CREAT | O_TRUNC |
 	    O_CLOEXEC, 0644)) == -1)
 		die("%s/journal: %s", work, strerror(errno));
-	close(st);
+	close(fd);
 	append_line(path("%s/submissions", work), "%s", "# method ID");
+}
+
+static void
+setup(void)
+{
+	char *out, how[32];
+	char *argv[] = { cfg.chute, "init", spool, NULL };
+	int st;
+
+	setup_common();
+	snprintf(spool, sizeof(spool), "%s/spool", work);
+	target = spool;
 	write_handler();
 	st = capture(argv, -1, &out, path("%s/init.err", work), CMD_MS);
 	free(out);
@@ -1764,6 +1875,8 @@ main(int argc, char **argv)
 	main_pid = getpid();
 	parse_args(argc, argv);
 	rng = cfg.seed;
+	if (cfg.pgsql)
+		return torture_pg();
 	setup();
 	printf("torture: seed=%" PRIu64 " rounds=%d%s chute=%s dir=%s\n",
 	    cfg.seed, cfg.rounds, cfg.flaky ? " flaky" : "", cfg.chute, work);
@@ -1785,23 +1898,14 @@ main(int argc, char **argv)
 	for (int j = 0; j < njobs; j++)
 		naccepted += jobs[j].method != 0;
 	printf("torture: rounds=%d jobs=%d kills=%d runs=%ld violations=%d\n",
-	    cfg.rounds, naccepted, stats.kills, stats.runs, nviol);
+	    cfg.rounds, naccepted, stats.kills, tally.runs, nviol);
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d, "
 	    "with submitters running=%d, with live handlers=%d; orphans "
 	    "reaped=%d; owners refused=%d; failed by abandoned attempts=%d; "
 	    "drain=%.1fs; total=%.1fs\n", stats.k_startup, stats.k_burst,
-	    stats.k_running, stats.k_subs, stats.k_live, stats.orphans_reaped,
+	    stats.k_running, stats.k_subs, stats.k_live, tally.orphans_reaped,
 	    stats.refused, stats.exhausted, stats.drain_ms / 1000.0,
 	    (mono_ms() - t0) / 1000.0);
-	for (int i = 0; i < nviol && i < SHOW_MAX; i++)
-		printf("violation: %s\n", viol[i]);
-	if (nviol > SHOW_MAX)
-		printf("violation: ... and %d more (rerun with --seed %" PRIu64
-		    " --keep)\n", nviol - SHOW_MAX, cfg.seed);
-	if (nviol > 0)
-		printf("torture: reproduce with: torture --rounds %d --seed %"
-		    PRIu64 "%s --keep\n", cfg.rounds, cfg.seed,
-		    cfg.flaky ? " --flaky" : "");
-	fflush(stdout);
+	print_violations("");
 	return nviol == 0 ? 0 : 1;
 }

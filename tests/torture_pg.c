@@ -1,0 +1,1665 @@
+/*
+ * torture_pg.c: the crash torture against the PostgreSQL queue (fleet.md),
+ * `torture --pgsql`.  A throwaway cluster on a Unix socket only; two or
+ * three workers (`chute run URL -j 2 --lease 2s ...`) claiming from it
+ * while submitters add jobs; round after round, a worker killed with
+ * SIGKILL at a moment picked by watching (just started, mid-burst, a
+ * handler running, a handler just ended) and a new one started, and now
+ * and then the server restarted (`pg_ctl restart -m immediate`), stopped
+ * for longer than a lease (an outage) or the workers' sessions terminated
+ * (pg_terminate_backend, psql as the superuser).  Then a drain and the
+ * checks.  Every wait is bounded; the cluster goes with us at exit, on
+ * SIGINT/SIGTERM, on a failed check of the harness (die) and, through a
+ * watchdog process, when we are killed.
+ *
+ * What is recorded, outside chute:
+ *  - the journal: the handler (WORK/handler.sh) appends
+ *	S ID ATTEMPT PID START_NS LOCK PPID	(LOCK: ok or CONCURRENT)
+ *	E ID ATTEMPT PID END_NS KIND CODE
+ *    PPID is the worker that started it.  LOCK is the witness of "never
+ *    twice at once": flock(LOCK_EX|LOCK_NB) on WORK/locks/ID through fd 9,
+ *    held by the handler process alone (every command it starts gets
+ *    9>&-).  That is the process chute answers for: PR_SET_PDEATHSIG kills
+ *    it with its worker, while what it started keeps running (fleet.md,
+ *    "Leases and fencing"), so a sleep left behind must not hold the lock.
+ *    CONCURRENT means the previous run's handler was still alive.
+ *  - the audit: a trigger on chute.jobs (torture.audit, installed after
+ *    `chute init`) writes one row per inserted or updated job row, in the
+ *    same transaction: old and new state, attempts, token, the claiming
+ *    worker, whether the old lease had expired and the job was due by the
+ *    statement's now(), and the application_name of the session (each
+ *    worker connects as twN: the URI's application_name overrides
+ *    chute's).  For one job, the audit's order is the commit order: a
+ *    second update of a row waits for the first to commit.
+ *  - the events: each kill (worker pid), restart, outage and termination,
+ *    with the wall-clock interval it took (the server's clock_timestamp()
+ *    in the audit is the same clock).
+ *
+ * What is checked, after the drain (workers with --drain until nothing is
+ * in new, cur or defer), with every process of ours gone:
+ *  - every ID chute submit printed is in chute.jobs exactly once, in done
+ *    or failed; a job there whose ID was never printed only if a submit
+ *    failed with 75 (a server restart) when it may have been committed;
+ *  - the audit, job by job: a claim takes a job in new or defer that is
+ *    due, adds 1 to attempts, gives a fresh token; nothing claims a job
+ *    in cur (the SKIP LOCKED claim); a claim ends by an outcome recorded
+ *    by the session of the worker holding it (fencing), or by a recovery
+ *    of an expired lease (to new, or to failed once attempts are used up);
+ *    a finished job never changes again; attempts = claims - hand-backs;
+ *  - each run in the journal belongs to exactly one claim (same job,
+ *    attempt and worker pid, the latest such before it started), and no
+ *    claim has two runs;
+ *  - an outcome agrees with its run: done only after END with exit 0
+ *    ("every done job's handler ran"), and without --flaky nothing else;
+ *    with --flaky, exit 75 or a timeout, as the run says;
+ *  - a claim that ended by recovery lost its worker: it is explained by
+ *    an event that could cost that worker its claims (its kill, a restart,
+ *    an outage, a termination of its session) between the claim (less 1 s:
+ *    a claim sent before a kill commits after it) and the recovery;
+ *  - the attempts invariant follows: attempts in the database = the runs
+ *    the journal has for that job + claims that never reached a START
+ *    line, each of them lost to such an event (killed before it
+ *    journaled), or with --flaky stopped by a timeout before it did.  It is
+ *    sound because the trigger sees every committed change of the row
+ *    (attempts changes only in a claim, +1, and a hand-back, -1), the
+ *    claim's worker pid is the handler's parent, and a claim is matched to
+ *    at most one run: nothing is counted twice, nothing is inferred;
+ *  - failed: attempts = 5, and last says why: leases that expired every
+ *    time ("abandoned: lease expired; attempts exhausted": kills and cuts
+ *    used the attempts up, counted), or with --flaky the handler's own
+ *    75s and timeouts; anything else is a violation;
+ *  - never twice at once: no CONCURRENT, and the rules of torture.c's
+ *    check_runs (a run starts after the previous one's END, in the
+ *    journal's order and by the clock; attempt numbers increase; no
+ *    handler still alive after the drain);
+ *  - no worker exits by itself, the drain workers exit 0.
+ */
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "torture.h"
+
+#define LEASE_MS	2000	/* the workers' --lease */
+#define SLACK_US	1000000	/* a claim may commit this long after a kill */
+#define PG_CTL_S	60	/* pg_ctl -t */
+#define PG_CTL_MS	((PG_CTL_S + 30) * 1000)
+#define INITDB_MS	120000
+#define GONE_MS		10000	/* the server's processes, after SIGQUIT */
+#define MAX_GROUPS	64
+
+/* Where the server's programs are, and who runs them. */
+static struct {
+	char	 bindir[PATH_MAX];
+	char	 psql[PATH_MAX + 16];
+	char	 super[64];		/* the cluster's superuser */
+	bool	 as_other;		/* root: the server runs as postgres */
+	gid_t	 groups[MAX_GROUPS];
+	struct runas as;
+} inst;
+
+/* The cluster: dir holds data/, the socket and server.log. */
+static struct {
+	char	 dir[128];
+	char	 data[160];
+	char	 log[160];
+	int	 port;
+	char	 url[600];
+	struct kid *postmaster;
+	pid_t	 watchdog;
+	int	 watchdog_fd;		/* our end of its pipe */
+} pg = { .watchdog_fd = -1 };
+
+/* Every worker ever started: worker n connects as twN. */
+struct worker {
+	pid_t		 pid;
+	struct kid	*k;		/* NULL once reaped */
+	bool		 drain, killed;
+};
+
+static struct worker *workers;
+static int nworkers;
+
+enum ev { EV_KILL, EV_RESTART, EV_OUTAGE, EV_TERMINATE };
+
+struct event {
+	enum ev		 kind;
+	int64_t		 t0, t1;	/* wall clock, us */
+	pid_t		 pid;		/* the worker; 0: every worker */
+};
+
+static struct event *events;
+static int nevents;
+
+/* A claim, from the audit: a job taken into cur, and how that ended. */
+struct claim {
+	int		 job, attempt, next;
+	int		 worker;	/* twN; -1: a session not of ours */
+	pid_t		 pid;		/* the worker in the row */
+	int64_t		 token, at, end_at;
+	int		 run;		/* its START in the journal; -1: none */
+	char		 end;		/* 'o' outcome, 'r' recovered, 'h' handed
+					   back, 'x' claimed over; 0: open */
+	char		 to[8];		/* an outcome's state */
+	char		*last;		/* and its column last */
+};
+
+static struct claim *claims;
+static int nclaims, capclaims;
+static int *job_claims;			/* per job: first claim, -1: none */
+static int *job_open;			/* per job: its open claim, -1: none */
+
+static struct {
+	int	 kills, k_start, k_burst, k_running, k_ended, k_live;
+	int	 restarts, outages, terminations, terminated;
+	int	 refused, unprinted;
+	int	 lost, lost_norun, lost_midrun, lost_outcome;
+	int	 timeout_norun, handbacks;
+	int	 failed_lost, failed_flaky;
+	int	 fenced, expired, leftover_dirs;
+	int64_t	 drain_ms;
+} st;
+
+static int64_t
+real_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The last max bytes of a file, for a message. */
+static const char *
+tail(const char *file, size_t max)
+{
+	static char buf[2048];
+	size_t len;
+	char *s = slurp(file, &len);
+
+	if (s == NULL)
+		return "(nothing)";
+	snprintf(buf, sizeof(buf), "%s", len > max ? s + len - max : s);
+	free(s);
+	return buf;
+}
+
+/* ---- the installation ---- */
+
+static bool
+has_server(const char *dir)
+{
+	return access(path("%s/initdb", dir), X_OK) == 0 &&
+	    access(path("%s/pg_ctl", dir), X_OK) == 0 &&
+	    access(path("%s/postgres", dir), X_OK) == 0;
+}
+
+static int
+version_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(const char *const *)b, *(const char *const *)a);
+}
+
+/* As t_pg.c looks: $CHUTE_TEST_PG_BINDIR, pg_config, Debian's highest. */
+static bool
+find_bindir(void)
+{
+	const char *forced = getenv("CHUTE_TEST_PG_BINDIR");
+	char *argv[] = { "/usr/bin/pg_config", "--bindir", NULL }, *out;
+	glob_t g;
+
+	if (forced != NULL && *forced != '\0') {
+		snprintf(inst.bindir, sizeof(inst.bindir), "%s", forced);
+		return has_server(forced);
+	}
+	if (access(argv[0], X_OK) == 0 && capture(argv, -1, &out,
+	    "/dev/null", CMD_MS) == 0 && out != NULL) {
+		out[strcspn(out, "\n")] = '\0';
+		snprintf(inst.bindir, sizeof(inst.bindir), "%s", out);
+		free(out);
+		if (has_server(inst.bindir))
+			return true;
+	}
+	if (glob("/usr/lib/postgresql/*/bin/initdb", 0, NULL, &g) != 0)
+		return false;
+	qsort(g.gl_pathv, g.gl_pathc, sizeof(g.gl_pathv[0]), version_cmp);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		*strrchr(g.gl_pathv[i], '/') = '\0';
+		if (has_server(g.gl_pathv[i])) {
+			snprintf(inst.bindir, sizeof(inst.bindir), "%s",
+			    g.gl_pathv[i]);
+			globfree(&g);
+			return true;
+		}
+	}
+	globfree(&g);
+	return false;
+}
+
+/* The server's programs and its user; the reason, when there are none. */
+static const char *
+find_server(void)
+{
+	struct passwd *pw;
+	int n = MAX_GROUPS;
+
+	if (!find_bindir())
+		return "no initdb, pg_ctl and postgres in $CHUTE_TEST_PG_BINDIR,"
+		    " `pg_config --bindir` or /usr/lib/postgresql/*/bin"
+		    " (apt-get install postgresql)";
+	snprintf(inst.psql, sizeof(inst.psql), "%s/psql", inst.bindir);
+	if (access(inst.psql, X_OK) == -1)
+		snprintf(inst.psql, sizeof(inst.psql), "/usr/bin/psql");
+	if (access(inst.psql, X_OK) == -1)
+		return "no psql (apt-get install postgresql-client)";
+	if (geteuid() != 0) {
+		if ((pw = getpwuid(geteuid())) == NULL)
+			return "our uid has no user name, and initdb needs one";
+		snprintf(inst.super, sizeof(inst.super), "%s", pw->pw_name);
+		return NULL;
+	}
+	/* initdb refuses root: the server runs as Debian's postgres user. */
+	if ((pw = getpwnam("postgres")) == NULL || pw->pw_uid == 0)
+		return "running as root and there is no postgres user to run "
+		    "the server as (apt-get install postgresql creates it)";
+	if (getgrouplist(pw->pw_name, pw->pw_gid, inst.groups, &n) == -1)
+		n = 0;
+	inst.as_other = true;
+	inst.as = (struct runas){ pw->pw_uid, pw->pw_gid, inst.groups, n,
+	    NULL };
+	snprintf(inst.super, sizeof(inst.super), "%s", pw->pw_name);
+	return NULL;
+}
+
+/* ---- the cluster ---- */
+
+/* Can the server's user search its way down to dir? */
+static bool
+reachable(const char *dir)
+{
+	char prefix[PATH_MAX];
+	struct stat sb;
+
+	if (!inst.as_other)
+		return true;
+	for (const char *p = dir; p != NULL; p = strchr(p + 1, '/')) {
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(p - dir), dir);
+		if (prefix[0] == '\0')
+			continue;
+		if (stat(prefix, &sb) == -1 || !(sb.st_mode &
+		    (sb.st_uid == inst.as.uid ? S_IXUSR : S_IXOTH)))
+			return false;
+	}
+	return true;
+}
+
+/* s percent-encoded for a URI: only unreserved characters and '/' as is. */
+static void
+encode(char *dst, size_t n, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i = 0;
+
+	for (; *s != '\0' && i + 4 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("/-._~", c) != NULL)
+			dst[i++] = (char)c;
+		else {
+			dst[i++] = '%';
+			dst[i++] = hex[c >> 4];
+			dst[i++] = hex[c & 15];
+		}
+	}
+	dst[i] = '\0';
+}
+
+/*
+ * The cluster's directory: short (the socket's path must fit in 107
+ * bytes), under $TMPDIR if the server's user can reach it, else /tmp,
+ * owned by that user.
+ */
+static void
+cluster_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char real[PATH_MAX], tmpl[PATH_MAX];
+
+	if (tmp == NULL || realpath(tmp, real) == NULL || strlen(real) > 60 ||
+	    strpbrk(real, ",\"' \t\n") != NULL || !reachable(real))
+		snprintf(real, sizeof(real), "/tmp");
+	snprintf(tmpl, sizeof(tmpl), "%s/torture-pg.XXXXXX", real);
+	if (mkdtemp(tmpl) == NULL || strlen(tmpl) >= sizeof(pg.dir))
+		die("%s: %s", tmpl, strerror(errno));
+	snprintf(pg.dir, sizeof(pg.dir), "%s", tmpl);
+	snprintf(pg.data, sizeof(pg.data), "%s/data", pg.dir);
+	snprintf(pg.log, sizeof(pg.log), "%s/server.log", pg.dir);
+	if (inst.as_other && chown(pg.dir, inst.as.uid, inst.as.gid) == -1)
+		die("chown %s: %s", pg.dir, strerror(errno));
+	inst.as.dir = pg.dir;
+}
+
+/* A server program, as the server's user; its wait status, or -1. */
+static int
+server_cmd(char *const argv[], int64_t ms)
+{
+	char *out;
+	int rc = capture_as(argv, -1, &out, path("%s/pg.err", work), ms,
+	    inst.as_other ? &inst.as : NULL);
+
+	free(out);
+	return rc;
+}
+
+static int
+pg_ctl(const char *action, const char *mode)
+{
+	char prog[PATH_MAX + 16], secs[16], *argv[16];
+	int n = 0;
+
+	snprintf(prog, sizeof(prog), "%s/pg_ctl", inst.bindir);
+	snprintf(secs, sizeof(secs), "%d", PG_CTL_S);
+	argv[n++] = prog;
+	argv[n++] = "-D";
+	argv[n++] = pg.data;
+	/* Always a log: without one the postmaster would keep our pipe. */
+	argv[n++] = "-l";
+	argv[n++] = pg.log;
+	argv[n++] = "-w";
+	argv[n++] = "-t";
+	argv[n++] = secs;
+	if (mode != NULL) {
+		argv[n++] = "-m";
+		argv[n++] = (char *)(uintptr_t)mode;
+	}
+	argv[n++] = (char *)(uintptr_t)action;
+	argv[n] = NULL;
+	return server_cmd(argv, PG_CTL_MS);
+}
+
+/* The postmaster pg_ctl started is our child now (we are the subreaper). */
+static void
+postmaster_track(void)
+{
+	char *s = slurp(path("%s/postmaster.pid", pg.data), NULL);
+	long pid = s != NULL ? atol(s) : 0;
+
+	free(s);
+	if (pg.postmaster != NULL) {
+		reap();
+		kid_forget(pg.postmaster);
+		pg.postmaster = NULL;
+	}
+	if (pid > 0)
+		pg.postmaster = kid_add((pid_t)pid, K_SERVER, -1);
+}
+
+static void
+server(const char *action, const char *mode)
+{
+	char how[32];
+	int rc = pg_ctl(action, mode);
+
+	if (rc != 0)
+		die("pg_ctl %s%s%s: %s; %s; server.log ends: %s", action,
+		    mode ? " -m " : "", mode ? mode : "", rc == -1 ? "timed out" :
+		    describe(rc, how, sizeof(how)), tail(path("%s/pg.err", work),
+		    300), tail(pg.log, 600));
+	if (strcmp(action, "stop") != 0)
+		postmaster_track();
+}
+
+/* Is /proc/PID/cwd dir (or what is left of it)?  The server works there. */
+static bool
+works_in(long pid, const char *dir)
+{
+	char cwd[PATH_MAX];
+	ssize_t n = readlink(path("/proc/%ld/cwd", pid), cwd, sizeof(cwd) - 1);
+	size_t len = strlen(dir);
+
+	if (n == -1)
+		return false;
+	cwd[n] = '\0';
+	return strncmp(cwd, dir, len) == 0 &&
+	    (cwd[len] == '\0' || strcmp(cwd + len, " (deleted)") == 0);
+}
+
+/* How many processes work in dir; each gets sig unless it is 0. */
+static int
+server_procs(const char *dir, int sig)
+{
+	DIR *dp = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (dp != NULL && (de = readdir(dp)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || pid <= 0 || pid == getpid() ||
+		    !works_in(pid, dir))
+			continue;
+		n++;
+		if (sig != 0)
+			kill((pid_t)pid, sig);
+	}
+	if (dp != NULL)
+		closedir(dp);
+	return n;
+}
+
+/*
+ * Stop what runs of the cluster without pg_ctl: SIGQUIT to the postmaster
+ * is an immediate shutdown; SIGKILL to whatever is left after GONE_MS.
+ */
+static void
+cluster_kill(const char *data)
+{
+	char *s = slurp(path("%s/postmaster.pid", data), NULL);
+	long pm = s != NULL ? atol(s) : 0;
+	int64_t deadline = mono_ms() + GONE_MS;
+
+	free(s);
+	if (pm > 0 && works_in(pm, data))
+		kill((pid_t)pm, SIGQUIT);
+	while (server_procs(data, 0) > 0 && mono_ms() < deadline) {
+		reap();
+		nap_us(10000);
+	}
+	if (server_procs(data, SIGKILL) > 0)
+		nap_us(100000);
+	reap();
+}
+
+static int
+rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	if ((flag == FTW_DP ? rmdir(p) : unlink(p)) == -1)
+		fprintf(stderr, "torture: %s: %s\n", p, strerror(errno));
+	return 0;
+}
+
+/*
+ * The watchdog: its own session, our pipe's read end.  EOF without the
+ * "done" byte means we died without cleaning up: it stops the server and
+ * removes the cluster (unless --keep).
+ */
+static void __attribute__((noreturn))
+watchdog_main(int rd)
+{
+	char c = 0;
+	ssize_t n;
+
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	if (rd != 3 && dup2(rd, 3) == -1)
+		_exit(1);
+	closefrom(4);		/* our write end among them */
+	while ((n = read(3, &c, 1)) == -1 && errno == EINTR)
+		;
+	if (n == 1 && c == 'd')
+		_exit(0);
+	cluster_kill(pg.data);
+	if (!cfg.keep)
+		nftw(pg.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	_exit(0);
+}
+
+static void
+watchdog_start(void)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) == -1 || (pg.watchdog = fork()) == -1)
+		die("watchdog: %s", strerror(errno));
+	if (pg.watchdog == 0)
+		watchdog_main(p[0]);
+	close(p[0]);
+	pg.watchdog_fd = p[1];
+	kid_add(pg.watchdog, K_SERVER, -1);
+}
+
+/* At exit, before torture.c's clean-up kills what is left of ours. */
+static void
+cluster_cleanup(void)
+{
+	if (getpid() != main_pid || pg.dir[0] == '\0')
+		return;
+	for (int i = 0; i < nworkers; i++)
+		if (workers[i].k != NULL && !workers[i].k->done)
+			kill(workers[i].pid, SIGKILL);
+	cluster_kill(pg.data);
+	if (cfg.keep)
+		fprintf(stderr, "torture: kept the cluster in %s (pg_ctl -D %s "
+		    "start)\n", pg.dir, pg.data);
+	else
+		nftw(pg.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (pg.watchdog_fd != -1) {
+		(void)!write(pg.watchdog_fd, "d", 1);
+		close(pg.watchdog_fd);
+	}
+	for (int64_t deadline = mono_ms() + KILL_WAIT_MS;
+	    pg.watchdog > 0 && waitpid(pg.watchdog, NULL, WNOHANG) == 0;
+	    nap_us(10000))
+		if (mono_ms() > deadline) {
+			kill(pg.watchdog, SIGKILL);
+			waitpid(pg.watchdog, NULL, 0);
+		}
+	pg.dir[0] = '\0';
+}
+
+/* initdb, our settings, start; the URI of the database postgres. */
+static void
+cluster_start(void)
+{
+	char prog[PATH_MAX + 16], host[300], user[200], how[32];
+	char *argv[] = { prog, "-D", pg.data, "-U", inst.super, "--auth=trust",
+	    "--encoding=UTF8", "--locale=C", "--no-sync", NULL };
+	FILE *f;
+	int rc;
+
+	cluster_dir();
+	watchdog_start();
+	atexit(cluster_cleanup);
+	snprintf(prog, sizeof(prog), "%s/initdb", inst.bindir);
+	if ((rc = server_cmd(argv, INITDB_MS)) != 0)
+		die("initdb -D %s: %s; %s", pg.data, rc == -1 ? "timed out" :
+		    describe(rc, how, sizeof(how)),
+		    tail(path("%s/pg.err", work), 600));
+	pg.port = 20000 + (int)(getpid() % 40000);
+	/* A restart -m immediate must lose nothing committed: durability on. */
+	if ((f = fopen(path("%s/postgresql.conf", pg.data), "ae")) == NULL)
+		die("%s/postgresql.conf: %s", pg.data, strerror(errno));
+	fprintf(f, "\n# chute's torture: the socket only, nothing on TCP\n"
+	    "listen_addresses = ''\nunix_socket_directories = '%s'\n"
+	    "port = %d\nmax_connections = 100\nshared_buffers = 16MB\n"
+	    "fsync = on\nfull_page_writes = on\nsynchronous_commit = on\n"
+	    "timezone = 'UTC'\nlog_timezone = 'UTC'\n", pg.dir, pg.port);
+	if (fclose(f) == EOF)
+		die("%s/postgresql.conf: %s", pg.data, strerror(errno));
+	server("start", NULL);
+	encode(host, sizeof(host), pg.dir);
+	encode(user, sizeof(user), inst.super);
+	snprintf(pg.url, sizeof(pg.url), "postgresql:///postgres?host=%s&"
+	    "port=%d&user=%s", host, pg.port, user);
+}
+
+/* ---- SQL, through psql as the superuser ---- */
+
+/* Run q; its rows tab-separated in *out (malloc'd).  0, or the status. */
+static int
+sql(const char *q, char **out)
+{
+	char *argv[] = { inst.psql, "-X", "-A", "-t", "-q", "-F", "\t", "-v",
+	    "ON_ERROR_STOP=1", "-d", pg.url, "-c", (char *)(uintptr_t)q, NULL };
+	char *o = NULL;
+	int rc = capture(argv, -1, &o, path("%s/psql.err", work), CMD_MS);
+
+	if (out != NULL)
+		*out = o;
+	else
+		free(o);
+	return rc;
+}
+
+static void
+sql_or_die(const char *q, char **out)
+{
+	char how[32];
+	int rc = sql(q, out);
+
+	if (rc != 0)
+		die("psql -c '%.60s...': %s; %s", q, rc == -1 ? "timed out" :
+		    describe(rc, how, sizeof(how)),
+		    tail(path("%s/psql.err", work), 400));
+}
+
+/*
+ * The audit (see the top of this file): one row per change of a row of
+ * chute.jobs, written by the transaction that made it.
+ */
+static const char audit_sql[] =
+    "CREATE SCHEMA torture;"
+    "CREATE TABLE torture.audit (seq bigserial PRIMARY KEY,"
+    " at timestamptz NOT NULL DEFAULT clock_timestamp(),"
+    " app text NOT NULL DEFAULT current_setting('application_name'),"
+    " op text NOT NULL, queue text, id text, old_state text, new_state text,"
+    " old_attempts integer, new_attempts integer, old_token bigint,"
+    " new_token bigint, worker text, expired boolean, due boolean,"
+    " last text);"
+    "CREATE FUNCTION torture.audit() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    "  IF TG_OP = 'INSERT' THEN"
+    "   INSERT INTO torture.audit (op, queue, id, new_state, new_attempts,"
+    "    new_token, worker, last) VALUES ('I', NEW.queue, NEW.id, NEW.state,"
+    "    NEW.attempts, NEW.token, NEW.worker, NEW.last);"
+    "   RETURN NULL;"
+    "  END IF;"
+    "  IF TG_OP = 'DELETE' THEN"
+    "   INSERT INTO torture.audit (op, queue, id, old_state)"
+    "    VALUES ('D', OLD.queue, OLD.id, OLD.state);"
+    "   RETURN NULL;"
+    "  END IF;"
+    "  INSERT INTO torture.audit (op, queue, id, old_state, new_state,"
+    "   old_attempts, new_attempts, old_token, new_token, worker, expired,"
+    "   due, last) VALUES ('U', NEW.queue, NEW.id, OLD.state, NEW.state,"
+    "   OLD.attempts, NEW.attempts, OLD.token, NEW.token,"
+    "   CASE WHEN NEW.state = 'cur' THEN NEW.worker ELSE OLD.worker END,"
+    "   OLD.lease_until < now(), OLD.run_at <= now(), NEW.last);"
+    "  RETURN NULL;"
+    " END $$;"
+    "CREATE TRIGGER torture_audit AFTER INSERT OR UPDATE OR DELETE"
+    " ON chute.jobs FOR EACH ROW EXECUTE FUNCTION torture.audit();";
+
+/* Jobs not finished yet, for the submitters' brake; 0 if it cannot tell. */
+static int
+backlog_pg(void)
+{
+	char *out = NULL;
+	int n = 0;
+
+	if (sql("SELECT count(*) FROM chute.jobs WHERE state IN ('new', 'cur',"
+	    " 'defer')", &out) == 0 && out != NULL)
+		n = atoi(out);
+	free(out);
+	return n;
+}
+
+/* ---- the handler ---- */
+
+/*
+ * As torture.c's, with the worker's pid in START and a lock only the
+ * handler process holds.  The sleep is 0-150 ms, from the job ID; with
+ * --flaky the same modes as on a spool.
+ */
+static void
+write_handler_pg(void)
+{
+	FILE *f = fopen(path("%s/handler.sh", work), "we");
+
+	if (f == NULL)
+		die("%s/handler.sh: %s", work, strerror(errno));
+	fprintf(f,
+	    "#!/bin/sh\n"
+	    "# Written by chute's torture test (--pgsql): a START and an END"
+	    " line per run.\n"
+	    "J='%s/journal'\n"
+	    "id=$CHUTE_ID\n"
+	    "a=$CHUTE_ATTEMPT\n"
+	    "w=$PPID\n"
+	    "set -- $(printf '%%s' \"$id\" | cksum)\n"
+	    "h=$1\n"
+	    "s=$(printf '0.%%03d' $((h %% 151)))\n"
+	    "mode=ok\n"
+	    "%s"
+	    "# The witness: this shell alone holds it; its commands get 9>&-,\n"
+	    "# for they outlive it when the worker is killed (fleet.md).\n"
+	    "exec 9>>'%s/locks/'\"$id\"\n"
+	    "if flock -n 9; then lk=ok; else lk=CONCURRENT; fi\n"
+	    "echo \"S $id $a $$ $(date +%%s%%N 9>&-) $lk $w\" >>\"$J\"\n"
+	    "case $mode in\n"
+	    "tf)\tsleep $s 9>&-\n"
+	    "\techo \"E $id $a $$ $(date +%%s%%N 9>&-) tf 75\" >>\"$J\"\n"
+	    "\texec 9>&-\n"
+	    "\texit 75 ;;\n"
+	    "trap)\ttrap 'echo \"E $id $a $$ $(date +%%s%%N 9>&-) term 143\""
+	    " >>\"$J\"; exec 9>&-; exit 143' TERM\n"
+	    "\tsleep 2 9>&- ;;\n"
+	    "die)\tsleep 2 9>&- ;;\n"
+	    "ignore)\ttrap '' TERM\n"
+	    "\tsleep 2 9>&- ;;\n"
+	    "*)\tsleep $s 9>&- ;;\n"
+	    "esac\n"
+	    "echo \"E $id $a $$ $(date +%%s%%N 9>&-) ok 0\" >>\"$J\"\n"
+	    "exec 9>&-\n"
+	    "exit 0\n", work, cfg.flaky ? flaky_modes : "", work);
+	if (fclose(f) == EOF || chmod(path("%s/handler.sh", work), 0755) == -1)
+		die("%s/handler.sh: %s", work, strerror(errno));
+}
+
+/* ---- workers ---- */
+
+/*
+ * `chute run URL&application_name=twN -j 2 --lease 2s ...`, its output in
+ * WORK/worker.N.log, its local copies under WORK/wtmp (a worker killed
+ * with -9 leaves its chute-pgsql.XXXXXX there).
+ */
+static struct worker *
+worker_start(bool drain, int round)
+{
+	char url[700], hpath[PATH_MAX + 16], *argv[24];
+	int ac = 0, n = nworkers;
+	pid_t pid;
+
+	if ((workers = reallocarray(workers, nworkers + 1,
+	    sizeof(*workers))) == NULL)
+		die("out of memory");
+	snprintf(url, sizeof(url), "%s&application_name=tw%d", pg.url, n);
+	snprintf(hpath, sizeof(hpath), "%s/handler.sh", work);
+	argv[ac++] = cfg.chute;
+	argv[ac++] = "run";
+	argv[ac++] = url;
+	argv[ac++] = "-j";
+	argv[ac++] = "2";
+	argv[ac++] = "--lease";
+	argv[ac++] = "2s";
+	argv[ac++] = "--grace";
+	argv[ac++] = "300ms";
+	argv[ac++] = "--backoff";
+	argv[ac++] = "50ms:200ms";
+	if (cfg.flaky) {
+		argv[ac++] = "--timeout";
+		argv[ac++] = "500ms";
+	}
+	if (drain)
+		argv[ac++] = "--drain";
+	argv[ac++] = "--";
+	argv[ac++] = hpath;
+	argv[ac] = NULL;
+	if ((pid = fork()) == -1)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int log = open(path("%s/worker.%d.log", work, n), O_WRONLY |
+		    O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		child_setup();
+		setpgid(0, 0);	/* a terminal's ^C reaches us, not it */
+		setenv("TMPDIR", path("%s/wtmp", work), 1);
+		dup2(null, 0);
+		dup2(log, 1);
+		dup2(log, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	workers[nworkers] = (struct worker){ pid, kid_add(pid, K_WORKER, round),
+	    drain, false };
+	return &workers[nworkers++];
+}
+
+/* Round workers alive; one that exited by itself is a violation. */
+static int
+workers_live(void)
+{
+	char how[32];
+	int n = 0;
+
+	reap();
+	for (int i = 0; i < nworkers; i++) {
+		struct worker *w = &workers[i];
+
+		if (w->k == NULL || w->drain)
+			continue;
+		if (!w->k->done) {
+			n++;
+			continue;
+		}
+		violation("worker tw%d (pid %ld) exited by itself: %s (see "
+		    "worker.%d.log)", i, (long)w->pid, describe(w->k->status,
+		    how, sizeof(how)), i);
+		kid_forget(w->k);
+		w->k = NULL;
+	}
+	return n;
+}
+
+static void
+workers_top_up(int round, int want)
+{
+	for (int n = workers_live(); n < want; n++)
+		worker_start(false, round);
+}
+
+/* A live round worker: the one with that pid if it is, else any. */
+static struct worker *
+worker_pick(long pid)
+{
+	int live[64], n = 0;
+
+	for (int i = 0; i < nworkers; i++) {
+		struct worker *w = &workers[i];
+
+		if (w->k == NULL || w->k->done || w->drain)
+			continue;
+		if (w->pid == pid)
+			return w;
+		if (n < 64)
+			live[n++] = i;
+	}
+	return n > 0 ? &workers[live[rnd(&rng, n)]] : NULL;
+}
+
+static void
+event(enum ev kind, int64_t t0, pid_t pid)
+{
+	if ((events = reallocarray(events, nevents + 1, sizeof(*events))) ==
+	    NULL)
+		die("out of memory");
+	events[nevents++] = (struct event){ kind, t0, real_us(), pid };
+}
+
+/* kill -9, and see that it had not exited by itself before. */
+static void
+worker_kill(struct worker *w)
+{
+	int64_t t0 = real_us();
+	char how[32];
+
+	journal_poll();
+	for (long r = nruns - 1; r >= 0 && r >= nruns - 64; r--)
+		if (runs[r].ppid == w->pid && runs[r].eline == 0) {
+			st.k_live++;
+			break;
+		}
+	kill(w->pid, SIGKILL);
+	if (!kid_wait(w->k, KILL_WAIT_MS, false))
+		die("worker pid %ld did not die within %d ms of SIGKILL",
+		    (long)w->pid, KILL_WAIT_MS);
+	if (!WIFSIGNALED(w->k->status) || WTERMSIG(w->k->status) != SIGKILL)
+		violation("worker tw%d (pid %ld) exited by itself before the "
+		    "kill: %s (see worker.%d.log)", (int)(w - workers),
+		    (long)w->pid, describe(w->k->status, how, sizeof(how)),
+		    (int)(w - workers));
+	event(EV_KILL, t0, w->pid);
+	kid_forget(w->k);
+	w->k = NULL;
+	w->killed = true;
+	st.kills++;
+}
+
+/* ---- the server's turn ---- */
+
+static void
+server_restart(void)
+{
+	int64_t t0 = real_us();
+
+	server("restart", "immediate");
+	event(EV_RESTART, t0, 0);
+	st.restarts++;
+}
+
+/* Down for longer than a lease: every worker's claims expire meanwhile. */
+static void
+server_outage(void)
+{
+	int64_t t0 = real_us();
+
+	server("stop", "immediate");
+	reap();
+	nap_us((LEASE_MS + rnd(&rng, 1000)) * 1000L);
+	server("start", NULL);
+	event(EV_OUTAGE, t0, 0);
+	st.outages++;
+}
+
+/* pg_terminate_backend of one worker's session (w), or of every worker's. */
+static void
+terminate(struct worker *w)
+{
+	char q[400], *out = NULL;
+	int64_t t0 = real_us();
+
+	snprintf(q, sizeof(q), "SELECT count(pg_terminate_backend(pid)) FROM "
+	    "pg_stat_activity WHERE backend_type = 'client backend' AND "
+	    "application_name %s", w != NULL ? path("= 'tw%d'",
+	    (int)(w - workers)) : "LIKE 'tw%'");
+	sql_or_die(q, &out);
+	st.terminated += out != NULL ? atoi(out) : 0;
+	free(out);
+	event(EV_TERMINATE, t0, w != NULL ? w->pid : 0);
+	st.terminations++;
+}
+
+/* ---- the rounds ---- */
+
+static void
+ino_setup_pg(void)
+{
+	if ((ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) == -1 ||
+	    inotify_add_watch(ino, path("%s/journal", work), IN_MODIFY) == -1 ||
+	    inotify_add_watch(ino, path("%s/submissions", work), IN_MODIFY) == -1)
+		die("inotify: %s", strerror(errno));
+}
+
+/* The worker of the run that ended last (0: none seen). */
+static long
+last_ended_worker(void)
+{
+	long best = -1;
+
+	for (long r = nruns - 1; r >= 0 && r >= nruns - 64; r--)
+		if (runs[r].eline != 0 && (best == -1 ||
+		    runs[r].eline > runs[best].eline))
+			best = r;
+	return best == -1 ? 0 : runs[best].ppid;
+}
+
+enum moment { MO_START, MO_BURST, MO_RUNNING, MO_ENDED };
+
+/*
+ * One round: workers topped up to 2 or 3, submitters, then a kill at a
+ * moment found by watching; a restart before or after it, a termination,
+ * an outage, each now and then; then a pause that lets recoveries happen
+ * while the next round's trouble begins.  The waits pick moments; nothing
+ * checked depends on them.
+ */
+static void
+round_pg(int round)
+{
+	unsigned m = rnd(&rng, 100), r = rnd(&rng, 100);
+	enum moment mo = m < 10 ? MO_START : m < 35 ? MO_BURST :
+	    m < 75 ? MO_RUNNING : MO_ENDED;
+	bool restart = r < 20, restart_first = r < 10;
+	struct worker *victim = NULL;
+	long runs0, ends0, pid = 0;
+	struct stat sb;
+	off_t subs0;
+
+	workers_top_up(round, 2 + (int)rnd(&rng, 2));
+	journal_poll();
+	runs0 = nruns;
+	ends0 = tally.ends;
+	subs0 = stat(path("%s/submissions", work), &sb) == 0 ? sb.st_size : 0;
+	subs_start(round, backlog_pg());
+	switch (mo) {
+	case MO_START:		/* connect, LISTEN, recover, first claims */
+		victim = worker_start(false, round);
+		nap_us(rnd(&rng, 30000));
+		st.k_start++;
+		break;
+	case MO_BURST:		/* claims woken by NOTIFY */
+		wait_until(submitted, &subs0, NULL, 5000);
+		nap_us(rnd(&rng, 20000));
+		st.k_burst++;
+		break;
+	case MO_RUNNING:	/* handlers running */
+		if (wait_until(run_started, &runs0, NULL, 5000))
+			pid = runs[nruns - 1].ppid;
+		nap_us(rnd(&rng, 80000));
+		st.k_running++;
+		break;
+	case MO_ENDED:		/* an outcome in its 5 ms batch, or in flight */
+		if (wait_until(run_ended, &ends0, NULL, 5000))
+			pid = last_ended_worker();
+		nap_us(rnd(&rng, 8000));
+		st.k_ended++;
+		break;
+	}
+	if (victim == NULL)
+		victim = worker_pick(pid);
+	if (restart && restart_first)
+		server_restart();
+	if (victim != NULL)
+		worker_kill(victim);
+	if (restart && !restart_first)
+		server_restart();
+	if (rnd(&rng, 100) < 20)
+		terminate(rnd(&rng, 2) ? worker_pick(0) : NULL);
+	if (rnd(&rng, 100) < 6)
+		server_outage();
+	workers_top_up(round, 2);
+	nap_us(rnd(&rng, 500000));
+}
+
+/* ---- the end ---- */
+
+/* Drain workers until nothing is left (bounded); then the round workers go. */
+static void
+drain_pg(void)
+{
+	int64_t t0 = mono_ms(), deadline = t0 + DRAIN_MS +
+	    (int64_t)DRAIN_JOB_MS * backlog_pg();
+	struct worker *d[2];
+	char how[32];
+
+	for (int i = 0; i < 2; i++)
+		d[i] = worker_start(true, -1);
+	for (int i = 0; i < 2 && !stop_sig; i++) {
+		int n = (int)(d[i] - workers);
+		int64_t left = deadline - mono_ms();
+
+		if (!kid_wait(d[i]->k, left > 0 ? left : 0, true)) {
+			if (stop_sig)
+				return;
+			violation("drain worker tw%d did not finish within %d s "
+			    "(see worker.%d.log)", n, (int)((deadline - t0) /
+			    1000), n);
+			kill(d[i]->pid, SIGKILL);
+			kid_wait(d[i]->k, KILL_WAIT_MS, false);
+		} else if (d[i]->k->status != 0)
+			violation("drain worker tw%d ended with %s (see "
+			    "worker.%d.log)", n, describe(d[i]->k->status, how,
+			    sizeof(how)), n);
+		kid_forget(d[i]->k);
+		d[i]->k = NULL;
+	}
+	st.drain_ms = mono_ms() - t0;
+	workers_live();		/* none may have exited meanwhile */
+	for (int i = 0; i < nworkers; i++)
+		if (workers[i].k != NULL) {
+			kill(workers[i].pid, SIGKILL);
+			kid_wait(workers[i].k, KILL_WAIT_MS, false);
+			kid_forget(workers[i].k);
+			workers[i].k = NULL;
+		}
+}
+
+/* What the killed workers and their handlers left: ours, until it ends. */
+static void
+orphans_wait_pg(int64_t ms)
+{
+	int64_t deadline = mono_ms() + ms;
+
+	for (;;) {
+		reap();
+		if (untracked_children() == 0)
+			return;
+		int64_t left = deadline - mono_ms();
+		if (left <= 0 || stop_sig) {
+			if (!stop_sig)
+				violation("handlers still running %" PRId64
+				    " s after the drain", ms / 1000);
+			return;
+		}
+		wait_chld(left < 200 ? left : 200);
+	}
+}
+
+/* ---- the checks: the database's rows ---- */
+
+/* Split a psql row on tabs into at most max fields; how many. */
+static int
+fields(char *line, char **f, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		f[n++] = line;
+		if ((line = strchr(line, '\t')) == NULL)
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+static void
+load_jobs(void)
+{
+	char *out, *line, *save, *f[5];
+
+	sql_or_die("SELECT queue, id, state, attempts, last FROM chute.jobs",
+	    &out);
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (fields(line, f, 5) != 5) {
+			violation("chute.jobs: unreadable row: %.100s", line);
+			continue;
+		}
+		struct job *jb = &jobs[job_get(f[1], true)];
+		if (strcmp(f[0], "default") != 0)
+			violation("%s: in the queue '%s'", f[1], f[0]);
+		jb->rows++;
+		snprintf(jb->state, sizeof(jb->state), "%s", f[2]);
+		jb->attempts = atoi(f[3]);
+		free(jb->why);
+		jb->why = strdup(f[4]);
+	}
+	free(out);
+}
+
+/* ---- the audit, row by row ---- */
+
+struct arow {
+	int64_t	 at, old_token, new_token;
+	char	*app, *op, *id, *old, *new, *worker, *expired, *due, *last;
+	int	 old_attempts, new_attempts;
+};
+
+static bool
+is(const char *s, const char *a, const char *b)
+{
+	return strcmp(s, a) == 0 || (b != NULL && strcmp(s, b) == 0);
+}
+
+/* twN -> N; -1 for any other session. */
+static int
+app_worker(const char *app)
+{
+	char *end;
+	long n;
+
+	if (strncmp(app, "tw", 2) != 0)
+		return -1;
+	n = strtol(app + 2, &end, 10);
+	return *end == '\0' && n >= 0 && n < nworkers ? (int)n : -1;
+}
+
+static void
+claim_open(int j, const struct arow *a)
+{
+	const char *colon = strrchr(a->worker, ':');
+	struct claim *c;
+
+	if (nclaims == capclaims && (claims = reallocarray(claims,
+	    capclaims = capclaims ? capclaims * 2 : 1024, sizeof(*claims))) ==
+	    NULL)
+		die("out of memory");
+	c = &claims[nclaims];
+	*c = (struct claim){ .job = j, .attempt = a->new_attempts, .next = -1,
+	    .worker = app_worker(a->app), .pid = colon ? atol(colon + 1) : 0,
+	    .token = a->new_token, .at = a->at, .run = -1 };
+	/* Appended at the end of the job's list: claims in commit order. */
+	int *p = &job_claims[j];
+	while (*p != -1)
+		p = &claims[*p].next;
+	*p = nclaims;
+	job_open[j] = nclaims++;
+	if (c->worker == -1 || workers[c->worker].pid != c->pid)
+		violation("%s: claimed by session '%s' for worker '%s', not one "
+		    "of ours", jobs[j].id, a->app, a->worker);
+	if (a->new_attempts != a->old_attempts + 1 || a->new_token == 0)
+		violation("%s: a claim took attempts from %d to %d, token %"
+		    PRId64, jobs[j].id, a->old_attempts, a->new_attempts,
+		    a->new_token);
+	if (strcmp(a->due, "true") != 0)
+		violation("%s: claimed (attempt %d) before it was due",
+		    jobs[j].id, a->new_attempts);
+}
+
+/*
+ * A job left cur: recovered (an expired lease; to new, attempts kept, or
+ * to failed with "abandoned: lease expired"), handed back (new, attempts
+ * - 1), or an outcome, which only the claim's own worker may record.
+ */
+static void
+claim_close(int j, const struct arow *a)
+{
+	int k = job_open[j];
+	struct claim *c = k != -1 ? &claims[k] : NULL;
+	bool recovery = (is(a->new, "failed", NULL) &&
+	    strncmp(a->last, "abandoned: lease expired", 24) == 0) ||
+	    (is(a->new, "new", NULL) && a->new_attempts == a->old_attempts);
+
+	if (c == NULL || c->token != a->old_token) {
+		violation("%s: left cur (token %" PRId64 ") without a claim of "
+		    "that token in the audit", jobs[j].id, a->old_token);
+		return;
+	}
+	job_open[j] = -1;
+	c->end_at = a->at;
+	if (recovery) {
+		c->end = 'r';
+		if (strcmp(a->expired, "true") != 0)
+			violation("%s: the claim of attempt %d by tw%d was "
+			    "recovered (by '%s') while its lease ran", jobs[j].id,
+			    c->attempt, c->worker, a->app);
+		return;
+	}
+	c->end = is(a->new, "new", NULL) &&
+	    a->new_attempts == a->old_attempts - 1 ? 'h' : 'o';
+	snprintf(c->to, sizeof(c->to), "%s", a->new);
+	c->last = strdup(a->last);
+	if (app_worker(a->app) != c->worker)
+		violation("%s: outcome %s (%s) of attempt %d recorded by '%s', "
+		    "but tw%d held the claim (lease %s): fencing failed",
+		    jobs[j].id, a->new, a->last, c->attempt, a->app, c->worker,
+		    strcmp(a->expired, "true") == 0 ? "expired" : "running");
+	if (c->end == 'o' && a->new_attempts != a->old_attempts)
+		violation("%s: outcome %s changed attempts from %d to %d",
+		    jobs[j].id, a->new, a->old_attempts, a->new_attempts);
+}
+
+static void
+audit_row(const struct arow *a)
+{
+	int j = job_get(a->id, true);
+
+	if (is(a->op, "I", NULL)) {
+		if (!is(a->new, "new", "defer") || a->new_attempts != 0)
+			violation("%s: inserted as %s with attempts %d",
+			    a->id, a->new, a->new_attempts);
+		return;
+	}
+	if (is(a->op, "D", NULL)) {
+		violation("%s: deleted (from %s)", a->id, a->old);
+		return;
+	}
+	if (is(a->old, "cur", NULL) && is(a->new, "cur", NULL)) {
+		if (a->old_token == a->new_token)
+			return;		/* a renewal */
+		violation("%s: claimed (attempt %d, by '%s') while claimed "
+		    "(token %" PRId64 ", attempt %d): two claims at once",
+		    a->id, a->new_attempts, a->app, a->old_token,
+		    a->old_attempts);
+		if (job_open[j] != -1)
+			claims[job_open[j]].end = 'x';
+		claim_open(j, a);
+	} else if (is(a->old, "new", "defer") && is(a->new, "cur", NULL))
+		claim_open(j, a);
+	else if (is(a->old, "cur", NULL))
+		claim_close(j, a);
+	else
+		violation("%s: changed from %s to %s by '%s' (%s)", a->id,
+		    a->old, a->new, a->app, a->last);
+}
+
+static void
+load_audit(void)
+{
+	char *out, *line, *save, *f[16];
+
+	sql_or_die("SELECT (extract(epoch FROM at) * 1000000)::bigint, app, op,"
+	    " id, coalesce(old_state, ''), coalesce(new_state, ''),"
+	    " coalesce(old_attempts, -1), coalesce(new_attempts, -1),"
+	    " coalesce(old_token, 0), coalesce(new_token, 0),"
+	    " coalesce(worker, ''), coalesce(expired::text, ''),"
+	    " coalesce(due::text, ''), coalesce(last, '')"
+	    " FROM torture.audit ORDER BY seq", &out);
+	/* Every job the audit names is in the table before the arrays. */
+	for (char *p = out; p != NULL && *p != '\0'; ) {
+		char *nl = strchr(p, '\n'), *id = p;
+		for (int i = 0; i < 3 && id != NULL; i++)
+			if ((id = strchr(id, '\t')) != NULL)
+				id++;
+		if (id != NULL) {
+			char save_c, *e = strchr(id, '\t');
+			if (e != NULL) {
+				save_c = *e;
+				*e = '\0';
+				job_get(id, true);
+				*e = save_c;
+			}
+		}
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	if ((job_claims = malloc(njobs * sizeof(int))) == NULL ||
+	    (job_open = malloc(njobs * sizeof(int))) == NULL)
+		die("out of memory");
+	for (int j = 0; j < njobs; j++)
+		job_claims[j] = job_open[j] = -1;
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		struct arow a;
+
+		if (fields(line, f, 14) != 14) {
+			violation("torture.audit: unreadable row: %.100s", line);
+			continue;
+		}
+		a = (struct arow){ .at = strtoll(f[0], NULL, 10), .app = f[1],
+		    .op = f[2], .id = f[3], .old = f[4], .new = f[5],
+		    .old_attempts = atoi(f[6]), .new_attempts = atoi(f[7]),
+		    .old_token = strtoll(f[8], NULL, 10),
+		    .new_token = strtoll(f[9], NULL, 10), .worker = f[10],
+		    .expired = f[11], .due = f[12], .last = f[13] };
+		audit_row(&a);
+	}
+	free(out);
+}
+
+/* ---- runs and claims together ---- */
+
+/* Each run to its claim: same job, attempt and worker, the latest before. */
+static void
+match_runs(void)
+{
+	for (long r = 0; r < nruns; r++) {
+		struct run *rn = &runs[r];
+		const char *id = jobs[rn->job].id;
+		int best = -1;
+
+		for (int k = job_claims[rn->job]; k != -1; k = claims[k].next)
+			if (claims[k].attempt == rn->attempt &&
+			    claims[k].pid == rn->ppid &&
+			    claims[k].at <= rn->start_ns / 1000 + 1000)
+				best = k;
+		if (best == -1) {
+			violation("%s: attempt %d ran (pid %ld, worker pid %ld, "
+			    "journal line %ld) without a claim of it by that "
+			    "worker", id, rn->attempt, rn->pid, rn->ppid,
+			    rn->sline);
+			continue;
+		}
+		if (claims[best].run != -1)
+			violation("%s: one claim (attempt %d, tw%d) ran twice: "
+			    "journal lines %ld and %ld", id, rn->attempt,
+			    claims[best].worker, runs[claims[best].run].sline,
+			    rn->sline);
+		claims[best].run = (int)r;
+		rn->claim = best;
+	}
+}
+
+/* An event between the claim and its recovery that could cost it. */
+static bool
+explained(const struct claim *c)
+{
+	for (int i = 0; i < nevents; i++)
+		if ((events[i].pid == 0 || events[i].pid == c->pid) &&
+		    events[i].t1 >= c->at - SLACK_US &&
+		    events[i].t0 <= c->end_at)
+			return true;
+	return false;
+}
+
+/* A claim its worker recorded: does the outcome agree with the run? */
+static void
+check_outcome_pg(const struct claim *c)
+{
+	const char *id = jobs[c->job].id;
+	const struct run *rn = c->run != -1 ? &runs[c->run] : NULL;
+	bool timeout = strncmp(c->last, "timeout", 7) == 0;
+
+	if (rn == NULL) {
+		if (cfg.flaky && timeout)
+			st.timeout_norun++;	/* stopped before it journaled */
+		else
+			violation("%s: outcome %s (%s) recorded for attempt %d by "
+			    "tw%d, whose handler never journaled", id, c->to,
+			    c->last, c->attempt, c->worker);
+		return;
+	}
+	if (is(c->to, "done", NULL)) {
+		if (rn->eline == 0 || rn->code != 0)
+			violation("%s: done by attempt %d, but that run %s", id,
+			    c->attempt, rn->eline == 0 ? "never ended" :
+			    "did not exit 0");
+		return;
+	}
+	if (!cfg.flaky) {
+		violation("%s: attempt %d ended %s (%s) without --flaky", id,
+		    c->attempt, c->to, c->last);
+		return;
+	}
+	if (strncmp(c->last, "exit=75", 7) == 0 ?
+	    rn->eline == 0 || rn->code != 75 :
+	    !timeout || (rn->eline != 0 && rn->code != 143))
+		violation("%s: attempt %d ended %s (%s), but its run %s %d", id,
+		    c->attempt, c->to, c->last, rn->eline ? "exited" :
+		    "never ended, code", rn->eline ? rn->code : 0);
+}
+
+static void
+check_claims(void)
+{
+	for (int k = 0; k < nclaims; k++) {
+		const struct claim *c = &claims[k];
+		const struct run *rn = c->run != -1 ? &runs[c->run] : NULL;
+
+		switch (c->end) {
+		case 'o':
+			check_outcome_pg(c);
+			break;
+		case 'h':
+			st.handbacks++;
+			if (rn != NULL)
+				violation("%s: attempt %d ran, then was handed "
+				    "back uncounted", jobs[c->job].id, c->attempt);
+			break;
+		case 'r':
+			st.lost++;
+			if (rn == NULL)
+				st.lost_norun++;
+			else if (rn->eline == 0)
+				st.lost_midrun++;
+			else
+				st.lost_outcome++;
+			if (!explained(c))
+				violation("%s: the claim of attempt %d by tw%d "
+				    "(pid %ld) was lost without a kill, restart "
+				    "or cut of its connection (its run: %s)",
+				    jobs[c->job].id, c->attempt, c->worker,
+				    (long)c->pid, rn == NULL ? "none" :
+				    rn->eline == 0 ? "no END" : "ended");
+			break;
+		default:
+			break;	/* open: the job's state says it */
+		}
+	}
+}
+
+/* ---- the checks, job by job ---- */
+
+static int
+count_claims(int j, int *handed)
+{
+	int n = 0;
+
+	*handed = 0;
+	for (int k = job_claims[j]; k != -1; k = claims[k].next) {
+		n++;
+		*handed += claims[k].end == 'h';
+	}
+	return n;
+}
+
+static int
+count_runs(const struct job *jb)
+{
+	int n = 0;
+
+	for (int r = jb->first; r != -1; r = runs[r].next)
+		n++;
+	return n;
+}
+
+/* The last claim's run, when it is the one done recorded. */
+static void
+check_finished(struct job *jb, int j)
+{
+	int last = -1;
+
+	for (int k = job_claims[j]; k != -1; k = claims[k].next)
+		last = k;
+	if (is(jb->state, "done", NULL)) {
+		if (last == -1 || claims[last].end != 'o' ||
+		    !is(claims[last].to, "done", NULL) || claims[last].run == -1)
+			violation("%s: done, but the audit has no run whose "
+			    "outcome made it so", jb->id);
+		return;
+	}
+	if (jb->attempts != MAX_ATTEMPTS)
+		violation("%s: failed with attempts=%d (%s): no handler here "
+		    "fails for good", jb->id, jb->attempts, jb->why);
+	else if (strcmp(jb->why, "abandoned: lease expired; attempts "
+	    "exhausted") == 0)
+		st.failed_lost++;	/* kills and cuts used them up */
+	else if (cfg.flaky && strstr(jb->why, "attempts-exhausted") != NULL)
+		st.failed_flaky++;
+	else
+		violation("%s: failed (%s)%s", jb->id, jb->why, cfg.flaky ?
+		    "" : " without --flaky");
+}
+
+static void
+check_job_pg(struct job *jb, int j)
+{
+	int handed, n;
+
+	if (jb->method == 0 && jb->rows > 0) {
+		if (unknown_allowed > 0) {
+			unknown_allowed--;	/* committed, ID never printed */
+			st.unprinted++;
+		} else
+			violation("%s: in the database, never submitted",
+			    jb->id);
+	}
+	if (jb->method != 0 && jb->method != '?' && jb->rows != 1) {
+		violation("%s: chute submit printed it, and the database has "
+		    "%d rows of it%s", jb->id, jb->rows, jb->rows == 0 ?
+		    ": lost" : "");
+		return;
+	}
+	if (jb->rows == 0) {
+		if (jb->first != -1)
+			violation("%s: a handler ran for a job not in the "
+			    "database", jb->id);
+		return;
+	}
+	if (!is(jb->state, "done", "failed")) {
+		violation("%s: still %s after the drain", jb->id, jb->state);
+		return;
+	}
+	if (jb->attempts > MAX_ATTEMPTS)
+		violation("%s: attempts=%d, more than --max-attempts %d",
+		    jb->id, jb->attempts, MAX_ATTEMPTS);
+	n = count_claims(j, &handed);
+	if (jb->attempts != n - handed)
+		violation("%s: attempts=%d, but the audit has %d claims, %d "
+		    "handed back", jb->id, jb->attempts, n, handed);
+	if (jb->attempts < count_runs(jb))
+		violation("%s: attempts=%d, but the journal has %d runs",
+		    jb->id, jb->attempts, count_runs(jb));
+	check_finished(jb, j);
+}
+
+/* Lines of the workers' logs that say the fencing or the leases acted. */
+static void
+count_worker_logs(void)
+{
+	DIR *dp;
+	struct dirent *de;
+
+	for (int i = 0; i < nworkers; i++) {
+		char *log = slurp(path("%s/worker.%d.log", work, i), NULL);
+
+		for (char *p = log; p && (p = strstr(p, " refused: ")); p++)
+			st.fenced++;
+		for (char *p = log; p && (p = strstr(p, "cannot renew its "
+		    "lease")); p++)
+			st.expired++;
+		free(log);
+	}
+	if ((dp = opendir(path("%s/wtmp", work))) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL)
+		st.leftover_dirs += strncmp(de->d_name, "chute-pgsql.", 12) == 0;
+	closedir(dp);
+}
+
+static void
+check_all_pg(void)
+{
+	load_submissions();
+	load_errors();
+	journal_poll();
+	load_jobs();
+	load_audit();
+	match_runs();
+	check_claims();
+	for (int j = 0; j < njobs; j++) {
+		check_job_pg(&jobs[j], j);
+		check_runs(&jobs[j], false);
+	}
+	count_worker_logs();
+}
+
+/* ---- the whole run ---- */
+
+static void
+setup_pg(void)
+{
+	char *argv[] = { cfg.chute, "init", pg.url, NULL }, *out, how[32];
+	int rc;
+
+	if (mkdir(path("%s/wtmp", work), 0700) == -1)
+		die("%s/wtmp: %s", work, strerror(errno));
+	write_handler_pg();
+	cluster_start();
+	target = pg.url;
+	rc = capture(argv, -1, &out, path("%s/init.err", work), CMD_MS);
+	free(out);
+	if (rc != 0)
+		die("chute init %s: %s; %s", pg.url, rc == -1 ? "timed out" :
+		    describe(rc, how, sizeof(how)),
+		    tail(path("%s/init.err", work), 400));
+	sql_or_die(audit_sql, NULL);
+	ino_setup_pg();
+}
+
+static void
+summary(int64_t t0)
+{
+	int accepted = 0;
+
+	for (int j = 0; j < njobs; j++)
+		accepted += jobs[j].method != 0 && jobs[j].method != '?';
+	for (int j = 0; j < njobs; j++)
+		st.refused += jobs[j].method == '?';
+	st.refused += unknown_allowed + st.unprinted;
+	printf("torture: pgsql rounds=%d jobs=%d kills=%d restarts=%d "
+	    "outages=%d terminations=%d (sessions=%d) runs=%ld violations=%d\n",
+	    cfg.rounds, accepted + st.unprinted, st.kills, st.restarts,
+	    st.outages, st.terminations, st.terminated, tally.runs,
+	    violations());
+	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
+	    "after-an-end=%d, with live handlers=%d; claims=%d, lost=%d (before "
+	    "a START=%d, mid-run=%d, outcome unrecorded=%d), stopped by a "
+	    "timeout before a START=%d, handed back=%d; outcomes refused "
+	    "(fenced)=%d; leases given up=%d; submits refused by a restart=%d "
+	    "(committed, ID unprinted=%d); failed by lost claims=%d, by the "
+	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
+	    "reaped=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
+	    st.k_running, st.k_ended, st.k_live, nclaims, st.lost,
+	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.timeout_norun,
+	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,
+	    st.failed_lost, st.failed_flaky, nworkers, st.leftover_dirs,
+	    tally.orphans_reaped, st.drain_ms / 1000.0,
+	    (mono_ms() - t0) / 1000.0);
+	print_violations(" --pgsql");
+}
+
+int
+torture_pg(void)
+{
+	int64_t t0 = mono_ms();
+	const char *why;
+
+	setup_common();
+	if ((why = find_server()) != NULL) {
+		printf("torture: skipping the PostgreSQL torture: %s\n", why);
+		return 0;
+	}
+	setup_pg();
+	printf("torture: seed=%" PRIu64 " rounds=%d%s pgsql chute=%s dir=%s "
+	    "cluster=%s\n", cfg.seed, cfg.rounds, cfg.flaky ? " flaky" : "",
+	    cfg.chute, work, pg.dir);
+	fflush(stdout);
+	workers_top_up(-1, 2 + (int)rnd(&rng, 2));
+	for (int r = 0; r < cfg.rounds && !stop_sig; r++)
+		round_pg(r);
+	if (!stop_sig)
+		subs_wait_all(CMD_MS);
+	if (!stop_sig)
+		drain_pg();
+	if (!stop_sig)
+		orphans_wait_pg(ORPHAN_MS);
+	if (stop_sig) {
+		fprintf(stderr, "torture: interrupted by signal %d\n",
+		    (int)stop_sig);
+		return 2;
+	}
+	check_all_pg();
+	summary(t0);
+	return violations() == 0 ? 0 : 1;
+}
