@@ -52,6 +52,7 @@ void	 iso_time(msec_t, char *, size_t);	/* 2026-11-30T04:09:40.123Z */
 ssize_t	 write_all(int, const void *, size_t);
 ssize_t	 read_full(int, void *, size_t);
 void	 vis_name(const char *, char *, size_t);
+const char *vis_id(const char *);
 void	 vis_text(const char *, char *, size_t);
 void	 say(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 say_buffer(bool);

@@ -14,17 +14,6 @@
 #include "chute.h"
 #include "owner.h"
 
-static const char *
-vis(const char *name)
-{
-	static char buf[4][NAME_MAX * 4 + 1];
-	static int i;
-
-	i = (i + 1) % 4;
-	vis_name(name, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
-
 /* An "@chute" line in the log of job j. */
 static void __attribute__((format(printf, 2, 3)))
 note(struct ojob *j, const char *fmt, ...)
@@ -63,22 +52,22 @@ record(struct owner *ow, int i, const char *why)
 	if (ow->q->be->record(ow->q, &j->c, &j->out, j->when) == 0) {
 		if (j->out.to == ST_DEFER) {
 			iso_time(j->when, next, sizeof(next));
-			say("job=%s cur->%s attempt=%d %s next=%s", vis(j->c.id),
+			say("job=%s cur->%s attempt=%d %s next=%s", vis_id(j->c.id),
 			    to, j->c.attempt, why, next);
 		} else
-			say("job=%s cur->%s attempt=%d %s", vis(j->c.id), to,
+			say("job=%s cur->%s attempt=%d %s", vis_id(j->c.id), to,
 			    j->c.attempt, why);
 		release(ow, i);
 		return;
 	}
 	if (errno == ENOENT || errno == ESTALE) {
-		say("job=%s cur->(%s) attempt=%d %s cancelled", vis(j->c.id),
+		say("job=%s cur->(%s) attempt=%d %s cancelled", vis_id(j->c.id),
 		    errno == ENOENT ? "moved away" : "lease lost", j->c.attempt,
 		    why);
 		release(ow, i);
 		return;
 	}
-	say("job=%s cur->%s: %s; will retry", vis(j->c.id), to, strerror(errno));
+	say("job=%s cur->%s: %s; will retry", vis_id(j->c.id), to, strerror(errno));
 	j->retry_at = mono_ms() + RETRY_MS;
 }
 
@@ -125,7 +114,7 @@ owner_cancelled(void *arg, const char *id, const char *why, bool now)
 	pid_t pid = sup_cancel(ow->sup, id, now);
 
 	if (pid > 0)
-		say("job=%s %s: cancelling, %s to pid %ld", vis(id), why,
+		say("job=%s %s: cancelling, %s to pid %ld", vis_id(id), why,
 		    now ? "SIGKILL" : "SIGTERM", (long)pid);
 }
 
@@ -140,7 +129,7 @@ launch(struct owner *ow, int i)
 	j->busy = true;
 	ow->running++;
 	note(j, "attempt=%d start", j->c.attempt);
-	say("job=%s new->cur attempt=%d", vis(j->c.id), j->c.attempt);
+	say("job=%s new->cur attempt=%d", vis_id(j->c.id), j->c.attempt);
 	if (j->c.logfd == -1) {
 		sup_hold(ow->sup, i, j->c.attempt, j->c.logerr);
 		return;

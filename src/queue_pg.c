@@ -65,17 +65,6 @@ struct pgq {
 
 static const struct queue_backend pg_backend;
 
-static const char *
-vis(const char *name)
-{
-	static char buf[4][NAME_MAX * 4 + 1];
-	static int i;
-
-	i = (i + 1) % 4;
-	vis_name(name, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
-
 /* ---- arrays for unnest(): PostgreSQL's text form of an array ---- */
 
 struct buf {
@@ -313,7 +302,7 @@ claim_rows(struct pgq *pq, int n)
 		if (k == PQntuples(b) || write_job(pq, c, PQgetvalue(b, k, 1),
 		    (size_t)PQgetlength(b, k, 1)) == -1) {
 			say("job=%s: no local copy: %s; it goes back after its "
-			    "lease", vis(id), k == PQntuples(b) ?
+			    "lease", vis_id(id), k == PQntuples(b) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
 				close(c->fd);
@@ -547,7 +536,7 @@ recover(struct pgq *pq, msec_t mono)
 	}
 	for (int i = 0; i < PQntuples(r); i++) {
 		say("job=%s cur->%s attempt=%s recovered: its worker's lease "
-		    "expired", vis(PQgetvalue(r, i, 0)), PQgetvalue(r, i, 1),
+		    "expired", vis_id(PQgetvalue(r, i, 0)), PQgetvalue(r, i, 1),
 		    PQgetvalue(r, i, 2));
 		pq->wake = true;
 	}
@@ -612,7 +601,7 @@ flush(struct pgq *pq)
 				say("job=%s outcome %s refused: its claim was lost "
 				    "(cancelled, or recovered after its lease); "
 				    "the job's current state stands",
-				    vis(pq->pend[i].id), pq->pend[i].to);
+				    vis_id(pq->pend[i].id), pq->pend[i].to);
 		}
 		PQclear(r);
 	} else {

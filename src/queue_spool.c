@@ -18,18 +18,6 @@
 
 static const struct queue_backend spool_backend;
 
-/* A job name made printable, for the owner's lines; four at a time. */
-const char *
-spoolq_vis(const char *name)
-{
-	static char buf[4][NAME_MAX * 4 + 1];
-	static int i;
-
-	i = (i + 1) % 4;
-	vis_name(name, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
-
 static const char *
 file_type(mode_t m)
 {
@@ -217,14 +205,14 @@ rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
 	if (state_rename_new(&sq->sp, name, id, sizeof(id)) == -1) {
 		if (errno != ENOENT) {
 			say("job=%s cannot rename (%s): %s; will retry",
-			    spoolq_vis(name), reason, strerror(errno));
+			    vis_id(name), reason, strerror(errno));
 			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, flags);
 		}
 		return;
 	}
-	say("job=%s renamed from=%s (%s)", spoolq_vis(id), spoolq_vis(name),
+	say("job=%s renamed from=%s (%s)", vis_id(id), vis_id(name),
 	    reason);
-	joblog_note(&sq->sp, id, "renamed from %s (%s)", spoolq_vis(name),
+	joblog_note(&sq->sp, id, "renamed from %s (%s)", vis_id(name),
 	    reason);
 	spoolq_admit(sq, id, flags | RF_MOVED);
 }
@@ -248,13 +236,13 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 	if (state_reject(&sq->sp, name) == -1) {
 		if (errno != ENOENT) {
 			say("job=%s new->failed: %s; will retry",
-			    spoolq_vis(name), strerror(errno));
+			    vis_id(name), strerror(errno));
 			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
 		}
 		return;
 	}
 	joblog_note(&sq->sp, name, "rejected: %s", why);
-	say("job=%s new->failed rejected: %s", spoolq_vis(name), why);
+	say("job=%s new->failed rejected: %s", vis_id(name), why);
 }
 
 /* Not ready yet: look again at the given time (or on its next event). */
@@ -269,7 +257,7 @@ later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
 		    st->st_mtim.tv_nsec / 1000000);
 		at = mono_ms() + (SETTLE_MS - age > 0 ? SETTLE_MS - age : 0) + 1;
 	} else if (r == READY_ERR) {
-		say("job=%s: %s; will retry", spoolq_vis(name), strerror(errno));
+		say("job=%s: %s; will retry", vis_id(name), strerror(errno));
 		at = mono_ms() + RETRY_MS;
 	}
 	nameq_add(sq->waiting, name, at, flags);
@@ -290,12 +278,12 @@ open_log(struct spoolq *sq, struct claim *c)
 	c->logerr = 0;
 	if ((c->logfd = joblog_open(&sq->sp, c->id)) == -1) {
 		c->logerr = errno;
-		say("job=%s log/: %s", spoolq_vis(c->id), strerror(errno));
+		say("job=%s log/: %s", vis_id(c->id), strerror(errno));
 		return;
 	}
 	if (joblog_fread(c->logfd, &ji, &c->logend) == -1) {
 		c->logerr = errno;
-		say("job=%s log/: %s", spoolq_vis(c->id), errno == EINVAL ?
+		say("job=%s log/: %s", vis_id(c->id), errno == EINVAL ?
 		    "not a regular file" : strerror(errno));
 		close(c->logfd);
 		c->logfd = -1;
@@ -353,7 +341,7 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	r = ready_check(&sq->sp, name, flags, &fd, &st);
 	if (r == READY_GONE) {
 		say("job=%s left new/ before its claim (cancelled or moved "
-		    "away)", spoolq_vis(name));
+		    "away)", vis_id(name));
 		return false;
 	}
 	if (r == READY_NOTREG || r == READY_DENIED || r == READY_LINKED) {
@@ -438,7 +426,7 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 		rc = state_requeue(&sq->sp, c->id);
 	else if ((rc = state_finish(&sq->sp, c->id, out->to, c->fd, when)) == 1) {
 		say("job=%s cur->%s: cannot set its time stamp (%s): %s",
-		    spoolq_vis(c->id), state_names[out->to], strerror(errno),
+		    vis_id(c->id), state_names[out->to], strerror(errno),
 		    out->to == ST_DEFER ? "it is due at once, without its "
 		    "backoff" : "its age will be wrong");
 		rc = 0;

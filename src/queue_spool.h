@@ -62,7 +62,6 @@ spoolq_holds(struct spoolq *sq, const char *name)
 /* queue_spool.c */
 struct spoolq *spoolq_new(const struct queue_conf *);
 void	 spoolq_on_event(void *, const struct watch_event *);
-const char *spoolq_vis(const char *);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *, const char *, unsigned);

@@ -40,17 +40,6 @@ struct sup {
 	msec_t		 close_deadline;	/* then SIGKILL (monotonic) */
 };
 
-static const char *
-vis(const char *name)
-{
-	static char buf[4][NAME_MAX * 4 + 1];
-	static int i;
-
-	i = (i + 1) % 4;
-	vis_name(name, buf[i], sizeof(buf[i]));
-	return buf[i];
-}
-
 struct sup *
 sup_new(const struct sup_conf *c)
 {
@@ -413,11 +402,11 @@ sup_timers(struct sup *s, msec_t mono)
 			continue;
 		if (sl->killat != 0 && sl->killat <= mono) {
 			say("job=%s pid %ld still running after the grace "
-			    "period: SIGKILL", vis(sl->id), (long)sl->pid);
+			    "period: SIGKILL", vis_id(sl->id), (long)sl->pid);
 			stop(s, sl, sl->stop, SIGKILL);
 		} else if (sl->stop == STOP_NONE && sl->deadline != 0 &&
 		    sl->deadline <= mono) {
-			say("job=%s timed out: SIGTERM to pid %ld", vis(sl->id),
+			say("job=%s timed out: SIGTERM to pid %ld", vis_id(sl->id),
 			    (long)sl->pid);
 			stop(s, sl, STOP_TIMEOUT, SIGTERM);
 		}

@@ -3,6 +3,7 @@
  * clocks, EINTR-safe I/O, the transition log line and backoff arithmetic.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,21 @@ vis_name(const char *name, char *buf, size_t len)
 {
 	strnvis(buf, name, len, VIS_CSTYLE | VIS_OCTAL | VIS_TAB | VIS_NL |
 	    VIS_SP);
+}
+
+/*
+ * vis_name into one of a ring of four static buffers: for the owner's
+ * lines, which name up to four jobs each.  Not for keeping.
+ */
+const char *
+vis_id(const char *name)
+{
+	static char buf[4][NAME_MAX * 4 + 1];
+	static int i;
+
+	i = (i + 1) % 4;
+	vis_name(name, buf[i], sizeof(buf[i]));
+	return buf[i];
 }
 
 /* The same for free text (a worker's reason): spaces stay readable. */
