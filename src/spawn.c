@@ -165,7 +165,9 @@ pid_t
 spawn_exec(const char *path, char *const argv[], char *const envp[],
     const int fds[], int nfds, bool pdeath)
 {
-	struct child c = { path, argv, envp, fds, nfds, pdeath, getpid(), 0 };
+	/* getpid() only when needed: it is a system call per job. */
+	struct child c = { path, argv, envp, fds, nfds, pdeath,
+	    pdeath ? getpid() : 0, 0 };
 	pid_t pid;
 	int status;
 
