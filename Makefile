@@ -103,8 +103,8 @@ $(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a $(B)/flags $(B)/tests/flags \
 $(B)/libfault.so: tests/fault.c $(B)/flags
 	$(CC) $(FAULT_CFLAGS) $(WARN) -MMD -MP -o $@ $< -ldl
 
-$(B)/torture: tests/torture.c $(B)/flags
-	$(COMPILE) $(LDFLAGS) -o $@ $< $(PKG_LIBS)
+$(B)/torture: tests/torture.c tests/torture_pg.c tests/torture.h $(B)/flags
+	$(COMPILE) $(LDFLAGS) -o $@ $(filter %.c,$^) $(PKG_LIBS)
 
 # Stamps.  $(B)/flags holds CC, the flags and what pkg-config said, one per
 # line; every object and link in $(B) depends on it.  Its prerequisite is
@@ -151,6 +151,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	    $(B)/check_chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5
 
 # The whole suite again, every binary built with ASan and UBSan.  Its own
 # directory and stamp keep its objects apart from build/'s.
@@ -185,9 +186,11 @@ VALGRIND_JOBS ?= 10000
 check-valgrind: $(B)/chute
 	tests/valgrind.sh $(abspath $(B)/chute) $(VALGRIND_JOBS)
 
-torture: $(B)/chute $(B)/torture
+torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 200
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 50 --flaky
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 60
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --flaky
 
 # libFuzzer (clang) on every parser that sees outside input; its objects
 # have their own directory and stamps.

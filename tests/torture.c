@@ -7,10 +7,11 @@
  * job was lost, run twice at once, left in two places or invented.
  *
  * Build:  cc -std=gnu11 -D_GNU_SOURCE $(pkg-config --cflags libbsd-overlay) \
- *             -o build/torture tests/torture.c $(pkg-config --libs libbsd-overlay)
+ *             -o build/torture tests/torture.c tests/torture_pg.c \
+ *             $(pkg-config --libs libbsd-overlay)
  * Run:    build/torture [--rounds N] [--chute PATH] [--seed S] [--flaky] [--keep]
- *         build/torture --pgsql ...: the same against the PostgreSQL queue,
- *         a fleet of workers on a throwaway cluster (torture_pg.c)
+ *         build/torture --pgsql [--freeze] ...: the same against the PostgreSQL
+ *         queue, a fleet of workers on a throwaway cluster (torture_pg.c)
  *
  * The seed fixes every random choice this program makes (kill moments,
  * submission mixes, the handler's behaviour per job and attempt); the
@@ -614,6 +615,8 @@ struct sub {
 	uint64_t	 rng;
 };
 
+static uint32_t hash(const char *);
+
 static void
 sub_record(char method, const char *id)
 {
@@ -678,7 +681,9 @@ sub_chute(struct sub *s, int nfiles, bool delay)
 	for (int i = 0; i < nfiles; i++) {
 		files[i] = strdup(path("%s/payload/r%d-s%d-%d", work, s->round,
 		    s->idx, s->n++));
-		append_line(files[i], "torture payload %d", i);
+		/* The number is the --pgsql handler's hash (no cksum to fork). */
+		append_line(files[i], "torture payload %d %u", i,
+		    (unsigned)hash(files[i]));
 		if (!use_stdin)
 			argv[ac++] = files[i];
 	}
@@ -1622,6 +1627,41 @@ orphans_wait(int64_t ms)
 
 /* ---- clean-up: kill what we started, remove the temp dir ---- */
 
+/* The state letter and parent of pid, from /proc/PID/stat; false if gone. */
+bool
+proc_stat(long pid, char *state, long *ppid)
+{
+	char *st = slurp(path("/proc/%ld/stat", pid), NULL), *p;
+	bool ok = st != NULL && (p = strrchr(st, ')')) != NULL &&
+	    sscanf(p + 1, " %c %ld", state, ppid) == 2;
+
+	free(st);
+	return ok;
+}
+
+/* How many live (not zombie) children parent has, as /proc sees them. */
+int
+proc_children(long parent)
+{
+	DIR *dp = opendir("/proc");
+	struct dirent *de;
+	long ppid;
+	char state;
+	int n = 0;
+
+	while (dp && (de = readdir(dp)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end == '\0' && pid > 0 && proc_stat(pid, &state, &ppid) &&
+		    ppid == parent && state != 'Z')
+			n++;
+	}
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
 /*
  * Our children as /proc sees them, orphaned handlers included: with kill,
  * SIGKILL each (and its group); else count those we do not track (a kid
@@ -1635,20 +1675,13 @@ children(bool kill_them)
 	int n = 0;
 
 	while (dp && (de = readdir(dp)) != NULL) {
-		char *st, *p;
+		char *p, state;
 		long pid = strtol(de->d_name, &p, 10), ppid;
 		bool tracked = false;
 
-		if (*p != '\0' || pid <= 0)
+		if (*p != '\0' || pid <= 0 || !proc_stat(pid, &state, &ppid) ||
+		    ppid != main_pid)
 			continue;
-		if ((st = slurp(path("/proc/%ld/stat", pid), NULL)) == NULL)
-			continue;
-		if ((p = strrchr(st, ')')) == NULL ||
-		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != main_pid) {
-			free(st);
-			continue;
-		}
-		free(st);
 		if (kill_them) {
 			/* Handlers lead their own groups: take the group too. */
 			kill(-(pid_t)pid, SIGKILL);
@@ -1688,6 +1721,13 @@ rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 	return 0;
 }
 
+/* rm -rf dir, saying on stderr what it could not remove. */
+void
+rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void
 cleanup(void)
 {
@@ -1715,7 +1755,7 @@ cleanup(void)
 	if (cfg.keep)
 		fprintf(stderr, "torture: kept %s\n", work);
 	else
-		nftw(work, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(work);
 }
 
 /* ---- main ---- */
@@ -1730,7 +1770,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: torture [--rounds N] [--chute PATH] [--seed S] "
-	    "[--flaky] [--keep] [--pgsql]\n");
+	    "[--flaky] [--keep] [--pgsql [--freeze]]\n");
 	exit(64);
 }
 
@@ -1761,6 +1801,7 @@ parse_args(int argc, char **argv)
 		{ "flaky", no_argument, NULL, 'f' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "pgsql", no_argument, NULL, 'p' },
+		{ "freeze", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1797,11 +1838,14 @@ parse_args(int argc, char **argv)
 		case 'p':
 			cfg.pgsql = true;
 			break;
+		case 'z':
+			cfg.freeze = true;
+			break;
 		default:
 			usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (cfg.freeze && !cfg.pgsql))
 		usage();
 	if (access(cfg.chute, X_OK) == -1)
 		die("%s: %s (build it with make, or give --chute PATH)",

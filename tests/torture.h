@@ -31,6 +31,7 @@ struct torture_cfg {
 	char		*chute;		/* an argv[0]: not const */
 	uint64_t	 seed;
 	bool		 flaky, keep, pgsql;
+	bool		 freeze;	/* --pgsql: SIGSTOP workers past their lease */
 };
 
 extern struct torture_cfg cfg;
@@ -129,6 +130,8 @@ struct run {
 	int	 code;
 	bool	 busy;
 	int	 claim;			/* --pgsql: its claim, -1: none found */
+	int64_t	 launch_us;		/* --pgsql: when its worker said it
+					   started it (wall clock); 0: unknown */
 };
 
 extern struct job *jobs;
@@ -145,6 +148,9 @@ void	 load_errors(void);
 void	 check_runs(struct job *, bool);
 void	 setup_common(void);
 int	 untracked_children(void);
+bool	 proc_stat(long, char *, long *);
+int	 proc_children(long);
+void	 rm_tree(const char *);
 
 /* torture_pg.c: the --pgsql mode, from after parse_args to the exit status. */
 int	 torture_pg(void);

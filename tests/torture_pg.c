@@ -7,9 +7,10 @@
  * handler running, a handler just ended) and a new one started, and now
  * and then the server restarted (`pg_ctl restart -m immediate`), stopped
  * for longer than a lease (an outage) or the workers' sessions terminated
- * (pg_terminate_backend, psql as the superuser).  Then a drain and the
- * checks.  Every wait is bounded; the cluster goes with us at exit, on
- * SIGINT/SIGTERM, on a failed check of the harness (die) and, through a
+ * (pg_terminate_backend, psql as the superuser).  With --freeze, a worker
+ * is also stopped (SIGSTOP) past its lease now and then.  Then a drain and
+ * the checks.  Every wait is bounded; the cluster goes with us at exit, on
+ * SIGINT/SIGTERM, on a failed step of the harness (die) and, through a
  * watchdog process, when we are killed.
  *
  * What is recorded, outside chute:
@@ -27,13 +28,15 @@
  *    `chute init`) writes one row per inserted or updated job row, in the
  *    same transaction: old and new state, attempts, token, the claiming
  *    worker, whether the old lease had expired and the job was due by the
- *    statement's now(), and the application_name of the session (each
- *    worker connects as twN: the URI's application_name overrides
- *    chute's).  For one job, the audit's order is the commit order: a
- *    second update of a row waits for the first to commit.
- *  - the events: each kill (worker pid), restart, outage and termination,
- *    with the wall-clock interval it took (the server's clock_timestamp()
- *    in the audit is the same clock).
+ *    statement's now(), and the application_name of the session (worker N
+ *    connects as twN: the URI's application_name overrides chute's).  For
+ *    one job, the audit's order is the commit order: a second update of a
+ *    row waits for the first to commit.
+ *  - the events: each kill (worker pid), restart, outage, termination and
+ *    freeze, with the wall-clock interval it took (the server's
+ *    clock_timestamp() in the audit is the same clock); and from the
+ *    workers' own logs, when each said it started a run, and each line
+ *    where it said its connection or a statement failed.
  *
  * What is checked, after the drain (workers with --drain until nothing is
  * in new, cur or defer), with every process of ours gone:
@@ -43,27 +46,31 @@
  *  - the audit, job by job: a claim takes a job in new or defer that is
  *    due, adds 1 to attempts, gives a fresh token; nothing claims a job
  *    in cur (the SKIP LOCKED claim); a claim ends by an outcome recorded
- *    by the session of the worker holding it (fencing), or by a recovery
- *    of an expired lease (to new, or to failed once attempts are used up);
- *    a finished job never changes again; attempts = claims - hand-backs;
+ *    by the session of the worker holding it (fencing), by a recovery of
+ *    an expired lease (to new, or to failed once attempts are used up) or
+ *    by a hand-back (attempts - 1); a finished job never changes again;
+ *    so attempts = claims - hand-backs;
  *  - each run in the journal belongs to exactly one claim (same job,
- *    attempt and worker pid, the latest such before it started), and no
- *    claim has two runs;
+ *    attempt and worker pid, the latest such before it started), no claim
+ *    has two runs, and no run was started after its claim was recovered;
  *  - an outcome agrees with its run: done only after END with exit 0
  *    ("every done job's handler ran"), and without --flaky nothing else;
  *    with --flaky, exit 75 or a timeout, as the run says;
  *  - a claim that ended by recovery lost its worker: it is explained by
- *    an event that could cost that worker its claims (its kill, a restart,
- *    an outage, a termination of its session) between the claim (less 1 s:
- *    a claim sent before a kill commits after it) and the recovery;
+ *    an event that could cost that worker its claims (its kill or freeze,
+ *    a restart, an outage, a termination of its session) between the
+ *    claim (less 1 s: a claim sent before a kill commits after it) and the
+ *    recovery, or else by trouble that worker reported itself then (a
+ *    statement that failed: it gives its leases up by design; counted
+ *    apart); a loss nothing explains is a violation;
  *  - the attempts invariant follows: attempts in the database = the runs
  *    the journal has for that job + claims that never reached a START
- *    line, each of them lost to such an event (killed before it
- *    journaled), or with --flaky stopped by a timeout before it did.  It is
- *    sound because the trigger sees every committed change of the row
- *    (attempts changes only in a claim, +1, and a hand-back, -1), the
- *    claim's worker pid is the handler's parent, and a claim is matched to
- *    at most one run: nothing is counted twice, nothing is inferred;
+ *    line, each of them lost as above (killed before it journaled) or,
+ *    with --flaky, stopped by its timeout before it did.  It is sound
+ *    because the trigger sees every committed change of the row (attempts
+ *    changes only in a claim, +1, and a hand-back, -1), the claim's worker
+ *    pid is the handler's parent, and a claim is matched to at most one
+ *    run: nothing is counted twice, nothing is inferred;
  *  - failed: attempts = 5, and last says why: leases that expired every
  *    time ("abandoned: lease expired; attempts exhausted": kills and cuts
  *    used the attempts up, counted), or with --flaky the handler's own
@@ -81,7 +88,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -126,17 +132,21 @@ static struct {
 	int	 watchdog_fd;		/* our end of its pipe */
 } pg = { .watchdog_fd = -1 };
 
-/* Every worker ever started: worker n connects as twN. */
+/*
+ * Every worker ever started: worker n connects as twN.  The array grows:
+ * a worker is named by its index, never by a pointer.
+ */
 struct worker {
 	pid_t		 pid;
 	struct kid	*k;		/* NULL once reaped */
-	bool		 drain, killed;
+	bool		 drain;
 };
 
 static struct worker *workers;
 static int nworkers;
 
-enum ev { EV_KILL, EV_RESTART, EV_OUTAGE, EV_TERMINATE };
+/* EV_SELF: trouble a worker reported itself (worker_logs()). */
+enum ev { EV_KILL, EV_RESTART, EV_OUTAGE, EV_TERMINATE, EV_FREEZE, EV_SELF };
 
 struct event {
 	enum ev		 kind;
@@ -168,8 +178,9 @@ static int *job_open;			/* per job: its open claim, -1: none */
 static struct {
 	int	 kills, k_start, k_burst, k_running, k_ended, k_live;
 	int	 restarts, outages, terminations, terminated;
+	int	 freezes, freezes_short;
 	int	 refused, unprinted;
-	int	 lost, lost_norun, lost_midrun, lost_outcome;
+	int	 lost, lost_norun, lost_midrun, lost_outcome, lost_self;
 	int	 timeout_norun, handbacks;
 	int	 failed_lost, failed_flaky;
 	int	 fenced, expired, leftover_dirs;
@@ -417,6 +428,8 @@ server(const char *action, const char *mode)
 	char how[32];
 	int rc = pg_ctl(action, mode);
 
+	if (rc != 0 && stop_sig)
+		die("interrupted by signal %d", (int)stop_sig);
 	if (rc != 0)
 		die("pg_ctl %s%s%s: %s; %s; server.log ends: %s", action,
 		    mode ? " -m " : "", mode ? mode : "", rc == -1 ? "timed out" :
@@ -488,18 +501,11 @@ cluster_kill(const char *data)
 	reap();
 }
 
-static int
-rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	if ((flag == FTW_DP ? rmdir(p) : unlink(p)) == -1)
-		fprintf(stderr, "torture: %s: %s\n", p, strerror(errno));
-	return 0;
-}
-
 /*
  * The watchdog: its own session, our pipe's read end.  EOF without the
- * "done" byte means we died without cleaning up: it stops the server and
- * removes the cluster (unless --keep).
+ * "done" byte means we died without cleaning up (SIGKILL, a crash): it
+ * stops the server and removes the cluster and WORK (unless --keep); our
+ * other processes die with us (PR_SET_PDEATHSIG).
  */
 static void __attribute__((noreturn))
 watchdog_main(int rd)
@@ -519,8 +525,10 @@ watchdog_main(int rd)
 	if (n == 1 && c == 'd')
 		_exit(0);
 	cluster_kill(pg.data);
-	if (!cfg.keep)
-		nftw(pg.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (!cfg.keep) {
+		rm_tree(pg.dir);
+		rm_tree(work);
+	}
 	_exit(0);
 }
 
@@ -552,7 +560,7 @@ cluster_cleanup(void)
 		fprintf(stderr, "torture: kept the cluster in %s (pg_ctl -D %s "
 		    "start)\n", pg.dir, pg.data);
 	else
-		nftw(pg.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		rm_tree(pg.dir);
 	if (pg.watchdog_fd != -1) {
 		(void)!write(pg.watchdog_fd, "d", 1);
 		close(pg.watchdog_fd);
@@ -627,6 +635,8 @@ sql_or_die(const char *q, char **out)
 	char how[32];
 	int rc = sql(q, out);
 
+	if (rc != 0 && stop_sig)
+		die("interrupted by signal %d", (int)stop_sig);
 	if (rc != 0)
 		die("psql -c '%.60s...': %s; %s", q, rc == -1 ? "timed out" :
 		    describe(rc, how, sizeof(how)),
@@ -688,8 +698,10 @@ backlog_pg(void)
 
 /*
  * As torture.c's, with the worker's pid in START and a lock only the
- * handler process holds.  The sleep is 0-150 ms, from the job ID; with
- * --flaky the same modes as on a spool.
+ * handler process holds, and as few processes as it can: on a loaded
+ * machine each costs, and --timeout counts.  Its hash h is the number the
+ * submitter put in the payload (its stdin); the sleep is 0-150 ms from it;
+ * with --flaky the same modes as on a spool.
  */
 static void
 write_handler_pg(void)
@@ -706,9 +718,9 @@ write_handler_pg(void)
 	    "id=$CHUTE_ID\n"
 	    "a=$CHUTE_ATTEMPT\n"
 	    "w=$PPID\n"
-	    "set -- $(printf '%%s' \"$id\" | cksum)\n"
-	    "h=$1\n"
-	    "s=$(printf '0.%%03d' $((h %% 151)))\n"
+	    "read -r _ _ _ h || h=0\n"
+	    "ms=$((h %% 151))\n"
+	    "s=0.$((ms / 100))$((ms / 10 %% 10))$((ms %% 10))\n"
 	    "mode=ok\n"
 	    "%s"
 	    "# The witness: this shell alone holds it; its commands get 9>&-,\n"
@@ -743,7 +755,7 @@ write_handler_pg(void)
  * WORK/worker.N.log, its local copies under WORK/wtmp (a worker killed
  * with -9 leaves its chute-pgsql.XXXXXX there).
  */
-static struct worker *
+static int
 worker_start(bool drain, int round)
 {
 	char url[700], hpath[PATH_MAX + 16], *argv[24];
@@ -793,8 +805,8 @@ worker_start(bool drain, int round)
 	}
 	setpgid(pid, pid);
 	workers[nworkers] = (struct worker){ pid, kid_add(pid, K_WORKER, round),
-	    drain, false };
-	return &workers[nworkers++];
+	    drain };
+	return nworkers++;
 }
 
 /* Round workers alive; one that exited by itself is a violation. */
@@ -830,23 +842,23 @@ workers_top_up(int round, int want)
 		worker_start(false, round);
 }
 
-/* A live round worker: the one with that pid if it is, else any. */
-static struct worker *
+/* A live round worker: the one with that pid if it is, else any; or -1. */
+static int
 worker_pick(long pid)
 {
 	int live[64], n = 0;
 
 	for (int i = 0; i < nworkers; i++) {
-		struct worker *w = &workers[i];
+		const struct worker *w = &workers[i];
 
 		if (w->k == NULL || w->k->done || w->drain)
 			continue;
 		if (w->pid == pid)
-			return w;
+			return i;
 		if (n < 64)
 			live[n++] = i;
 	}
-	return n > 0 ? &workers[live[rnd(&rng, n)]] : NULL;
+	return n > 0 ? live[rnd(&rng, n)] : -1;
 }
 
 static void
@@ -860,8 +872,9 @@ event(enum ev kind, int64_t t0, pid_t pid)
 
 /* kill -9, and see that it had not exited by itself before. */
 static void
-worker_kill(struct worker *w)
+worker_kill(int n)
 {
+	struct worker *w = &workers[n];
 	int64_t t0 = real_us();
 	char how[32];
 
@@ -877,14 +890,91 @@ worker_kill(struct worker *w)
 		    (long)w->pid, KILL_WAIT_MS);
 	if (!WIFSIGNALED(w->k->status) || WTERMSIG(w->k->status) != SIGKILL)
 		violation("worker tw%d (pid %ld) exited by itself before the "
-		    "kill: %s (see worker.%d.log)", (int)(w - workers),
-		    (long)w->pid, describe(w->k->status, how, sizeof(how)),
-		    (int)(w - workers));
+		    "kill: %s (see worker.%d.log)", n, (long)w->pid,
+		    describe(w->k->status, how, sizeof(how)), n);
 	event(EV_KILL, t0, w->pid);
 	kid_forget(w->k);
 	w->k = NULL;
-	w->killed = true;
 	st.kills++;
+}
+
+/*
+ * For a freeze: the worker holding the most claims, soon one with claims
+ * prefetched (more than its handlers running), if it comes within 1 s.
+ */
+static long
+claimer(void)
+{
+	int64_t deadline = mono_ms() + 1000;
+	long pid = 0;
+
+	do {
+		char *out = NULL;
+		int n = 0;
+
+		if (sql("SELECT split_part(worker, ':', 2), count(*) FROM "
+		    "chute.jobs WHERE state = 'cur' GROUP BY 1 ORDER BY 2 DESC "
+		    "LIMIT 1", &out) == 0 && out != NULL &&
+		    sscanf(out, "%ld\t%d", &pid, &n) == 2 &&
+		    n > proc_children(pid)) {
+			free(out);
+			return pid;
+		}
+		free(out);
+		nap_us(10000);
+	} while (mono_ms() < deadline);
+	return pid;
+}
+
+/* Has another worker claimed again a job that the worker pid held? */
+static bool
+taken_over(long pid)
+{
+	char q[600], *out = NULL;
+	bool yes;
+
+	snprintf(q, sizeof(q), "SELECT count(*) FROM chute.jobs j WHERE "
+	    "j.state = 'cur' AND split_part(j.worker, ':', 2) <> '%ld' AND "
+	    "EXISTS (SELECT 1 FROM torture.audit a WHERE a.id = j.id AND "
+	    "a.new_state = 'cur' AND split_part(a.worker, ':', 2) = '%ld')",
+	    pid, pid);
+	yes = sql(q, &out) == 0 && out != NULL && atoi(out) > 0;
+	free(out);
+	return yes;
+}
+
+/*
+ * --freeze: SIGSTOP a worker for longer than its lease, as a long pause of
+ * its VM would, then SIGCONT: other workers recover its claims and run the
+ * jobs again; its late outcomes must be refused (fencing), and once thawed
+ * it must start nothing it no longer holds.  It is thawed as soon as
+ * another worker holds one of its jobs (its stale outcomes then meet a
+ * live claim), else within 1.5 s.  A frozen worker cannot stop its
+ * handlers (fleet.md says so), so the freeze outlasts the lease only once
+ * none of them runs: if one still does at 3/4 of the lease, the worker is
+ * thawed in time and nothing is lost.
+ */
+static void
+worker_freeze(int n)
+{
+	const struct worker *w = &workers[n];
+	int64_t t0 = real_us(), m0 = mono_ms();
+
+	kill(w->pid, SIGSTOP);
+	while (proc_children(w->pid) > 0 && mono_ms() - m0 < LEASE_MS * 3 / 4)
+		nap_us(10000);
+	if (proc_children(w->pid) == 0) {
+		int64_t from = m0 + LEASE_MS + 200, until = from + 1500;
+
+		while (mono_ms() < from && !stop_sig)
+			nap_us((from - mono_ms()) * 1000);
+		while (mono_ms() < until && !stop_sig && !taken_over(w->pid))
+			nap_us(20000);
+		st.freezes++;
+	} else
+		st.freezes_short++;
+	kill(w->pid, SIGCONT);
+	event(EV_FREEZE, t0, w->pid);
 }
 
 /* ---- the server's turn ---- */
@@ -913,21 +1003,21 @@ server_outage(void)
 	st.outages++;
 }
 
-/* pg_terminate_backend of one worker's session (w), or of every worker's. */
+/* pg_terminate_backend of worker n's session, or (-1) of every worker's. */
 static void
-terminate(struct worker *w)
+terminate(int n)
 {
 	char q[400], *out = NULL;
 	int64_t t0 = real_us();
 
 	snprintf(q, sizeof(q), "SELECT count(pg_terminate_backend(pid)) FROM "
 	    "pg_stat_activity WHERE backend_type = 'client backend' AND "
-	    "application_name %s", w != NULL ? path("= 'tw%d'",
-	    (int)(w - workers)) : "LIKE 'tw%'");
+	    "application_name %s", n != -1 ? path("= 'tw%d'", n) :
+	    "LIKE 'tw%'");
 	sql_or_die(q, &out);
 	st.terminated += out != NULL ? atoi(out) : 0;
 	free(out);
-	event(EV_TERMINATE, t0, w != NULL ? w->pid : 0);
+	event(EV_TERMINATE, t0, n != -1 ? workers[n].pid : 0);
 	st.terminations++;
 }
 
@@ -958,7 +1048,8 @@ last_ended_worker(void)
 enum moment { MO_START, MO_BURST, MO_RUNNING, MO_ENDED };
 
 /*
- * One round: workers topped up to 2 or 3, submitters, then a kill at a
+ * One round: workers topped up to 2 or 3, submitters (and with --freeze,
+ * now and then, a worker frozen as they are claimed), then a kill at a
  * moment found by watching; a restart before or after it, a termination,
  * an outage, each now and then; then a pause that lets recoveries happen
  * while the next round's trouble begins.  The waits pick moments; nothing
@@ -971,7 +1062,7 @@ round_pg(int round)
 	enum moment mo = m < 10 ? MO_START : m < 35 ? MO_BURST :
 	    m < 75 ? MO_RUNNING : MO_ENDED;
 	bool restart = r < 20, restart_first = r < 10;
-	struct worker *victim = NULL;
+	int victim = -1, frozen;
 	long runs0, ends0, pid = 0;
 	struct stat sb;
 	off_t subs0;
@@ -982,6 +1073,11 @@ round_pg(int round)
 	ends0 = tally.ends;
 	subs0 = stat(path("%s/submissions", work), &sb) == 0 ? sb.st_size : 0;
 	subs_start(round, backlog_pg());
+	if (cfg.freeze && rnd(&rng, 100) < 30) {
+		wait_until(submitted, &subs0, NULL, 5000);
+		if ((frozen = worker_pick(claimer())) != -1)
+			worker_freeze(frozen);
+	}
 	switch (mo) {
 	case MO_START:		/* connect, LISTEN, recover, first claims */
 		victim = worker_start(false, round);
@@ -1006,16 +1102,16 @@ round_pg(int round)
 		st.k_ended++;
 		break;
 	}
-	if (victim == NULL)
+	if (victim == -1)
 		victim = worker_pick(pid);
 	if (restart && restart_first)
 		server_restart();
-	if (victim != NULL)
+	if (victim != -1)
 		worker_kill(victim);
 	if (restart && !restart_first)
 		server_restart();
 	if (rnd(&rng, 100) < 20)
-		terminate(rnd(&rng, 2) ? worker_pick(0) : NULL);
+		terminate(rnd(&rng, 2) ? worker_pick(0) : -1);
 	if (rnd(&rng, 100) < 6)
 		server_outage();
 	workers_top_up(round, 2);
@@ -1030,29 +1126,29 @@ drain_pg(void)
 {
 	int64_t t0 = mono_ms(), deadline = t0 + DRAIN_MS +
 	    (int64_t)DRAIN_JOB_MS * backlog_pg();
-	struct worker *d[2];
+	int d[2];
 	char how[32];
 
 	for (int i = 0; i < 2; i++)
 		d[i] = worker_start(true, -1);
 	for (int i = 0; i < 2 && !stop_sig; i++) {
-		int n = (int)(d[i] - workers);
+		struct worker *w = &workers[d[i]];
 		int64_t left = deadline - mono_ms();
 
-		if (!kid_wait(d[i]->k, left > 0 ? left : 0, true)) {
+		if (!kid_wait(w->k, left > 0 ? left : 0, true)) {
 			if (stop_sig)
 				return;
 			violation("drain worker tw%d did not finish within %d s "
-			    "(see worker.%d.log)", n, (int)((deadline - t0) /
-			    1000), n);
-			kill(d[i]->pid, SIGKILL);
-			kid_wait(d[i]->k, KILL_WAIT_MS, false);
-		} else if (d[i]->k->status != 0)
+			    "(see worker.%d.log)", d[i], (int)((deadline - t0) /
+			    1000), d[i]);
+			kill(w->pid, SIGKILL);
+			kid_wait(w->k, KILL_WAIT_MS, false);
+		} else if (w->k->status != 0)
 			violation("drain worker tw%d ended with %s (see "
-			    "worker.%d.log)", n, describe(d[i]->k->status, how,
-			    sizeof(how)), n);
-		kid_forget(d[i]->k);
-		d[i]->k = NULL;
+			    "worker.%d.log)", d[i], describe(w->k->status, how,
+			    sizeof(how)), d[i]);
+		kid_forget(w->k);
+		w->k = NULL;
 	}
 	st.drain_ms = mono_ms() - t0;
 	workers_live();		/* none may have exited meanwhile */
@@ -1116,7 +1212,9 @@ load_jobs(void)
 			violation("chute.jobs: unreadable row: %.100s", line);
 			continue;
 		}
-		struct job *jb = &jobs[job_get(f[1], true)];
+		int j = job_get(f[1], true);	/* may move jobs[] */
+		struct job *jb = &jobs[j];
+
 		if (strcmp(f[0], "default") != 0)
 			violation("%s: in the queue '%s'", f[1], f[0]);
 		jb->rows++;
@@ -1350,16 +1448,108 @@ match_runs(void)
 	}
 }
 
-/* An event between the claim and its recovery that could cost it. */
-static bool
+/* A wall-clock time in us as HH:MM:SS.mmm (UTC), for a message. */
+static const char *
+clock_text(int64_t us)
+{
+	static char buf[4][32];
+	static int i;
+	time_t secs = us / 1000000;
+	struct tm tm;
+
+	i = (i + 1) % 4;
+	gmtime_r(&secs, &tm);
+	snprintf(buf[i], sizeof(buf[i]), "%02d:%02d:%02d.%03d", tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(us % 1000000 / 1000));
+	return buf[i];
+}
+
+/* "2026-12-01T20:08:27.753Z ...", say()'s time: us since the epoch, or 0. */
+static int64_t
+log_time(const char *line)
+{
+	struct tm tm = { 0 };
+	const char *end = strptime(line, "%Y-%m-%dT%H:%M:%S", &tm);
+	int ms;
+
+	if (end == NULL || sscanf(end, ".%3dZ", &ms) != 1)
+		return 0;
+	return (int64_t)timegm(&tm) * 1000000 + ms * 1000;
+}
+
+/* "job=ID new->cur attempt=N" of worker w at t: the run it started. */
+static void
+launched(const struct worker *w, const char *line, int64_t t)
+{
+	const char *p = strstr(line, " job=");
+	char id[256];
+	int a, j;
+
+	if (p == NULL || sscanf(p, " job=%255s new->cur attempt=%d", id, &a) !=
+	    2 || (j = job_get(id, false)) == -1)
+		return;
+	for (int r = jobs[j].first; r != -1; r = runs[r].next)
+		if (runs[r].attempt == a && runs[r].ppid == w->pid &&
+		    runs[r].launch_us == 0) {
+			runs[r].launch_us = t;
+			return;
+		}
+}
+
+/*
+ * The workers' logs: when each started which run, and what each said went
+ * wrong with its connection or a statement.  After such trouble a worker
+ * may give up its claims (fleet.md, "Leases and fencing"), which is its
+ * design: each of those lines is an event of that worker's own.  A line a
+ * kill -9 caught in the worker's buffer is missing: that worker was killed.
+ */
+static void
+worker_logs(void)
+{
+	static const char *const words[] = { "; retrying, jobs keep running",
+	    ": renew: ", ": claim: ", ": recover: ", ": record outcomes: ",
+	    NULL };
+
+	for (int i = 0; i < nworkers; i++) {
+		char *log = slurp(path("%s/worker.%d.log", work, i), NULL);
+		char *line, *save;
+
+		for (line = log ? strtok_r(log, "\n", &save) : NULL;
+		    line != NULL; line = strtok_r(NULL, "\n", &save)) {
+			int64_t t = log_time(line);
+			const char *const *w = words;
+
+			if (t == 0)
+				continue;
+			launched(&workers[i], line, t);
+			while (*w != NULL && strstr(line, *w) == NULL)
+				w++;
+			if (*w == NULL)
+				continue;
+			event(EV_SELF, t, workers[i].pid);
+			events[nevents - 1].t1 = t;
+		}
+		free(log);
+	}
+}
+
+/*
+ * What explains a claim lost to an expired lease: 1 an event of ours that
+ * could cost it (its worker's kill, a restart, an outage, a termination of
+ * its session) between the claim and its recovery; 2 trouble its worker
+ * reported then; 0 nothing.
+ */
+static int
 explained(const struct claim *c)
 {
+	int why = 0;
+
 	for (int i = 0; i < nevents; i++)
 		if ((events[i].pid == 0 || events[i].pid == c->pid) &&
 		    events[i].t1 >= c->at - SLACK_US &&
 		    events[i].t0 <= c->end_at)
-			return true;
-	return false;
+			why = events[i].kind != EV_SELF ? 1 : why == 0 ? 2 : why;
+	return why;
 }
 
 /* A claim its worker recorded: does the outcome agree with the run? */
@@ -1418,19 +1608,33 @@ check_claims(void)
 			break;
 		case 'r':
 			st.lost++;
+			if (rn != NULL && rn->launch_us > c->end_at)
+				violation("%s: tw%d started attempt %d at %s, "
+				    "after its claim had been recovered (%.3f s "
+				    "before): it ran a job it no longer held",
+				    jobs[c->job].id, c->worker, c->attempt,
+				    clock_text(rn->launch_us),
+				    (rn->launch_us - c->end_at) / 1e6);
 			if (rn == NULL)
 				st.lost_norun++;
 			else if (rn->eline == 0)
 				st.lost_midrun++;
 			else
 				st.lost_outcome++;
-			if (!explained(c))
+			switch (explained(c)) {
+			case 2:
+				st.lost_self++;
+				break;
+			case 0:
 				violation("%s: the claim of attempt %d by tw%d "
 				    "(pid %ld) was lost without a kill, restart "
-				    "or cut of its connection (its run: %s)",
+				    "or cut of its connection, nor trouble its "
+				    "worker reported (its run: %s)",
 				    jobs[c->job].id, c->attempt, c->worker,
 				    (long)c->pid, rn == NULL ? "none" :
 				    rn->eline == 0 ? "no END" : "ended");
+				break;
+			}
 			break;
 		default:
 			break;	/* open: the job's state says it */
@@ -1566,6 +1770,7 @@ check_all_pg(void)
 	load_jobs();
 	load_audit();
 	match_runs();
+	worker_logs();
 	check_claims();
 	for (int j = 0; j < njobs; j++) {
 		check_job_pg(&jobs[j], j);
@@ -1608,25 +1813,27 @@ summary(int64_t t0)
 		st.refused += jobs[j].method == '?';
 	st.refused += unknown_allowed + st.unprinted;
 	printf("torture: pgsql rounds=%d jobs=%d kills=%d restarts=%d "
-	    "outages=%d terminations=%d (sessions=%d) runs=%ld violations=%d\n",
+	    "outages=%d terminations=%d (sessions=%d)%s runs=%ld violations=%d\n",
 	    cfg.rounds, accepted + st.unprinted, st.kills, st.restarts,
-	    st.outages, st.terminations, st.terminated, tally.runs,
-	    violations());
+	    st.outages, st.terminations, st.terminated, cfg.freeze ?
+	    path(" freezes=%d (thawed early=%d)", st.freezes,
+	    st.freezes_short) : "", tally.runs, violations());
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
 	    "after-an-end=%d, with live handlers=%d; claims=%d, lost=%d (before "
-	    "a START=%d, mid-run=%d, outcome unrecorded=%d), stopped by a "
-	    "timeout before a START=%d, handed back=%d; outcomes refused "
+	    "a START=%d, mid-run=%d, outcome unrecorded=%d; after trouble "
+	    "its worker reported, not ours=%d), stopped by a timeout before a START=%d, handed back=%d; outcomes refused "
 	    "(fenced)=%d; leases given up=%d; submits refused by a restart=%d "
 	    "(committed, ID unprinted=%d); failed by lost claims=%d, by the "
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
 	    "reaped=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
 	    st.k_running, st.k_ended, st.k_live, nclaims, st.lost,
-	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.timeout_norun,
+	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.lost_self,
+	    st.timeout_norun,
 	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,
 	    st.failed_lost, st.failed_flaky, nworkers, st.leftover_dirs,
 	    tally.orphans_reaped, st.drain_ms / 1000.0,
 	    (mono_ms() - t0) / 1000.0);
-	print_violations(" --pgsql");
+	print_violations(cfg.freeze ? " --pgsql --freeze" : " --pgsql");
 }
 
 int
