@@ -14,7 +14,9 @@
  * is ever open while a handler runs.
  */
 #include <sys/stat.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -149,6 +151,19 @@ failed(struct pgq *pq, const char *what)
 
 static int renew(struct pgq *, msec_t);
 
+/* The server's notices and warnings, as the owner's lines, on one line. */
+static void
+notice(void *arg, const char *msg)
+{
+	struct pgq *pq = arg;
+	char line[512], *nl;
+
+	strlcpy(line, msg, sizeof(line));
+	while ((nl = strchr(line, '\n')) != NULL)
+		*nl = nl[1] == '\0' ? '\0' : ' ';
+	say("%s: %s", pq->pg.name, line);
+}
+
 /* Connect, check the schema, LISTEN, and claim at once. */
 static void
 reconnect(struct pgq *pq, msec_t mono)
@@ -178,6 +193,7 @@ reconnect(struct pgq *pq, msec_t mono)
 		down(pq, "LISTEN");
 		return;
 	}
+	PQsetNoticeProcessor(pq->pg.conn, notice, pq);
 	if (pq->said_down)
 		say("%s: connected again", pq->pg.name);
 	pq->said_down = false;
@@ -386,6 +402,15 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 		if (pq->next_renew == 0 || pq->next_renew > mono + pq->lease / 3)
 			pq->next_renew = mono + pq->lease / 3;
 	}
+	/*
+	 * A prefetched claim is only started under a lease renewed lately:
+	 * after a pause (SIGSTOP, a suspended VM) renew first, and what the
+	 * database no longer gives us is dropped (drop_ahead).
+	 */
+	if (pq->nahead > 0 && mono - pq->renew_sent >= pq->lease / 3) {
+		if (!pq->up || renew(pq, mono) == -1)
+			return 0;
+	}
 	got = 0;
 	while (got < n && pq->nahead > 0) {
 		*c[got] = pq->ahead[0];
@@ -434,6 +459,36 @@ lost(struct pgq *pq, struct claim *c, const char *why, bool now)
 }
 
 /*
+ * Prefetched claims the renewal did not give back (a worker frozen past
+ * its lease: another worker has recovered them and may be running them)
+ * are forgotten, never started.
+ */
+static void
+drop_ahead(struct pgq *pq, PGresult *r)
+{
+	int j = 0;
+
+	for (int i = 0; i < pq->nahead; i++) {
+		struct claim *c = &pq->ahead[i];
+		int k;
+
+		for (k = 0; k < PQntuples(r); k++)
+			if (strtoull(PQgetvalue(r, k, 0), NULL, 10) == c->token)
+				break;
+		if (k < PQntuples(r)) {
+			pq->ahead[j++] = *c;
+			continue;
+		}
+		say("job=%s prefetched, then taken away (recovered after its "
+		    "lease): not started", vis_id(c->id));
+		close(c->fd);
+		unlinkat(pq->dirfd, c->id, 0);
+		free(c->path);
+	}
+	pq->nahead = j;
+}
+
+/*
  * Extend every lease we hold, in one statement, sent well before they
  * expire.  A claim the database no longer gives us (cancelled, or
  * recovered by another worker after we lost touch) stops its handler.
@@ -477,6 +532,7 @@ renew(struct pgq *pq, msec_t mono)
 			lost(pq, c, "its claim was taken away (cancelled, or "
 			    "recovered after its lease)", false);
 	}
+	drop_ahead(pq, r);
 	PQclear(r);
 	return 0;
 }
@@ -927,6 +983,37 @@ pq_close(struct queue *q)
 }
 
 /*
+ * The local directories of workers that died without cleaning up (kill -9)
+ * are removed: chute-pgsql.PID.XXXXXX whose PID is gone.  They hold only
+ * files (job copies and logs) that no live process uses.
+ */
+static void
+sweep_dead(const char *tmp)
+{
+	struct dirent *de, *fe;
+	DIR *d = opendir(tmp), *f;
+	char path[PATH_MAX];
+	long pid;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, "chute-pgsql.%ld.", &pid) != 1 || pid <= 0 ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name);
+		if ((f = opendir(path)) == NULL)
+			continue;
+		while ((fe = readdir(f)) != NULL)
+			if (strcmp(fe->d_name, ".") != 0 && strcmp(fe->d_name, "..") != 0)
+				unlinkat(dirfd(f), fe->d_name, 0);
+		closedir(f);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
+/*
  * A queue on the database pg names (parsed, not connected: start connects,
  * and keeps trying while the server is down).  lease: the claims' length;
  * slots: the owner's, for the prefetch.  Returns 0 with *qp set, or an exit
@@ -958,8 +1045,10 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots,
 	pq->dirfd = -1;
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
-	snprintf(pq->dir, sizeof(pq->dir), "%s/chute-pgsql.XXXXXX",
-	    tmp && *tmp ? tmp : "/tmp");
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	sweep_dead(tmp);
+	snprintf(pq->dir, sizeof(pq->dir), "%s/chute-pgsql.%ld.XXXXXX", tmp,
+	    (long)getpid());
 	if (pq->pg.uri == NULL ||
 	    (pq->ahead = calloc(pq->capahead, sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
 	    (pq->dirfd = open(pq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
