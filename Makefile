@@ -234,7 +234,7 @@ install: $(B)/chute $(B)/chute-pgsql
 	install -m 755 $(B)/chute-pgsql $(DESTDIR)$(BINDIR)/chute-pgsql
 	install -m 644 chute.1 $(DESTDIR)$(MANDIR)/man1/chute.1
 
-bench: $(B)/chute
+bench: $(B)/chute $(B)/chute-pgsql
 	CHUTE_BIN=$(abspath $(B)/chute) bench/run
 
 clean:

@@ -4,6 +4,9 @@
   report.py lat SUBMITTED STAMPDIR   latency of one run: p50_ms, p99_ms, n
   report.py md WORK OUT.md PLOTDIR   RESULTS.md and the gnuplot data, from
                                      WORK/raw.tsv and the WORK/meta files
+                                     (and WORK/fleet.tsv: the Fleet section)
+  report.py fleet TSV                the Fleet section (markdown) of one
+                                     bench/fleet/run.sh TSV
 
 raw.tsv has one "KEY<TAB>ROUND<TAB>VALUE" line per measurement."""
 import os
@@ -365,6 +368,14 @@ def cmd_md(work, out, plotdir):
         w("| %s | %s | %s | %s | %s | %s |" % ((label, unit) + fmt_stats(raw[key], f)))
     w("")
 
+    fleet = os.path.join(work, "fleet.tsv")
+    if os.path.exists(fleet):
+        spawn = raw.get("lim.spawn_wait_ms")
+        L.extend(cmd_fleet(fleet, stats(spawn)[0] if spawn else None))
+    elif read(work, "fleet").strip():
+        w(FLEET_BEGIN + "\n")
+        w(read(work, "fleet").strip() + "\n")
+
     w("## What limits chute now\n")
     w(LEAD_BEGIN)
     w(lead.rstrip("\n") + "\n")
@@ -389,11 +400,206 @@ def cmd_md(work, out, plotdir):
     write_plot_data(raw, plotdir)
 
 
+# ---------------------------------------------------------------- fleet (issue 9)
+
+FLEET_BEGIN = "## Fleet: chute's PostgreSQL queue and its peers (issue 9)"
+
+
+def fleet_load(tsv):
+    """rows[(system, config, jobs)][round] = dict, meta{key: value}. Claim rows are keyed
+    with jobs "-": the jobs done when a worker is stopped vary by a few."""
+    rows, meta = {}, {}
+    with open(tsv) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            v = dict(zip(head, line.rstrip("\n").split("\t")))
+            if v["system"] == "meta":
+                meta[v["config"]] = v.get("notes", "")
+                continue
+            if v["system"] == "machine":
+                meta[v["config"]] = v["jobs_per_s"]
+                continue
+            jobs = "-" if v["config"].startswith("claim-") else v["jobs"]
+            notes = {}
+            for kv in (v.get("notes") or "-").split(","):
+                if "=" in kv:
+                    k, x = kv.split("=", 1)
+                    notes[k] = x
+            v["n"] = notes
+            rnd = int(v["round"]) if v["round"].isdigit() else 0
+            rows.setdefault((v["system"], v["config"], jobs), {})[rnd] = v
+    return rows, meta
+
+
+def fleet_num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def fleet_get(rows, key, field):
+    """{round: value} of one field (or notes key, "n:KEY") of one row."""
+    out = {}
+    for rnd, v in rows.get(key, {}).items():
+        x = fleet_num(v["n"].get(field[2:]) if field.startswith("n:") else v.get(field))
+        if x is not None:
+            out[rnd] = x
+    return out
+
+
+def fleet_ratio(a, b):
+    r = {k: a[k] / b[k] for k in a if k in b and b[k] > 0}
+    return r or None
+
+
+def cmd_fleet(tsv, spawn_ms=None):
+    rows, meta = fleet_load(tsv)
+    L = []
+    w = L.append
+    tput = lambda sysname, cfg, n: fleet_get(rows, (sysname, cfg, n), "jobs_per_s")
+    lat = lambda sysname, cfg, q: fleet_get(rows, (sysname, "latency:" + cfg, "200"), q)
+    w(FLEET_BEGIN + "\n")
+    w("Written by bench/fleet/run.sh (method: bench/fleet/README.md) on %s: %s round(s) on %s cores,\n"
+      "PostgreSQL %s in a throwaway cluster on this machine, Node %s, chute %s. Load average at the\n"
+      "start %s, at the end %s; 8 kB fdatasync'd writes on the cluster's disk: %s/s (every figure\n"
+      "here is bound by commit latency; compare runs only where that is similar). Figures are\n"
+      "medians over the rounds, ratios are taken per round and then summarised the same way.\n"
+      % (meta.get("date", "?"), meta.get("rounds", "?"), meta.get("nproc", "?"), meta.get("postgres", "?"),
+         meta.get("node", "?"), meta.get("chute", "?"), meta.get("load_start", "?").replace(",", " "),
+         meta.get("load_end", "?").replace(",", " "), meta.get("fdatasync-8k", "?")))
+
+    t = []
+    ge = lambda lim: (lambda x: x >= lim)
+    le = lambda lim: (lambda x: x <= lim)
+    sizes = sorted({int(k[2]) for k in rows if k[0] == "chute" and k[1] == "persistent-2x2"})
+    for n in sizes:
+        c = tput("chute", "persistent-2x2", str(n))
+        pre = "throughput, %s jobs: " % "{:,}".format(n)
+        t.append((pre + ">= 1.5x graphile-worker defaults", "chute --persistent 2x2 / graphile-worker defaults",
+                  fleet_ratio(c, tput("graphile-worker", "defaults", str(n))), ">= 1.5", ge(1.5), "%.2fx"))
+        t.append((pre + ">= 1.5x pg-boss b1000, 0.5 s poll", "chute --persistent 2x2 / pg-boss b1000-p05",
+                  fleet_ratio(c, tput("pg-boss", "b1000-p05", str(n))), ">= 1.5", ge(1.5), "%.2fx"))
+        big = n >= 100000
+        t.append((pre + ("aim: >= 1x graphile-worker batched" if big else "graphile-worker batched (target at 100,000)"),
+                  "chute --persistent 2x2 / graphile-worker localQueue 100, completeJobBatchDelay 0",
+                  fleet_ratio(c, tput("graphile-worker", "batched", str(n))),
+                  ">= 1" if big else "(report)", ge(1) if big else None, "%.2fx"))
+        t.append((pre + "pg-boss b1000, 2 s poll (report)", "chute --persistent 2x2 / pg-boss b1000",
+                  fleet_ratio(c, tput("pg-boss", "b1000", str(n))), "(report)", None, "%.2fx"))
+        t.append((pre + "the database's limit at chute's batch (report)",
+                  "chute --persistent 2x2 (claims of up to 4: 2 free slots + 2 prefetched) / raw claim+ack b4-c2",
+                  fleet_ratio(c, tput("raw-claim-ack", "b4-c2", str(n))), "(report)", None, "%.2fx"))
+    ex = sorted({k[2] for k in rows if k[0] == "chute-spool"})
+    for n in ex:
+        sp = tput("chute-spool", "exec-true-j2", n)
+        t.append(("exec per job (/bin/true), %s jobs: >= 0.8x the spool" % "{:,}".format(int(n)),
+                  "chute URL, 2 processes x -j 2 / chute SPOOL -j 2",
+                  fleet_ratio(tput("chute", "exec-true-2x2", n), sp), ">= 0.8", ge(0.8), "%.2fx"))
+        t.append(("exec per job, one process (report)", "chute URL, 1 process x -j 2 / chute SPOOL -j 2",
+                  fleet_ratio(tput("chute", "exec-true-1x2", n), sp), "(report)", None, "%.2fx"))
+    gw50, gw99 = lat("graphile-worker", "defaults", "p50_ms"), lat("graphile-worker", "defaults", "p99_ms")
+    t.append(("latency p50 no worse than graphile-worker's", "chute persistent worker, jobs over one connection / graphile-worker",
+              fleet_ratio(lat("chute", "persistent-conn", "p50_ms"), gw50), "<= 1", le(1), "%.2fx"))
+    t.append(("latency p99 at most 2x graphile-worker's", "the same, p99",
+              fleet_ratio(lat("chute", "persistent-conn", "p99_ms"), gw99), "<= 2", le(2), "%.2fx"))
+    ex50 = lat("chute", "exec-conn", "p50_ms")
+    if spawn_ms:
+        plus = {k: v + spawn_ms for k, v in gw50.items()}
+        t.append(("latency p50, exec'd handler: no worse than graphile-worker's plus one spawn",
+                  "chute exec'd bench/stamp / (graphile-worker p50 + one posix_spawn+waitpid, %.2f ms)" % spawn_ms,
+                  fleet_ratio(ex50, plus), "<= 1", le(1), "%.2fx"))
+    else:
+        d = {k: ex50[k] - gw50[k] for k in ex50 if k in gw50}
+        t.append(("latency p50, exec'd handler, beyond graphile-worker's (compare: one spawn)",
+                  "chute exec'd bench/stamp p50 - graphile-worker p50", d or None, "(report)", None, "%.1f ms"))
+    for cfg, what in (("persistent-cli", "persistent worker"), ("exec-cli", "exec'd handler")):
+        t.append(("latency p50, one `chute submit` process per job (report)",
+                  "chute %s, from each submit's end / graphile-worker" % what,
+                  fleet_ratio(lat("chute", cfg, "p50_ms"), gw50), "(report)", None, "%.2fx"))
+    plain, after = [], None
+    for k in rows:
+        m = re.match(r"claim-q(\d+)(-after-(\d+)-done)?$", k[1])
+        if k[0] == "chute" and m:
+            if m.group(2):
+                after = (k, int(m.group(3)))
+            else:
+                plain.append((k, int(m.group(1))))
+    plain.sort(key=lambda c: c[1])
+    small = plain[0] if plain else None
+    big = plain[-1] if len(plain) > 1 else None
+
+    def steady(key):
+        out = {}
+        for rnd, v in rows.get(key, {}).items():
+            x = [fleet_num(val) for kk, val in v["n"].items() if kk.startswith("steady_")]
+            if x and x[0] is not None:
+                out[rnd] = x[0]
+        return out
+    if small and big:
+        t.append(("claim rate with %s queued >= 0.9x with %s queued" % ("{:,}".format(big[1]), "{:,}".format(small[1])),
+                  "one worker --persistent -j 2, steady rate (jobs 10%-100% of those timed, by handler start)",
+                  fleet_ratio(steady(big[0]), steady(small[0])), ">= 0.9", ge(0.9), "%.2fx"))
+        t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
+                  fleet_ratio(fleet_get(rows, big[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
+                  "(report)", None, "%.2fx"))
+    if small and after:
+        t.append(("claim rate after %s finished >= 0.8x at the start" % "{:,}".format(after[1]),
+                  "%s queued after %s finished / %s queued, steady rate" % (
+                      "{:,}".format(small[1]), "{:,}".format(after[1]), "{:,}".format(small[1])),
+                  fleet_ratio(steady(after[0]), steady(small[0])), ">= 0.8", ge(0.8), "%.2fx"))
+        t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
+                  fleet_ratio(fleet_get(rows, after[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
+                  "(report)", None, "%.2fx"))
+    for c in (big, after):
+        if c:
+            lbl = c[0][1]
+            t.append(("dead tuples at the end (report)", "pg_stat_user_tables.n_dead_tup of chute.jobs, " + lbl,
+                      fleet_get(rows, c[0], "n:n_dead_tup") or None, "(report)", None, "%.0f"))
+            t.append(("jobs_due index at the end (report)", "pg_relation_size, KiB, " + lbl,
+                      fleet_get(rows, c[0], "n:jobs_due_kib") or None, "(report)", None, "%.0f"))
+
+    w("### Targets\n")
+    w("| target | compared | median | min | max | required | met |")
+    w("|---|---|---|---|---|---|---|")
+    for name, what, rounds, req, test, f in t:
+        if not rounds:
+            w("| %s | %s | n/a | | | %s | not measured |" % (name, what, req))
+            continue
+        med, lo, hi, _ = stats(rounds)
+        met = "" if test is None else ("yes" if test(med) else "**no**")
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (name, what, f % med, f % lo, f % hi, req, met))
+    w("")
+    w("### Every row\n")
+    w("Throughput rows: jobs/s from the workers' start to the last job finished (peers: the database")
+    w("says so; chute: both `chute run --drain` exited). Latency rows: submit to handler start, 200 jobs")
+    w("50 ms apart. notes: CPU per job of the workers and of the server and the share of the machine")
+    w("other processes used meanwhile; for chute's claim rows the steady rate, dead tuples and sizes.\n")
+    w("| system | config | jobs | seconds | jobs/s | p50 ms | p99 ms | notes | rounds |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for key in rows:
+        rs = rows[key]
+        cell = []
+        for field, f in (("seconds", "%.3f"), ("jobs_per_s", "%.0f"), ("p50_ms", "%.1f"), ("p99_ms", "%.1f")):
+            v = fleet_get(rows, key, field)
+            cell.append(f % statistics.median(v.values()) if v else "-")
+        last = rs[max(rs)]
+        jobs = key[2] if key[2] != "-" else last["jobs"]
+        notes = (last.get("notes") or "-").replace(",", ", ")
+        if len(rs) > 1:
+            notes += " (round %d)" % max(rs)
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % ((key[0], key[1], jobs) + tuple(cell) + (notes, len(rs))))
+    w("")
+    return L
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "lat":
         cmd_lat(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "md":
         cmd_md(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 3 and sys.argv[1] == "fleet":
+        print("\n".join(cmd_fleet(sys.argv[2])))
     else:
         sys.exit(__doc__)
 

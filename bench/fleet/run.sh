@@ -1,28 +1,41 @@
 #!/usr/bin/env bash
-# bench/fleet/run.sh: the peers' side of the fleet benchmark (issue 9).
+# bench/fleet/run.sh: the fleet benchmark (issue 9): chute's PostgreSQL queue and
+# its peers, side by side, in one run, on this machine, server included.
 # Starts a throwaway PostgreSQL cluster, and for each system a fresh database
 # with the same jobs bulk-added beforehand, then 2 worker processes x 2 slots
 # with no-op handlers:
 #   graphile-worker  defaults | batched (localQueue.size 100, completeJobBatchDelay 0)
 #   pg-boss          b1000 (batchSize 1000, 2 s poll) | b1000-p05 (0.5 s poll)
-#   raw-claim-ack    pgbench, 2 clients, SKIP LOCKED claim of B rows + delete, B = 1, 10, 100
-# and submit-to-handler-start latency at 20 jobs/s for 200 jobs.
+#   raw-claim-ack    pgbench, 2 clients, SKIP LOCKED claim of B rows + delete, B = 1, 4, 10, 100
+#   chute            persistent-2x2: 2 x `chute run URL --persistent -j 2 --drain -- worker`
+# and submit-to-handler-start latency at 20 jobs/s for 200 jobs. chute's own rows
+# (bench/fleet/chute.sh) add: exec per job (/bin/true) through the database and
+# through chute's own spool, latency with a persistent and an exec'd handler, and
+# the claim rate with 1,000 queued, 1,000,000 queued and after 1,000,000 finished.
 #
 # Environment (all optional):
-#   ROUNDS               rounds of everything (default 1; the real bench uses 3)
+#   ROUNDS               rounds of everything (default 1; make bench uses its own, 3)
 #   BENCH_FLEET_BIG=1    also N=100000 for the throughput runs
 #   BENCH_FLEET_JOBS     N of the standard runs (default 20000)
+#   BENCH_FLEET_EXEC_JOBS    jobs of the exec rows (default 2000)
+#   BENCH_FLEET_BACKLOG  the big backlog of the claim rows (default 1000000)
+#   BENCH_FLEET_CLAIM_JOBS   jobs timed with the big backlog (default 20000)
 #   BENCH_FLEET_OUT      TSV written (default bench/fleet/results.tsv)
 #   BENCH_FLEET_TMPDIR   where the cluster lives (default /var/tmp: a real disk, fsync on)
 #   BENCH_FLEET_TIMEOUT  seconds allowed for any one measurement (default 600)
-#   BENCH_FLEET_ONLY     space-separated subset of: gw boss raw latency
+#   BENCH_FLEET_ONLY     space-separated subset of: gw boss raw latency chute chute-exec
+#                        chute-latency chute-claim (latency: the peers'; chute: its throughput)
 #   BENCH_FLEET_NO_INSTALL=1  do not run setup.sh (node_modules must be there)
+#   CHUTE_BIN            the chute measured (default build/chute; chute-pgsql next to it)
 #
-# TSV columns: system config round jobs seconds jobs_per_s p50_ms p99_ms ("-" where
-# not applicable). Latency rows have config "latency:<config>". One row
-# "machine fdatasync-8k" gives the rate of 8 kB fdatasync'd writes on the
-# cluster's file system in jobs_per_s: every figure here is bound by commit
-# latency, so compare runs only where that row is similar.
+# TSV columns: system config round jobs seconds jobs_per_s p50_ms p99_ms notes ("-"
+# where not applicable; notes are key=value,...: CPU per job, the claim rows' steady
+# rate, dead tuples, index size). Latency rows have config "latency:<config>". One row
+# "machine fdatasync-8k" gives the rate of 8 kB fdatasync'd writes on the cluster's
+# file system in jobs_per_s: every figure here is bound by commit latency, so compare
+# runs only where that row is similar. Rows "meta KEY" hold the run's date, load, N.
+# At the end the TSV is printed as a table, then as markdown with the ratios
+# (bench/report.py fleet), which make bench puts into bench/RESULTS.md.
 set -euo pipefail
 export LC_ALL=C
 
@@ -32,8 +45,14 @@ JOBS=${BENCH_FLEET_JOBS:-20000}
 OUT=${BENCH_FLEET_OUT:-$HERE/results.tsv}
 TMPBASE=${BENCH_FLEET_TMPDIR:-/var/tmp}
 TIMEOUT=${BENCH_FLEET_TIMEOUT:-600}
-ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency} "
+ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim} "
 LAT_JOBS=200 LAT_RATE=20
+EXEC_JOBS=${BENCH_FLEET_EXEC_JOBS:-2000}
+BACKLOG=${BENCH_FLEET_BACKLOG:-1000000}
+CLAIM_JOBS=${BENCH_FLEET_CLAIM_JOBS:-20000}
+SMALL_BACKLOG=1000
+ROOT=$(cd "$HERE/../.." && pwd)
+CHUTE_BIN=${CHUTE_BIN:-$ROOT/build/chute}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 export FLEET_TIMEOUT=$TIMEOUT   # the node runners' own bound, inside timeout(1)'s
 sizes=("$JOBS")
@@ -48,6 +67,13 @@ want() { [[ $ONLY == *" $1 "* ]]; }
 
 [[ -x $PG_BIN/initdb ]] || { log "no PostgreSQL server binaries in $PG_BIN (apt-get install postgresql)"; exit 1; }
 command -v node >/dev/null || { log "no node (apt-get install nodejs npm)"; exit 1; }
+want_chute=0
+for k in chute chute-exec chute-latency chute-claim; do want "$k" && want_chute=1; done
+if ((want_chute)); then
+	[[ -x $CHUTE_BIN && -x $(dirname "$CHUTE_BIN")/chute-pgsql ]] ||
+		{ log "no $CHUTE_BIN with chute-pgsql next to it (make first)"; exit 1; }
+	pkg-config --exists libpq 2>/dev/null || { log "no libpq-dev (apt-get install libpq-dev)"; exit 1; }
+fi
 [[ ${BENCH_FLEET_NO_INSTALL:-0} == 1 ]] || "$HERE/setup.sh" >&2
 
 # Cleanup on any exit: the measurement in flight (its process group: timeout(1)
@@ -86,8 +112,32 @@ RES=$DIR/result
 pg_start "$DIR" >/dev/null
 log "cluster in $DIR ($("$PG_BIN/postgres" --version))"
 
-printf 'system\tconfig\tround\tjobs\tseconds\tjobs_per_s\tp50_ms\tp99_ms\n' >"$OUT"
-row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$OUT"; }
+# chute's side: a private copy of the binaries (a rebuild during the run changes
+# nothing measured), and the helpers compiled next to them.
+if ((want_chute)); then
+	mkdir -p "$DIR/bin"
+	cp "$CHUTE_BIN" "$DIR/bin/chute"
+	cp "$(dirname "$CHUTE_BIN")/chute-pgsql" "$DIR/bin/chute-pgsql"
+	for p in "$HERE/../worker.c" "$HERE/../stamp.c" "$HERE/pstamp.c" "$HERE/pulse.c"; do
+		cc -O2 -Wall -Wextra -D_GNU_SOURCE -o "$DIR/bin/$(basename "$p" .c)" "$p"
+	done
+	# shellcheck disable=SC2046
+	cc -O2 -Wall -Wextra -D_GNU_SOURCE $(pkg-config --cflags libpq) -o "$DIR/bin/psubmit" \
+		"$HERE/psubmit.c" $(pkg-config --libs libpq)
+	export CHUTE=$DIR/bin/chute FLEET_BIN=$DIR/bin
+	log "chute: $CHUTE_BIN ($(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?'))"
+fi
+
+printf 'system\tconfig\tround\tjobs\tseconds\tjobs_per_s\tp50_ms\tp99_ms\tnotes\n' >"$OUT"
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$OUT"; }
+meta() { row meta "$1" - - - - - - "$2"; }
+meta date "$(date -u +%Y-%m-%dT%H:%MZ)"
+meta load_start "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
+meta nproc "$(nproc)"
+meta rounds "$ROUNDS"
+meta postgres "$("$PG_BIN/postgres" --version | awk '{ print $3 }')"
+meta node "$(node --version)"
+((want_chute)) && meta chute "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 
 # The JSON line in $RES from a runner -> TSV row.
 json_row() {
@@ -96,13 +146,19 @@ json_row() {
 	node -e '
 		const r = JSON.parse(process.argv[1]), f = (x, d) => x === undefined ? "-" : x.toFixed(d);
 		const cfg = r.p50_ms !== undefined ? "latency:" + r.config : r.config;
-		console.log([r.system, cfg, process.argv[2], r.jobs, f(r.seconds, 3), f(r.jobs_per_s, 0), f(r.p50_ms, 1), f(r.p99_ms, 1)].join("\t"));
+		const notes = [];
 		// CPU per job, and how much of the machine went to other load meanwhile.
 		if (r.worker_cpu_s != null && r.server_cpu_s != null && r.machine_cpu_s != null) {
 			const ncpu = require("os").cpus().length, us = (x) => (1e6 * x / r.jobs).toFixed(0), other = r.machine_cpu_s - r.worker_cpu_s - r.server_cpu_s;
+			const pct = (100 * Math.max(0, other) / (ncpu * r.seconds)).toFixed(0);
 			console.error(`  ${r.jobs_per_s.toFixed(0)} jobs/s; CPU per job: workers ${us(r.worker_cpu_s)} us, server ${us(r.server_cpu_s)} us;` +
-				` other load ${(100 * Math.max(0, other) / (ncpu * r.seconds)).toFixed(0)}% of ${ncpu} cores`);
+				` other load ${pct}% of ${ncpu} cores`);
+			notes.push(`cpu_worker_us=${us(r.worker_cpu_s)}`, `cpu_server_us=${us(r.server_cpu_s)}`, `other_load_pct=${pct}`);
 		}
+		if (r.startup_s !== undefined) notes.push(`startup_s=${r.startup_s.toFixed(2)}`);
+		if (r.max_ms !== undefined) notes.push(`max_ms=${r.max_ms.toFixed(1)}`);
+		console.log([r.system, cfg, process.argv[2], r.jobs, f(r.seconds, 3), f(r.jobs_per_s, 0), f(r.p50_ms, 1), f(r.p99_ms, 1),
+			notes.length ? notes.join(",") : "-"].join("\t"));
 	' "$json" "$round" >>"$OUT"
 }
 
@@ -116,13 +172,26 @@ probe=$(node -e '
 	while (process.hrtime.bigint() < end) { fs.writeSync(fd, b, 0, b.length, 0); fs.fdatasyncSync(fd); n++; }
 	fs.closeSync(fd); fs.unlinkSync(f);
 	console.log((n / (Number(process.hrtime.bigint() - t0) / 1e9)).toFixed(0));' "$DIR/fsync.probe") || probe=-
-row machine fdatasync-8k - - - "$probe" - -
+row machine fdatasync-8k - - - "$probe" - - -
 log "fdatasync of 8 kB: $probe per second"
 
 # A fresh database for every measurement: sets $URI.
 seq=0
 db() { seq=$((seq + 1)); URI=$(pg_createdb "$DIR" "b${seq}_$1"); }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# chute.sh NAME ARGS...: one of chute's measurements, bounded like the others, in a
+# scratch directory of its own; its line "JOBS SECONDS RATE P50 P99 NOTES" -> a TSV row.
+chute_row() {
+	local sys=$1 cfg=$2 round=$3 jobs s rate p50 p99 notes
+	shift 3
+	FLEET_WORK=$(mktemp -d "$DIR/work.XXXXXX")
+	export FLEET_WORK
+	bounded "$HERE/chute.sh" "$@"
+	read -r jobs s rate p50 p99 notes <"$RES"
+	row "$sys" "$cfg" "$round" "$jobs" "$s" "$rate" "$p50" "$p99" "$notes"
+	ran_any=1
+}
 
 t_all=$(date +%s)
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -146,14 +215,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			done
 		fi
 		if want raw; then
-			for b in 1 10 100; do
+			for b in 1 4 10 100; do
 				log "round $round: raw claim+ack, batch $b, $n jobs (load $(load))"
 				db raw
 				bounded "$HERE/raw.sh" "$URI" "$n" "$b" 2
 				read -r s rate <"$RES"
-				row raw-claim-ack "b$b-c2" "$round" "$n" "$s" "$rate" - -
+				row raw-claim-ack "b$b-c2" "$round" "$n" "$s" "$rate" - - -
 				ran_any=1
 			done
+		fi
+		if want chute; then
+			log "round $round: chute --persistent, 2 processes x -j 2, $n jobs (load $(load))"
+			db chute
+			chute_row chute persistent-2x2 "$round" throughput "$URI" "$n"
 		fi
 	done
 	if want latency; then
@@ -169,9 +243,50 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			ran_any=1
 		done
 	fi
+	if want chute-latency; then
+		# A persistent stamping worker (pstamp) and an exec'd one (bench/stamp), each
+		# with jobs from one open connection (psubmit: the peers' way) and from one
+		# `chute submit URL FILE` process per job (pulse).
+		for via in conn cli; do
+			for mode in persistent exec; do
+				log "round $round: latency chute $mode, submit via $via, $LAT_JOBS jobs at $LAT_RATE/s (load $(load))"
+				db latchute
+				chute_row chute "latency:$mode-$via" "$round" latency "$URI" "$LAT_JOBS" $((1000 / LAT_RATE)) "$mode" "$via"
+			done
+		done
+	fi
+	if want chute-exec; then
+		# /bin/true per job through the database (2 processes, as the throughput rows;
+		# and 1, the spool's shape) and through chute's own spool (one owner, -j 2).
+		for procs in 2 1; do
+			log "round $round: chute exec /bin/true, $procs process(es) x -j 2, $EXEC_JOBS jobs (load $(load))"
+			db exec
+			chute_row chute "exec-true-${procs}x2" "$round" exec "$URI" "$EXEC_JOBS" "$procs"
+		done
+		log "round $round: chute spool exec /bin/true, -j 2, $EXEC_JOBS jobs (load $(load))"
+		spool=$(mktemp -d "$DIR/spool.XXXXXX")
+		chute_row chute-spool exec-true-j2 "$round" spool "$spool" "$EXEC_JOBS"
+	fi
+	if want chute-claim; then
+		# One worker (--persistent -j 2) with SMALL_BACKLOG queued, BACKLOG queued, and
+		# SMALL_BACKLOG queued after BACKLOG finished jobs.
+		log "round $round: chute claim rate, $SMALL_BACKLOG queued (load $(load))"
+		db claim
+		chute_row chute "claim-q$SMALL_BACKLOG" "$round" claim "$URI" "$SMALL_BACKLOG" "$CLAIM_JOBS"
+		log "round $round: chute claim rate, $BACKLOG queued, first $CLAIM_JOBS jobs (load $(load))"
+		db claim
+		chute_row chute "claim-q$BACKLOG" "$round" claim "$URI" "$BACKLOG" "$CLAIM_JOBS"
+		log "round $round: chute claim rate, $SMALL_BACKLOG queued after $BACKLOG finished (load $(load))"
+		db claim
+		chute_row chute "claim-q$SMALL_BACKLOG-after-$BACKLOG-done" "$round" claim "$URI" "$SMALL_BACKLOG" "$CLAIM_JOBS" "$BACKLOG"
+	fi
 done
 ((ran_any)) || { log "nothing selected by BENCH_FLEET_ONLY=$ONLY"; exit 64; }
+meta load_end "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
+meta seconds "$(($(date +%s) - t_all))"
 log "done in $(($(date +%s) - t_all)) s; wrote $OUT"
 
-# Short table: one line per measurement.
+# Short table: one line per measurement; then the ratios, as make bench reports them.
 column -t -s $'\t' "$OUT"
+echo
+python3 "$HERE/../report.py" fleet "$OUT" || log "bench/report.py fleet failed"
