@@ -458,6 +458,25 @@ lost(struct pgq *pq, struct claim *c, const char *why, bool now)
 	pq->c.cancelled(pq->c.arg, c->id, why, now);
 }
 
+/* Did the renewal's result give token back? */
+static bool
+token_back(PGresult *r, uint64_t token)
+{
+	for (int k = 0; k < PQntuples(r); k++)
+		if (strtoull(PQgetvalue(r, k, 0), NULL, 10) == token)
+			return true;
+	return false;
+}
+
+/* A prefetched claim we will not start: its local copy goes. */
+static void
+forget_ahead(struct pgq *pq, struct claim *c)
+{
+	close(c->fd);
+	unlinkat(pq->dirfd, c->id, 0);
+	free(c->path);
+}
+
 /*
  * Prefetched claims the renewal did not give back (a worker frozen past
  * its lease: another worker has recovered them and may be running them)
@@ -470,20 +489,14 @@ drop_ahead(struct pgq *pq, PGresult *r)
 
 	for (int i = 0; i < pq->nahead; i++) {
 		struct claim *c = &pq->ahead[i];
-		int k;
 
-		for (k = 0; k < PQntuples(r); k++)
-			if (strtoull(PQgetvalue(r, k, 0), NULL, 10) == c->token)
-				break;
-		if (k < PQntuples(r)) {
+		if (token_back(r, c->token)) {
 			pq->ahead[j++] = *c;
 			continue;
 		}
 		say("job=%s prefetched, then taken away (recovered after its "
 		    "lease): not started", vis_id(c->id));
-		close(c->fd);
-		unlinkat(pq->dirfd, c->id, 0);
-		free(c->path);
+		forget_ahead(pq, c);
 	}
 	pq->nahead = j;
 }
@@ -521,14 +534,8 @@ renew(struct pgq *pq, msec_t mono)
 	pq->renew_sent = mono;
 	for (size_t i = 0; i < pq->nheld; i++) {
 		struct claim *c = pq->held[i];
-		int k;
 
-		if (c->token == 0)
-			continue;
-		for (k = 0; k < PQntuples(r); k++)
-			if (strtoull(PQgetvalue(r, k, 0), NULL, 10) == c->token)
-				break;
-		if (k == PQntuples(r))
+		if (c->token != 0 && !token_back(r, c->token))
 			lost(pq, c, "its claim was taken away (cancelled, or "
 			    "recovered after its lease)", false);
 	}
@@ -550,11 +557,8 @@ expire(struct pgq *pq, msec_t mono)
 	for (size_t i = 0; i < pq->nheld; i++)
 		if (pq->held[i]->token != 0)
 			lost(pq, pq->held[i], "cannot renew its lease", true);
-	for (int i = 0; i < pq->nahead; i++) {
-		close(pq->ahead[i].fd);
-		unlinkat(pq->dirfd, pq->ahead[i].id, 0);
-		free(pq->ahead[i].path);
-	}
+	for (int i = 0; i < pq->nahead; i++)
+		forget_ahead(pq, &pq->ahead[i]);
 	pq->nahead = 0;
 	pq->renew_sent = 0;
 }
@@ -935,9 +939,7 @@ hand_back(struct pgq *pq)
 		snprintf(t, sizeof(t), "%llu",
 		    (unsigned long long)pq->ahead[i].token);
 		arr_add(&b, t);
-		close(pq->ahead[i].fd);
-		unlinkat(pq->dirfd, pq->ahead[i].id, 0);
-		free(pq->ahead[i].path);
+		forget_ahead(pq, &pq->ahead[i]);
 	}
 	p[1] = arr_end(&b);
 	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
