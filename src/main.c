@@ -10,6 +10,17 @@
 
 #include "chute.h"
 
+/*
+ * `chute forward SPOOL URL` is chute-pgsql's alone; main() hands it over
+ * when the URL is there, so reaching this means it is not.
+ */
+static int
+cmd_forward(int argc, char **argv)
+{
+	return usage_error("forward", "no postgresql:// URI given (forward "
+	    "moves a spool's jobs into a PostgreSQL queue)");
+}
+
 /* In the order `chute --help` lists them. */
 static const struct cmd cmds[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
@@ -26,6 +37,8 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
 	{ "log", cmd_log, "SPOOL ID" },
 	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
+	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
+	    " [--origin NAME] [--drain]" },
 };
 
 int

@@ -12,7 +12,7 @@
 #include "chute.h"
 #include "queue.h"
 
-#define PG_SCHEMA_VERSION	1
+#define PG_SCHEMA_VERSION	2		/* 2: jobs forwarded from spools */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
 #define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */

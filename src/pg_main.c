@@ -28,6 +28,8 @@ static const struct cmd cmds[] = {
 	{ "log", pgcmd_log, "URL [--queue NAME] ID" },
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
+	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
+	    " [--origin NAME] [--drain]" },
 };
 
 int

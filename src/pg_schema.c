@@ -2,7 +2,10 @@
  * pg_schema.c: chute's schema, compiled in, and `chute init URL`.  The
  * whole schema is created in one transaction under an advisory lock, every
  * statement idempotent, so two hosts may run init at once and a second run
- * changes nothing.  fleet.md explains each table and index.
+ * changes nothing.  An upgrade is the same run over an older schema: each
+ * version's additions are idempotent too (ADD COLUMN IF NOT EXISTS), so
+ * init brings any older version up to this one.  fleet.md explains each
+ * table and index.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +78,22 @@ static const char schema[] =
 "  seq bigserial,\n"
 "  body bytea NOT NULL,\n"
 "  PRIMARY KEY (queue, id, seq)\n"
-");\n";
+");\n"
+/*
+ * Version 2: where a job forwarded from a spool came from (`chute
+ * forward`): the host, the spool, the job's ID there and the file's inode
+ * and birth time.  Unique, so a batch sent again after a crash or a lost
+ * connection inserts nothing twice.  NULL for jobs submitted directly,
+ * which the partial index leaves out.  ADD COLUMN without a default
+ * rewrites nothing: the upgrade of a big table is instant, but for the
+ * index.
+ */
+"ALTER TABLE chute.jobs ADD COLUMN IF NOT EXISTS origin text,"
+" ADD COLUMN IF NOT EXISTS origin_spool text,"
+" ADD COLUMN IF NOT EXISTS origin_id text,"
+" ADD COLUMN IF NOT EXISTS origin_birth text;\n"
+"CREATE UNIQUE INDEX IF NOT EXISTS jobs_origin ON chute.jobs"
+" (origin, origin_spool, origin_id, origin_birth) WHERE origin IS NOT NULL;\n";
 
 /*
  * The schema version in the database: 0 when there is none yet, -1 on
