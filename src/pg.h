@@ -29,6 +29,14 @@ struct pg {
 	char		*uri;		/* as given: may hold a password */
 	char		 name[512];	/* the URI without its password */
 	char		 queue[128];	/* --queue */
+	/*
+	 * When not 0, no call below waits past this instant (monotonic): a
+	 * worker must get its loop back in time to stop its handlers before
+	 * their leases run out, whatever the network or a hung server does.
+	 * A call that would wait longer drops the connection (late is set).
+	 */
+	msec_t		 deadline;
+	bool		 late;
 };
 
 /* pg_conn.c */
@@ -39,6 +47,7 @@ void	 pg_close(struct pg *);
 bool	 pg_ok(struct pg *);
 const char *pg_error(struct pg *);
 PGresult *pg_exec(struct pg *, const char *, int, const char *const *);
+PGresult *pg_exec_bin(struct pg *, const char *, int, const char *const *);
 int	 pg_cmd(struct pg *, const char *, int, const char *const *);
 int	 pg_fail(struct pg *, const char *);
 

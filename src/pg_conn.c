@@ -5,6 +5,8 @@
  * a log line or a process title: only pg->name, rebuilt without it, does.
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,59 @@ pg_parse(struct pg *pg, const char *uri, const char *queue)
 }
 
 /*
+ * Wait until the connection's socket is ready for events, or the deadline
+ * passes: then the connection is dropped (whatever the server does with
+ * the statement, we will not wait for it) and -1 returned.
+ */
+static int
+wait_io(struct pg *pg, short events)
+{
+	struct pollfd p = { .fd = PQsocket(pg->conn), .events = events };
+	msec_t left;
+	int n;
+
+	for (;;) {
+		left = pg->deadline - mono_ms();
+		if (left <= 0 || p.fd == -1)
+			break;
+		if ((n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left)) > 0)
+			return 0;
+		if (n == -1 && errno != EINTR)
+			break;
+	}
+	pg->late = true;
+	pg_close(pg);
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+/* PQconnectdbParams, but with poll(2) and the deadline (libpq's docs). */
+static int
+connect_by(struct pg *pg, const char *const *keys, const char *const *vals)
+{
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+
+	pg->late = false;
+	if ((pg->conn = PQconnectStartParams(keys, vals, 1)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	while (st != PGRES_POLLING_OK) {
+		if (PQstatus(pg->conn) == CONNECTION_BAD ||
+		    st == PGRES_POLLING_FAILED)
+			return -1;
+		if (wait_io(pg, st == PGRES_POLLING_READING ? POLLIN :
+		    POLLOUT) == -1)
+			return -1;
+		st = PQconnectPoll(pg->conn);
+	}
+	/* PQsend* never block on a full socket buffer: wait_io does. */
+	if (PQsetnonblocking(pg->conn, 1) == -1)
+		return -1;
+	return 0;
+}
+
+/*
  * Connect, bounded in time (connect_timeout, TCP keepalives and user
  * timeout), with every statement bounded too: by stmt_ms when not 0 (a
  * worker's is a third of its lease, so that no call outlives the time
@@ -107,6 +162,8 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 	vals[7] = opts;
 	vals[8] = pg->uri;
 	vals[9] = NULL;
+	if (pg->deadline != 0)
+		return connect_by(pg, keys, vals);
 	pg->conn = PQconnectdbParams(keys, vals, 1);
 	if (pg->conn == NULL) {
 		errno = ENOMEM;
@@ -138,6 +195,9 @@ pg_error(struct pg *pg)
 	static char buf[512];
 	char *nl;
 
+	if (pg->conn == NULL && pg->late)
+		return "no reply in time (the worker's own deadline, "
+		    "under its lease): connection dropped";
 	if (pg->conn == NULL)
 		return strerror(errno ? errno : ENOMEM);
 	strlcpy(buf, PQerrorMessage(pg->conn), sizeof(buf));
@@ -152,28 +212,90 @@ pg_error(struct pg *pg)
 }
 
 /*
- * Run one statement with text parameters (never a string built from
- * input), or, without parameters, the statements of a fixed text.  Returns the result of a successful statement, or NULL
- * (pg_error says why).
+ * Sent: flush what libpq could not write at once, then collect the
+ * results, waiting on the socket no later than the deadline.  With
+ * several statements (the simple protocol) the first failure is kept.
  */
-PGresult *
-pg_exec(struct pg *pg, const char *sql, int n, const char *const *params)
+static PGresult *
+await(struct pg *pg)
+{
+	PGresult *r, *kept = NULL;
+	int f;
+
+	while ((f = PQflush(pg->conn)) == 1)
+		if (wait_io(pg, POLLIN | POLLOUT) == -1 ||
+		    PQconsumeInput(pg->conn) == 0)
+			return NULL;
+	if (f == -1)
+		return NULL;
+	for (;;) {
+		while (PQisBusy(pg->conn))
+			if (wait_io(pg, POLLIN) == -1 ||
+			    PQconsumeInput(pg->conn) == 0)
+				goto broken;
+		if ((r = PQgetResult(pg->conn)) == NULL)
+			return kept;
+		if (kept != NULL && PQresultStatus(kept) == PGRES_FATAL_ERROR) {
+			PQclear(r);	/* the first failure stands */
+			continue;
+		}
+		PQclear(kept);
+		kept = r;
+	}
+broken:
+	PQclear(kept);
+	return NULL;
+}
+
+/*
+ * Run one statement with text parameters (never a string built from
+ * input), or, without parameters, the statements of a fixed text; results
+ * in text, or in binary (bin).  Returns the result of a successful
+ * statement, or NULL (pg_error says why).
+ */
+static PGresult *
+run(struct pg *pg, const char *sql, int n, const char *const *params,
+    int bin)
 {
 	PGresult *r;
 	ExecStatusType st;
+	int sent;
 
 	if (pg->conn == NULL)
 		return NULL;
-	/* No parameters: the simple protocol, which allows several statements. */
-	if (n == 0)
-		r = PQexec(pg->conn, sql);
-	else
-		r = PQexecParams(pg->conn, sql, n, NULL, params, NULL, NULL, 0);
+	if (pg->deadline == 0) {
+		/* No parameters: the simple protocol (several statements). */
+		if (n == 0 && !bin)
+			r = PQexec(pg->conn, sql);
+		else
+			r = PQexecParams(pg->conn, sql, n, NULL, params, NULL,
+			    NULL, bin);
+	} else {
+		if (n == 0 && !bin)
+			sent = PQsendQuery(pg->conn, sql);
+		else
+			sent = PQsendQueryParams(pg->conn, sql, n, NULL, params,
+			    NULL, NULL, bin);
+		r = sent ? await(pg) : NULL;
+	}
 	st = PQresultStatus(r);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return r;
 	PQclear(r);
 	return NULL;
+}
+
+PGresult *
+pg_exec(struct pg *pg, const char *sql, int n, const char *const *params)
+{
+	return run(pg, sql, n, params, 0);
+}
+
+/* pg_exec, with the rows in binary (a payload's bytes as they are). */
+PGresult *
+pg_exec_bin(struct pg *pg, const char *sql, int n, const char *const *params)
+{
+	return run(pg, sql, n, params, 1);
 }
 
 /* pg_exec for a statement whose rows are not wanted: 0, or -1. */

@@ -151,6 +151,27 @@ failed(struct pgq *pq, const char *what)
 
 static int renew(struct pgq *, msec_t);
 
+/*
+ * Bound every call of this turn of the loop (pg.h: deadline): a third of
+ * the lease, like the server's statement_timeout, and while we hold
+ * claims no later than the instant expire() must stop their handlers (a
+ * twentieth of the lease at least, for a renewal that may still save
+ * them).  A reply that comes later is not waited for: the connection is
+ * dropped and made again.
+ */
+static void
+arm(struct pgq *pq, msec_t mono)
+{
+	msec_t d = mono + pq->lease / 3;
+	msec_t stop = pq->renew_sent + pq->lease * 5 / 6;
+
+	if (pq->renew_sent != 0 && (pq->nheld > 0 || pq->nahead > 0) &&
+	    stop < d)
+		d = stop > mono + pq->lease / 20 ? stop : mono + pq->lease / 20;
+	pq->pg.deadline = d;
+}
+
+
 /* The server's notices and warnings, as the owner's lines, on one line. */
 static void
 notice(void *arg, const char *msg)
@@ -170,6 +191,9 @@ reconnect(struct pgq *pq, msec_t mono)
 {
 	int v;
 
+	arm(pq, mono);
+	if (pq->pg.deadline > mono + PG_CONNECT_SECS * 1000)
+		pq->pg.deadline = mono + PG_CONNECT_SECS * 1000;
 	if (pg_connect(&pq->pg, true, pq->lease / 3) == -1) {
 		if (pq->pg.conn != NULL && (PQconnectionNeedsPassword(pq->pg.conn) ||
 		    PQconnectionUsedPassword(pq->pg.conn))) {
@@ -194,6 +218,7 @@ reconnect(struct pgq *pq, msec_t mono)
 		return;
 	}
 	PQsetNoticeProcessor(pq->pg.conn, notice, pq);
+	arm(pq, mono);		/* the rest of the turn: as any other */
 	if (pq->said_down)
 		say("%s: connected again", pq->pg.name);
 	pq->said_down = false;
@@ -294,11 +319,10 @@ claim_rows(struct pgq *pq, int n)
 	}
 	{
 		const char *q[2] = { pq->pg.queue, arr_end(&ids) };
-		b = PQexecParams(pq->pg.conn, payloads, 2, NULL, q, NULL, NULL, 1);
+		b = pg_exec_bin(&pq->pg, payloads, 2, q);
 	}
 	free(ids.p);
-	if (PQresultStatus(b) != PGRES_TUPLES_OK) {
-		PQclear(b);
+	if (b == NULL) {
 		PQclear(r);
 		return -1;	/* the claims expire: someone recovers them */
 	}
@@ -385,6 +409,8 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 	struct pgq *pq = (struct pgq *)q;
 	msec_t mono = mono_ms();
 	int got = 0, want;
+
+	arm(pq, mono);
 
 	if (pq->nahead == 0 && pq->up && (pq->wake || mono >= pq->next_poll)) {
 		want = n + pq->prefetch;
@@ -791,6 +817,7 @@ pq_commit(struct queue *q, bool busy)
 	mono = mono_ms();
 	if (busy && mono - pq->pend[0].since < 5)
 		return pq->pend[0].since + 5;
+	arm(pq, mono);
 	if (flush(pq) == -1)
 		return pq->up ? mono + RETRY_MS : pq->reconnect_at;
 	return INT64_MAX;
@@ -806,21 +833,18 @@ pq_fd(struct queue *q)
 	return pq->up ? PQsocket(pq->pg.conn) : -1;
 }
 
-/* Notifications: work in our queue, or a cancel of a job we may hold. */
-static int
-pq_wake(struct queue *q)
+/*
+ * Notifications already read (by PQconsumeInput here, or while a
+ * statement's reply was awaited): work in our queue, or a cancel of a job
+ * we may hold.
+ */
+static void
+notifies(struct pgq *pq)
 {
-	struct pgq *pq = (struct pgq *)q;
 	PGnotify *n;
 	size_t ql = strlen(pq->pg.queue);
 
-	if (!pq->up)
-		return pq->fatal ? -1 : 0;
-	if (PQconsumeInput(pq->pg.conn) == 0) {
-		down(pq, "connection");
-		return pq->fatal ? -1 : 0;
-	}
-	while ((n = PQnotifies(pq->pg.conn)) != NULL) {
+	while (pq->up && (n = PQnotifies(pq->pg.conn)) != NULL) {
 		const char *e = n->extra;
 
 		if (strcmp(e, pq->pg.queue) == 0)
@@ -835,6 +859,20 @@ pq_wake(struct queue *q)
 					    false);
 		PQfreemem(n);
 	}
+}
+
+static int
+pq_wake(struct queue *q)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	if (!pq->up)
+		return pq->fatal ? -1 : 0;
+	if (PQconsumeInput(pq->pg.conn) == 0) {
+		down(pq, "connection");
+		return pq->fatal ? -1 : 0;
+	}
+	notifies(pq);
 	return pq->fatal ? -1 : 0;
 }
 
@@ -850,6 +888,7 @@ pq_due(struct queue *q, msec_t mono)
 {
 	struct pgq *pq = (struct pgq *)q;
 
+	arm(pq, mono);
 	if (!pq->up && mono >= pq->reconnect_at && !pq->fatal)
 		reconnect(pq, mono);
 	if (pq->up && pq->next_renew != 0 && mono >= pq->next_renew)
@@ -865,6 +904,7 @@ pq_next(struct queue *q, msec_t mono)
 	struct pgq *pq = (struct pgq *)q;
 	msec_t t;
 
+	notifies(pq);	/* those a statement's reply came with */
 	if (pq->fatal)
 		return mono;
 	if (!pq->up)
@@ -886,8 +926,10 @@ static int
 pq_renew(struct queue *q, struct claim *const *c, int n)
 {
 	struct pgq *pq = (struct pgq *)q;
+	msec_t mono = mono_ms();
 
-	return pq->up ? renew(pq, mono_ms()) : -1;
+	arm(pq, mono);
+	return pq->up ? renew(pq, mono) : -1;
 }
 
 /* Nothing left in new, cur or defer, here or on any other worker. */
@@ -903,6 +945,7 @@ pq_drained(struct queue *q)
 
 	if (!pq->up || pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
 		return false;
+	arm(pq, mono_ms());
 	if ((r = pg_exec(&pq->pg, sql, 1, p)) == NULL) {
 		failed(pq, "drained");
 		return false;
@@ -964,6 +1007,7 @@ pq_close(struct queue *q)
 
 	if (pq == NULL)
 		return;
+	arm(pq, mono_ms());
 	if (pq->up && pq->npend > 0)
 		flush(pq);
 	hand_back(pq);

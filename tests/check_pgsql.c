@@ -364,6 +364,44 @@ START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 }
 END_TEST
 
+/*
+ * A server that stops answering on a live connection (its session and its
+ * postmaster stopped: no reset, no error, no timeout on the server's side)
+ * must not hold the worker's loop past its lease: its own deadline drops
+ * the connection and bounds the connects that follow, and its handler is
+ * stopped before the lease runs out, so the run after recovery is never
+ * concurrent with it.  The worker itself goes on once the server is back.
+ */
+START_TEST(test_a_hung_server_cannot_hold_a_worker_past_its_lease)
+{
+	char q[512];
+	pid_t a, h1, backend, pm = t_pg_postmaster();
+
+	snprintf(q, sizeof(q), "SELECT pid FROM pg_stat_activity WHERE "
+	    "application_name = 'chute-worker' AND datname = '%s'",
+	    t_pg_dbname(uri));
+	submit("default", "hung", "x");
+	a = WORKER("--lease", "3s", "--", h_block());
+	WAIT_UNTIL((h1 = t_handler_pid("hung")) > 0, 20000, "the first run");
+	WAIT_UNTIL((backend = (pid_t)sqln(q)) > 0, 10000, "the worker's session");
+	EXPECT(pm > 0 && kill(pm, SIGSTOP) == 0 && kill(backend, SIGSTOP) == 0,
+	    "SIGSTOP the postmaster and the worker's session");
+	WAIT_UNTIL(!t_alive(h1), 20000, "the worker to stop its handler when "
+	    "it cannot renew: %s", t_log_of(a));
+	kill(backend, SIGCONT);
+	kill(pm, SIGCONT);
+	EXPECT(strstr(t_log_of(a), "no reply in time") != NULL, "the worker "
+	    "says why it dropped the connection: %s", t_log_of(a));
+	WAIT_UNTIL(t_journal_has("hung", 2), 30000, "the run after recovery: "
+	    "%s", t_log_of(a));
+	t_release();
+	await_state("hung", "done", 15000);
+	EXPECT(CHUTE("status", uri, "hung") == 0 && t_token(T.out,
+	    "attempts=2"), "both attempts counted: %s", T.out);
+	EXPECT(t_stop(a) == 0, "the worker is still there and stops");
+}
+END_TEST
+
 START_TEST(test_server_restarts_and_killed_connections_lose_nothing)
 {
 	pid_t w[2];
@@ -499,6 +537,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_cancel_from_another_process_stops_the_running_handler);
 	tcase_add_test(tc, test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
+	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
 	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
