@@ -66,6 +66,7 @@ struct fwd {
 	bool		 stop;
 	bool		 checked;	/* the schema was checked on this connection */
 	bool		 down;		/* "unreachable" was said */
+	bool		 gone;		/* the last statement lost the server */
 	msec_t		 down_since;
 	msec_t		 wait;		/* the next wait before a retry */
 	struct arr	 lid, birth, did, body;
@@ -346,6 +347,11 @@ send_once(struct fwd *f, const int *idx, int m)
 	    fmts, 0);
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != m) {
+		const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+		/* No SQLSTATE, class 08 or 57P: the server went away. */
+		f->gone = st == NULL || strncmp(st, "08", 2) == 0 ||
+		    strncmp(st, "57P", 3) == 0;
 		PQclear(r);
 		return -1;
 	}
@@ -427,6 +433,7 @@ backoff(struct fwd *f, int n, const char *what)
 		f->down_since = mono_ms();
 		say("%s: database %s (%s): retrying; %zu jobs waiting",
 		    f->pg.name, what, pg_error(&f->pg), waiting(f, n));
+		say_flush();
 		f->wait = FWD_RETRY_MIN_MS;
 	}
 	pg_close(&f->pg);
@@ -447,6 +454,7 @@ back_up(struct fwd *f, int n)
 	dur_format(mono_ms() - f->down_since, d, sizeof(d));
 	say("%s: database reachable again after %s; %zu jobs waiting",
 	    f->pg.name, d, waiting(f, n));
+	say_flush();
 }
 
 /* ---- a batch ---- */
@@ -478,7 +486,7 @@ send_all(struct fwd *f, struct claim *const *cv, int n)
 		if (rc == -1 || send_once(f, idx, m) == -1) {
 			if (f->drain && f->down)
 				return EX_TEMPFAIL;
-			backoff(f, n, rc == 0 && pg_ok(&f->pg) ?
+			backoff(f, n, rc == 0 && !f->gone && pg_ok(&f->pg) ?
 			    "refused the batch" : "unreachable");
 			continue;
 		}

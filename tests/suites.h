@@ -16,4 +16,5 @@ Suite	*fault_suite(void);
 Suite	*hostile_suite(void);
 Suite	*pg_harness_suite(void);
 Suite	*pgsql_suite(void);
+Suite	*forward_suite(void);
 #endif

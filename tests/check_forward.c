@@ -1,0 +1,382 @@
+/*
+ * check_forward.c: `chute forward SPOOL URL` end to end against a real
+ * PostgreSQL server (t_pg.c): the database down while users submit into
+ * the spool, kill -9 of forward at random instants, a server crash in the
+ * middle of a batch, two hosts' spools with the same job names, the
+ * schema upgrade.  What arrived is checked in the database (every job
+ * exactly once, its exact bytes), what stayed in the spool, and what ran.
+ */
+#include <sys/stat.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "t_cli.h"
+#include "t_pg.h"
+
+static char *uri;		/* the test's database */
+
+static void
+cluster_up(void)
+{
+	ck_assert_msg(t_pg_start() == 0, "%s", t_pg_skip_reason());
+}
+
+static void
+setup(void)
+{
+	t_cli_setup();
+	uri = t_pg_newdb();
+	EXPECT(CHUTE("init", uri) == 0, "chute init: %s", T.err);
+}
+
+static void
+teardown(void)
+{
+	t_cli_teardown();
+	free(uri);
+}
+
+static char *
+sql(const char *q)
+{
+	static char out[8192];
+
+	EXPECT(t_pg_sql(uri, q, out, sizeof(out)) == 0, "psql %s: %s", q,
+	    t_pg_error());
+	return out;
+}
+
+static long
+sqln(const char *q)
+{
+	return atol(sql(q));
+}
+
+/* `chute forward SPOOL URL ARGS...` in the background; its log is RP(log). */
+#define FORWARD(spool, log, ...)					\
+	t_spawn((const char *const[]){ T.bin, "forward", (spool), uri,	\
+	    __VA_ARGS__, NULL }, NULL, RP(log), RP(log), NULL)
+
+/* The content every test job gets: its name, so a mix-up shows. */
+static const char *
+body_of(const char *id)
+{
+	return P("payload of %s\n", id);
+}
+
+/* Jobs whose database row holds exactly the bytes their spool file had. */
+static long
+exact_payloads(void)
+{
+	return sqln("SELECT count(*) FROM chute.jobs j JOIN chute.payloads p"
+	    " USING (queue, id) WHERE p.body = convert_to('payload of ' ||"
+	    " j.origin_id || E'\\n', 'UTF8') AND j.size = length(p.body)");
+}
+
+/* How many times text occurs in the file at path. */
+static int
+occurrences(const char *path, const char *text)
+{
+	char *s = t_slurp(path), *p = s;
+	int n = 0;
+
+	while (p != NULL && (p = strstr(p, text)) != NULL) {
+		n++;
+		p += strlen(text);
+	}
+	free(s);
+	return n;
+}
+
+/* n jobs f0000.. dropped into new/ as `mv` does. */
+static void
+drop_many(int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *id = P("f%04d", i);
+		t_drop(id, body_of(id));
+	}
+}
+
+/* Wait until the database holds n rows. */
+static void
+await_rows(long n, int ms)
+{
+	WAIT_UNTIL(sqln("SELECT count(*) FROM chute.jobs") >= n, ms,
+	    "%ld jobs in the database after %d ms, not %ld", sqln("SELECT "
+	    "count(*) FROM chute.jobs"), ms, n);
+}
+
+/* ---- the basics ---- */
+
+START_TEST(test_forwarded_jobs_arrive_once_and_both_sides_say_where)
+{
+	pid_t fw;
+	char *st;
+
+	t_submit_as("a1", body_of("a1"));
+	t_drop("report.csv", body_of("report.csv"));
+	EXPECT(mkfifo(SP("new", "pipe"), 0600) == 0, "mkfifo");
+	/* One byte over the database's limit: sparse, never read. */
+	{
+		int fd = open(SP("tmp", "big"), O_WRONLY | O_CREAT | O_CLOEXEC,
+		    0644);
+		EXPECT(fd != -1 && ftruncate(fd, (64LL << 20) + 1) == 0,
+		    "big: %s", strerror(errno));
+		close(fd);
+		EXPECT(rename(SP("tmp", "big"), SP("new", "big")) == 0, "mv big");
+	}
+	fw = FORWARD(T.spool, "fw.log", "--drain");
+	EXPECT(t_reap(fw, 30000, "forward --drain") == 0, "forward: %s",
+	    t_log_of(fw));
+	EXPECT(t_exists(SP("done", "a1")) && t_exists(SP("done", "report.csv")),
+	    "forwarded jobs are in done/");
+	EXPECT(t_exists(SP("failed", "pipe")) && t_exists(SP("failed", "big")),
+	    "the FIFO and the oversized job are in failed/");
+	EXPECT(strstr(t_slurp(SP("log", "pipe")), "rejected: not a regular file"),
+	    "the FIFO is refused as run refuses it");
+	EXPECT(strstr(t_slurp(SP("log", "big")), "larger than 64 MiB"),
+	    "the oversized job says why: %s", t_slurp(SP("log", "big")));
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 2 &&
+	    exact_payloads() == 2, "two jobs, exact bytes");
+	st = t_status("a1");
+	EXPECT(t_token(st, "forwarded") && strstr(st, " to default at ") &&
+	    strstr(st, " as a1"), "status SPOOL: %s", st);
+	EXPECT(CHUTE("status", uri, "a1") == 0 && t_token(T.out, "new"),
+	    "status URL finds it by the same ID: %s%s", T.out, T.err);
+	EXPECT(strstr(t_slurp(SP("log", "a1")), "forwarded to default at "),
+	    "the log says where it went");
+	/* Forwarded, then run by a worker of the fleet. */
+	EXPECT(t_reap(t_owner(NULL, uri, "--drain", "--", h_journal(),
+	    (const char *)NULL), 30000, "worker") == 0, "worker");
+	EXPECT(t_journal_count("a1") == 1 && t_journal_count("report.csv") == 1,
+	    "each ran once");
+	EXPECT(strcmp(t_slurp(RP("seen/a1")), body_of("a1")) == 0, "its bytes");
+}
+END_TEST
+
+START_TEST(test_forward_owns_the_spool_as_run_does)
+{
+	pid_t fw = FORWARD(T.spool, "fw.log", "--batch", "8");
+
+	t_await_lock(fw, 10000);
+	EXPECT(CHUTE("forward", T.spool, uri) == 75 && strstr(T.err,
+	    "owned by pid"), "a second forward: %s", T.err);
+	EXPECT(t_reap(OWNER("--drain", "--", "/bin/true"), 10000, "run") == 75,
+	    "chute run on a forwarded spool is refused");
+	EXPECT(CHUTE("forward", T.spool) == 64, "no URL: usage error");
+	EXPECT(CHUTE("forward", T.spool, uri, "--batch", "0") == 64, "--batch 0");
+	EXPECT(t_stop(fw) == 0, "SIGTERM: exit 0: %s", t_log_of(fw));
+}
+END_TEST
+
+START_TEST(test_two_hosts_spools_with_the_same_names_both_arrive)
+{
+	char other[1200];
+	pid_t a, b;
+
+	snprintf(other, sizeof(other), "%s/spool2", T.root);
+	EXPECT(CHUTE("init", other) == 0, "init spool2");
+	for (int i = 0; i < 20; i++) {
+		const char *id = P("same%02d", i);
+		t_drop(id, body_of(id));
+		t_write(P("%s/tmp/%s", other, id), body_of(id));
+		EXPECT(rename(P("%s/tmp/%s", other, id), P("%s/new/%s", other,
+		    id)) == 0, "drop into spool2");
+	}
+	a = FORWARD(T.spool, "a.log", "--origin", "hosta", "--drain");
+	b = FORWARD(other, "b.log", "--origin", "hostb", "--drain");
+	EXPECT(t_reap(a, 30000, "forward a") == 0, "a: %s", t_log_of(a));
+	EXPECT(t_reap(b, 30000, "forward b") == 0, "b: %s", t_log_of(b));
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 40 &&
+	    sqln("SELECT count(DISTINCT id) FROM chute.jobs") == 40 &&
+	    sqln("SELECT count(DISTINCT origin) FROM chute.jobs") == 2,
+	    "40 jobs under 40 IDs from 2 origins: %s", sql("SELECT string_agg("
+	    "origin || ':' || id, ' ') FROM chute.jobs"));
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs WHERE id = origin_id") == 20,
+	    "one of each pair kept its ID");
+	EXPECT(exact_payloads() == 40, "exact bytes");
+	/* The one that lost the race says which ID it got, on both sides. */
+	for (int i = 0; i < 20; i++) {
+		const char *id = P("same%02d", i), *log;
+		char *lb = t_slurp(P("%s/log/%s", other, id)), *la =
+		    t_slurp(SP("log", id));
+
+		log = strstr(la, "its ID was taken") ? la : lb;
+		EXPECT(strstr(log, P(" as %s-", id)) != NULL,
+		    "the derived ID is in the log: %s", log);
+		free(la);
+		free(lb);
+	}
+}
+END_TEST
+
+START_TEST(test_init_upgrades_a_version_1_database)
+{
+	pid_t fw;
+
+	EXPECT(t_pg_sql(uri, "DROP INDEX chute.jobs_origin; ALTER TABLE"
+	    " chute.jobs DROP COLUMN origin, DROP COLUMN origin_spool, DROP"
+	    " COLUMN origin_id, DROP COLUMN origin_birth; UPDATE chute.version"
+	    " SET version = 1", NULL, 0) == 0, "back to 1: %s", t_pg_error());
+	t_drop("u1", body_of("u1"));
+	EXPECT(CHUTE("forward", T.spool, uri, "--drain") == 78 &&
+	    strstr(T.err, "run chute init"), "version 1 is refused: %s", T.err);
+	EXPECT(t_exists(SP("new", "u1")), "the job is back in new/");
+	EXPECT(CHUTE("init", uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init upgrades: %s%s", T.out, T.err);
+	EXPECT(sqln("SELECT version FROM chute.version") == 2, "version 2");
+	fw = FORWARD(T.spool, "fw.log", "--drain");
+	EXPECT(t_reap(fw, 30000, "forward") == 0, "forward: %s", t_log_of(fw));
+	EXPECT(exact_payloads() == 1, "u1 arrived");
+}
+END_TEST
+
+/* ---- failures ---- */
+
+/*
+ * The database down for 10 s while forward runs and users keep
+ * submitting, with chute submit and with mv: nothing lost, nothing
+ * failed, no attempt used, one line when it went and one when it came
+ * back; everything arrives and runs after.
+ */
+START_TEST(test_the_database_down_for_10s_loses_nothing_and_uses_no_attempt)
+{
+	pid_t fw = FORWARD(T.spool, "fw.log", "--batch", "16");
+	int64_t until;
+	int n = 0;
+
+	t_await_lock(fw, 10000);
+	t_submit_as("before", body_of("before"));
+	await_rows(1, 20000);
+	t_pg_down();
+	/*
+	 * A job every 100 ms for 10 s, one in five by chute submit (a
+	 * process each: the harness allows a test 32), the others by mv.
+	 */
+	until = t_mono() + 10000;
+	for (int64_t next = t_mono(); next < until; next += 100) {
+		const char *id = P("d%04d", n++);
+
+		WAIT_UNTIL(t_mono() >= next, 1000, "the clock");
+		if (n % 5 == 1)
+			t_submit_as(id, body_of(id));
+		else
+			t_drop(id, body_of(id));
+	}
+	WAIT_UNTIL(occurrences(RP("fw.log"), "unreachable") == 1, 10000,
+	    "forward said nothing: %s", t_log_of(fw));
+	EXPECT(t_count_state("failed") == 0, "nothing failed while down");
+	t_pg_up();
+	await_rows(n + 1, 60000);
+	WAIT_UNTIL(t_count_state("done") == n + 1, 10000, "all in done/");
+	EXPECT(occurrences(RP("fw.log"), "unreachable") == 1 &&
+	    occurrences(RP("fw.log"), "reachable again") == 1,
+	    "said once each way: %s", t_log_of(fw));
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == n + 1 &&
+	    exact_payloads() == n + 1 && t_count_state("failed") == 0,
+	    "%d jobs, each once, exact", n + 1);
+	/* Attempts are the start lines of the log: there are none. */
+	for (int i = 0; i < n; i++) {
+		const char *id = P("d%04d", i);
+		EXPECT(occurrences(SP("log", id), " start") == 0 &&
+		    occurrences(SP("log", id), "forwarded to") == 1,
+		    "%s: %s", id, t_slurp(SP("log", id)));
+	}
+	EXPECT(strstr(t_status("d0001"), "forwarded attempts=0"), "status: %s",
+	    t_status("d0001"));
+	EXPECT(t_stop(fw) == 0, "forward stops: %s", t_log_of(fw));
+	EXPECT(t_reap(t_owner(NULL, uri, "-j", "2", "--drain", "--",
+	    h_journal(), (const char *)NULL), 60000, "worker") == 0, "worker");
+	EXPECT(t_journal_total() == n + 1, "all ran: %d of %d",
+	    t_journal_total(), n + 1);
+}
+END_TEST
+
+/* Every one of the 500 jobs in the database exactly once, exactly. */
+static void
+expect_500_once(void)
+{
+	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 500 &&
+	    sqln("SELECT count(DISTINCT origin_id) FROM chute.jobs") == 500 &&
+	    sqln("SELECT count(*) FROM chute.jobs WHERE id <> origin_id") == 0,
+	    "500 jobs, each once under its own ID: %ld rows",
+	    sqln("SELECT count(*) FROM chute.jobs"));
+	EXPECT(exact_payloads() == 500, "exact payloads: %ld", exact_payloads());
+	EXPECT(t_count_state("done") == 500 && t_count_state("failed") == 0,
+	    "all in done/, none failed");
+}
+
+START_TEST(test_kill_9_at_random_instants_creates_nothing_twice)
+{
+	pid_t fw;
+	int done;
+
+	drop_many(500);
+	srandom((unsigned)getpid());
+	for (int round = 0; round < 20; round++) {
+		/* Killed once the spool has moved on by a random amount. */
+		int target = t_count_state("done") + 1 + (int)(random() % 30);
+
+		fw = FORWARD(T.spool, P("fw.%d.log", round), "--batch",
+		    P("%d", 1 + (int)(random() % 24)));
+		WAIT_UNTIL(t_count_state("done") >= target ||
+		    t_count_state("done") == 500, 30000, "round %d: no progress:"
+		    " %s", round, t_log_of(fw));
+		kill(fw, SIGKILL);
+		EXPECT(t_reap(fw, 10000, "killed forward") == 128 + SIGKILL,
+		    "killed");
+	}
+	done = t_count_state("done");
+	fw = FORWARD(T.spool, "fw.last.log", "--drain");
+	EXPECT(t_reap(fw, 60000, "forward --drain") == 0, "last: %s",
+	    t_log_of(fw));
+	expect_500_once();
+	EXPECT(done < 500, "the rounds killed it before the end (%d done)",
+	    done);
+}
+END_TEST
+
+START_TEST(test_a_server_crash_in_the_middle_of_a_batch_loses_and_doubles_nothing)
+{
+	pid_t fw;
+
+	drop_many(500);
+	fw = FORWARD(T.spool, "fw.log", "--batch", "50");
+	await_rows(1, 30000);
+	t_pg_restart_immediate();
+	WAIT_UNTIL(t_count_state("done") == 500, 60000, "not all done: %s",
+	    t_log_of(fw));
+	expect_500_once();
+	EXPECT(t_stop(fw) == 0, "forward stops: %s", t_log_of(fw));
+}
+END_TEST
+
+Suite *
+forward_suite(void)
+{
+	Suite *s = suite_create("forward");
+	TCase *tc;
+
+	if (t_pg_skip())
+		return s;
+	tc = t_tcase(setup, teardown, "forward", 300);
+	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_forwarded_jobs_arrive_once_and_both_sides_say_where);
+	tcase_add_test(tc, test_forward_owns_the_spool_as_run_does);
+	tcase_add_test(tc, test_two_hosts_spools_with_the_same_names_both_arrive);
+	tcase_add_test(tc, test_init_upgrades_a_version_1_database);
+	tcase_add_test(tc, test_the_database_down_for_10s_loses_nothing_and_uses_no_attempt);
+	tcase_add_test(tc, test_kill_9_at_random_instants_creates_nothing_twice);
+	tcase_add_test(tc, test_a_server_crash_in_the_middle_of_a_batch_loses_and_doubles_nothing);
+	suite_add_tcase(s, tc);
+	return s;
+}
