@@ -237,6 +237,16 @@ install: $(B)/chute $(B)/chute-pgsql
 bench: $(B)/chute $(B)/chute-pgsql
 	CHUTE_BIN=$(abspath $(B)/chute) bench/run
 
+# make deb: the Debian packages chute and chute-pgsql (debian/), built with
+# debhelper from a copy of the tree, into $(B)/deb/.  make check-package
+# builds them, installs them with dpkg on this machine (as root), runs a job
+# as the chute user, purges them and checks what is left (README).
+deb:
+	debian/make-deb $(B)/deb
+
+check-package:
+	tests/package/check.sh $(B)/deb
+
 clean:
 	rm -rf $(B)
 
@@ -246,4 +256,4 @@ clean:
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
 .PHONY: all check check-asan check-valgrind strict torture fuzz install bench \
-	clean FORCE
+	deb check-package clean FORCE
