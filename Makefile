@@ -36,6 +36,9 @@ TEST_PKGS := check:check
 # chute-pgsql, the PostgreSQL queue, is a program of its own so that a host
 # running only spools needs no libpq (fleet.md); only it needs PG_PKGS.
 PG_PKGS   := libpq:libpq-dev
+# `chute top`, the terminal view, is drawn with ncurses: only chute links
+# it, and only its objects (TOP_SRC) are compiled with its flags.
+TOP_PKGS  := ncursesw:libncurses-dev
 
 # pkg-config is asked at parse time, quietly: a library it does not know
 # gives empty flags here, and make stops only in $(call need,PKGS), which the
@@ -61,13 +64,19 @@ TEST_PKG_VERSIONS := $(call pkg,--modversion $(call pc,$(TEST_PKGS)))
 PG_PKG_CFLAGS     := $(call pkg,--cflags $(call pc,$(PG_PKGS)))
 PG_PKG_LIBS       := $(call pkg,--libs $(call pc,$(PG_PKGS)))
 PG_PKG_VERSIONS   := $(call pkg,--modversion $(call pc,$(PG_PKGS)))
+TOP_PKG_CFLAGS    := $(call pkg,--cflags $(call pc,$(TOP_PKGS)))
+TOP_PKG_LIBS      := $(call pkg,--libs $(call pc,$(TOP_PKGS)))
+TOP_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(TOP_PKGS)))
 
 # src/main.c is chute's main(); everything else in src/ is libchute.a, which
 # the tests link too.  New files in src/ and tests/ are picked up as they are.
 # src/pg_*.c and src/queue_pg.c are chute-pgsql's, on top of libchute.a.
 PG_SRC   := $(wildcard src/pg_*.c src/queue_pg.c)
 PG_OBJ   := $(PG_SRC:src/%.c=$(B)/%.o)
-LIB_SRC  := $(filter-out src/main.c $(PG_SRC),$(wildcard src/*.c))
+# src/cmd_top.c is chute's alone, next to main.c, out of the library.
+TOP_SRC  := src/cmd_top.c
+TOP_OBJ  := $(TOP_SRC:src/%.c=$(B)/%.o)
+LIB_SRC  := $(filter-out src/main.c $(PG_SRC) $(TOP_SRC),$(wildcard src/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/%.o)
 TEST_SRC := $(wildcard tests/check_*.c tests/t_*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
@@ -76,8 +85,8 @@ COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
 all: $(B)/chute $(B)/chute-pgsql
 
-$(B)/chute: $(B)/main.o $(B)/libchute.a $(B)/flags
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PKG_LIBS)
+$(B)/chute: $(B)/main.o $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TOP_PKG_LIBS) $(PKG_LIBS)
 
 $(B)/chute-pgsql: $(PG_OBJ) $(B)/libchute.a $(B)/flags $(B)/pg/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PG_PKG_LIBS) $(PKG_LIBS)
@@ -85,6 +94,10 @@ $(B)/chute-pgsql: $(PG_OBJ) $(B)/libchute.a $(B)/flags $(B)/pg/flags
 # libpq's flags, and its stamp, for its objects only.
 $(PG_OBJ): $(B)/pg/flags
 $(PG_OBJ): PKG_CFLAGS += $(PG_PKG_CFLAGS)
+
+# ncurses's flags, and its stamp, for chute top's objects only.
+$(TOP_OBJ): $(B)/top/flags
+$(TOP_OBJ): PKG_CFLAGS += $(TOP_PKG_CFLAGS)
 
 # rm first: ar would keep the members of objects that are gone.
 $(B)/libchute.a: $(LIB_OBJ) $(B)/objects
@@ -117,6 +130,7 @@ FLAGS       := CC CPPFLAGS CFLAGS LDFLAGS XCFLAGS FAULT_CFLAGS WARN \
 	PKG_CFLAGS PKG_LIBS PKG_VERSIONS
 TEST_FLAGS  := TEST_CPPFLAGS TEST_PKG_CFLAGS TEST_PKG_LIBS TEST_PKG_VERSIONS
 PG_FLAGS    := PG_PKG_CFLAGS PG_PKG_LIBS PG_PKG_VERSIONS
+TOP_FLAGS   := TOP_PKG_CFLAGS TOP_PKG_LIBS TOP_PKG_VERSIONS
 # $(call lines,VARS): a shell command that prints VAR=value for each of VARS.
 lines   = printf '%s\n' $(foreach v,$1,'$(subst ','\'',$v=$($v))')
 # $(call changed,FILE,VARS): FORCE unless FILE holds those lines.
@@ -134,6 +148,10 @@ $(B)/pg/flags: $(call changed,$(B)/pg/flags,$(PG_FLAGS))
 	$(call need,$(PKGS) $(PG_PKGS))
 	@mkdir -p $(@D) && $(call lines,$(PG_FLAGS)) > $@
 
+$(B)/top/flags: $(call changed,$(B)/top/flags,$(TOP_FLAGS))
+	$(call need,$(PKGS) $(TOP_PKGS))
+	@mkdir -p $(@D) && $(call lines,$(TOP_FLAGS)) > $@
+
 $(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ PG_OBJ)
 	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ PG_OBJ) > $@
 
@@ -146,9 +164,11 @@ CHECK_ROUNDS ?= 20
 check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	$(B)/check_chute $(B)/torture $(B)/libfault.so
 	tests/build/stale.sh
-	tests/build/layers.sh $(B)/libchute.a $(filter-out $(B)/pg_main.o,$(PG_OBJ))
+	tests/build/layers.sh $(B)/libchute.a $(filter-out $(B)/pg_main.o,$(PG_OBJ)) \
+	    $(TOP_OBJ)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
+	tests/top.sh $(B)/chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5

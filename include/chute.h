@@ -212,6 +212,7 @@ int	 cmd_ls(int, char **);
 int	 cmd_stats(int, char **);
 int	 cmd_log(int, char **);
 int	 cmd_purge(int, char **);
+int	 cmd_top(int, char **);		/* cmd_top.c: chute's alone, with ncurses */
 #define CHUTE_VERSION	"0.1.0"
 struct cmd {
 	const char	*name;

@@ -37,6 +37,7 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
 	{ "log", cmd_log, "SPOOL ID" },
 	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
+	{ "top", cmd_top, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chute.h"
+#include "listing.h"
 #include "pg.h"
 #include "pg_cmd.h"
 
@@ -583,16 +584,78 @@ pgcmd_ls(int argc, char **argv)
 	return done_with(&pg, 0);
 }
 
+/*
+ * stats URL: one statement, one snapshot.  Columns: the counts in new,
+ * cur, defer, done, failed (listing_states' order), then the SC_* below.
+ * A job in cur whose lease has run out belongs to a worker that died or
+ * lost the database, and waits for recovery: it is not running.  Workers
+ * are counted by their sessions (pg_connect names a worker's
+ * chute-worker), as the server knows no other list of them, nor which
+ * queue a session serves.  There is no longest running time: the schema
+ * keeps no start of an attempt (a claim leaves run_at alone, a renewal
+ * moves lease_until, the log arrives with the outcome).
+ */
+enum { SC_OLDEST = LISTING_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED };
+
+static const char stats_sql[] = "SELECT"
+    " count(*) FILTER (WHERE state = 'new'),"
+    " count(*) FILTER (WHERE state = 'cur'),"
+    " count(*) FILTER (WHERE state = 'defer'),"
+    " count(*) FILTER (WHERE state = 'done'),"
+    " count(*) FILTER (WHERE state = 'failed'),"
+    " greatest(0, coalesce(extract(epoch FROM now() -"
+    "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
+    " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
+    " count(DISTINCT worker) FILTER (WHERE state = 'cur'"
+    "  AND lease_until > now()),"
+    " (SELECT count(*) FROM pg_stat_activity"
+    "  WHERE datname = current_database()"
+    "  AND application_name = 'chute-worker')"
+    " FROM chute.jobs WHERE queue = $1";
+
+static double
+stats_col(PGresult *r, int col)
+{
+	return strtod(PQgetvalue(r, 0, col), NULL);
+}
+
+static void
+stats_prometheus(PGresult *r, const char *queue)
+{
+	struct prom_stats p = { .label = "queue", .name = queue };
+
+	for (int i = 0; i < LISTING_NSTATES; i++)
+		p.jobs[i] = stats_col(r, i);
+	p.v[PM_OLDEST] = stats_col(r, SC_OLDEST);
+	p.v[PM_RUNNING] = stats_col(r, SC_RUNNING);
+	p.v[PM_CLAIMING] = stats_col(r, SC_CLAIMING);
+	p.v[PM_CONNECTED] = stats_col(r, SC_CONNECTED);
+	p.v[PM_TIME] = now_ms() / 1000.0;
+	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_CLAIMING] = true;
+	p.has[PM_CONNECTED] = p.has[PM_TIME] = true;
+	prom_print(&p);
+}
+
+static void
+stats_text(PGresult *r)
+{
+	char age[32] = "-";
+
+	for (int i = 0; i < LISTING_NSTATES; i++)
+		printf("%-17s %s\n", state_names[listing_states[i]],
+		    PQgetvalue(r, 0, i));
+	if (stats_col(r, 0) > 0)
+		dur_format((msec_t)(stats_col(r, SC_OLDEST) * 1000), age,
+		    sizeof(age));
+	printf("%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n",
+	    "oldest_queued_age", age, "running", PQgetvalue(r, 0, SC_RUNNING),
+	    "workers", PQgetvalue(r, 0, SC_CLAIMING), "workers_connected",
+	    PQgetvalue(r, 0, SC_CONNECTED));
+}
+
 int
 pgcmd_stats(int argc, char **argv)
 {
-	static const char sql[] = "SELECT s.state, count(j.id),"
-	    " coalesce(extract(epoch FROM now() - min(j.run_at))::float8, 0),"
-	    " count(DISTINCT j.worker)"
-	    " FROM unnest(ARRAY['new','cur','defer','done','failed']) AS s(state)"
-	    " LEFT JOIN chute.jobs j ON j.queue = $1 AND j.state = s.state"
-	    " GROUP BY s.state ORDER BY array_position(ARRAY['new','cur',"
-	    "'defer','done','failed'], s.state)";
 	const char *p[1];
 	struct pg pg;
 	PGresult *r;
@@ -606,29 +669,12 @@ pgcmd_stats(int argc, char **argv)
 		return done_with(&pg, usage_error("stats", "want URL "
 		    "[--prometheus]"));
 	p[0] = pg.queue;
-	if ((r = pg_exec(&pg, sql, 1, p)) == NULL)
+	if ((r = pg_exec(&pg, stats_sql, 1, p)) == NULL)
 		return done_with(&pg, pg_fail(&pg, "stats"));
 	if (prom)
-		printf("# HELP chute_jobs Jobs per state.\n"
-		    "# TYPE chute_jobs gauge\n");
-	for (int i = 0; i < PQntuples(r); i++)
-		if (prom)
-			printf("chute_jobs{state=\"%s\"} %s\n",
-			    PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
-		else
-			printf("%-17s %s\n", PQgetvalue(r, i, 0),
-			    PQgetvalue(r, i, 1));
-	if (prom)
-		printf("chute_oldest_queued_seconds %.3f\nchute_workers %s\n",
-		    atof(PQgetvalue(r, 0, 2)), PQgetvalue(r, 1, 3));
-	else {
-		char age[32] = "-";
-		if (strcmp(PQgetvalue(r, 0, 1), "0") != 0)
-			dur_format((msec_t)(atof(PQgetvalue(r, 0, 2)) * 1000),
-			    age, sizeof(age));
-		printf("%-17s %s\n%-17s %s\n", "oldest_queued_age", age,
-		    "workers", PQgetvalue(r, 1, 3));
-	}
+		stats_prometheus(r, pg.queue);
+	else
+		stats_text(r);
 	PQclear(r);
 	return done_with(&pg, 0);
 }

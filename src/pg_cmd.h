@@ -16,6 +16,7 @@ int	 pgcmd_ls(int, char **);
 int	 pgcmd_stats(int, char **);
 int	 pgcmd_log(int, char **);
 int	 pgcmd_purge(int, char **);
+int	 pgcmd_top(int, char **);	/* pg_cmd_top.c: not supported yet */
 int	 pgcmd_forward(int, char **);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */

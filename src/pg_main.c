@@ -28,6 +28,7 @@ static const struct cmd cmds[] = {
 	{ "log", pgcmd_log, "URL [--queue NAME] ID" },
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
+	{ "top", pgcmd_top, "URL (not supported yet)" },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

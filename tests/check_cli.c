@@ -1305,10 +1305,11 @@ START_TEST(test_stats_counts_jobs_and_names_the_owner)
 	    t_token(t_line_of(T.out, "defer"), "0"), "stats counts are wrong:\n%s", T.out);
 	code = CHUTE("stats", T.spool, "--prometheus");
 	EXPECT(code == 0, "stats --prometheus exited %d", code);
-	EXPECT(strstr(T.out, "chute_jobs{state=\"cur\"} 1\n") &&
-	    strstr(T.out, "chute_jobs{state=\"new\"} 1\n") &&
-	    strstr(T.out, P("chute_owner_pid %d\n", (int)owner)) &&
-	    strstr(T.out, "chute_owner_up 1\n"), "prometheus output:\n%s", T.out);
+	EXPECT(strstr(T.out, P("chute_jobs{spool=\"%s\",state=\"cur\"} 1\n", T.spool)) &&
+	    strstr(T.out, P("chute_jobs{spool=\"%s\",state=\"new\"} 1\n", T.spool)) &&
+	    strstr(T.out, P("chute_owner_pid{spool=\"%s\"} %d\n", T.spool, (int)owner)) &&
+	    strstr(T.out, P("chute_owner_up{spool=\"%s\"} 1\n", T.spool)),
+	    "prometheus output:\n%s", T.out);
 
 	/* kill -9 leaves a stale owner.pid; the lock tells the truth */
 	kill(owner, SIGKILL);
@@ -1317,7 +1318,8 @@ START_TEST(test_stats_counts_jobs_and_names_the_owner)
 	EXPECT(t_line_of(T.out, "owner") && strstr(t_line_of(T.out, "owner"), "no owner"),
 	    "stats names a dead owner:\n%s", T.out);
 	code = CHUTE("stats", T.spool, "--prometheus");
-	EXPECT(strstr(T.out, "chute_owner_up 0\n") && strstr(T.out, "chute_owner_pid 0\n"),
+	EXPECT(strstr(T.out, P("chute_owner_up{spool=\"%s\"} 0\n", T.spool)) &&
+	    strstr(T.out, P("chute_owner_pid{spool=\"%s\"} 0\n", T.spool)),
 	    "prometheus output names a dead owner:\n%s", T.out);
 }
 END_TEST

@@ -30,6 +30,7 @@ main(void)
 		srunner_add_suite(sr, pg_harness_suite());
 		srunner_add_suite(sr, pgsql_suite());
 		srunner_add_suite(sr, forward_suite());
+		srunner_add_suite(sr, metrics_suite());
 	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -17,4 +17,5 @@ Suite	*hostile_suite(void);
 Suite	*pg_harness_suite(void);
 Suite	*pgsql_suite(void);
 Suite	*forward_suite(void);
+Suite	*metrics_suite(void);
 #endif

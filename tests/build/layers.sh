@@ -19,7 +19,7 @@ layer() {
 	worker|queue_spool|queue_spool_scan|queue_spool_recover|queue_pg) echo 2 ;;
 	supervise) echo 3 ;;
 	owner|owner_job) echo 4 ;;
-	cmd|cmd_*|listing|pg_cmd|pg_cmd_*|pg_main|pg_forward) echo 5 ;;
+	cmd|cmd_*|listing|top_*|pg_cmd|pg_cmd_*|pg_main|pg_forward) echo 5 ;;
 	*) echo 0 ;;
 	esac
 }
