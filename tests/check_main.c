@@ -23,6 +23,7 @@ main(void)
 	srunner_add_suite(sr, queue_spool_suite());
 	srunner_add_suite(sr, outcome_suite());
 	srunner_add_suite(sr, owner_suite());
+	srunner_add_suite(sr, top_suite());
 	if (getenv("CHUTE_UNIT_ONLY") == NULL) {
 		srunner_add_suite(sr, cli_suite());
 		srunner_add_suite(sr, fault_suite());

@@ -1,0 +1,222 @@
+/*
+ * check_top.c: what `chute top` reads from a spool (top_spool.c), on a real
+ * spool: the throughput window, the newest failures kept in fixed memory
+ * with their reasons, arrivals and departures driven by events, and the
+ * cancel and retry keys.  The terminal itself is tests/top.sh's.
+ */
+#include <sys/stat.h>
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chute.h"
+#include "suites.h"
+#include "t_spool.h"
+#include "top.h"
+
+static struct top t;
+
+/* A job file in state st, with mtime at (ms since the epoch). */
+static void
+put_job(int st, const char *id, msec_t at)
+{
+	struct timespec ts[2] = {
+		{ at / 1000, at % 1000 * 1000000 },
+		{ at / 1000, at % 1000 * 1000000 },
+	};
+	int fd = openat(t_spool.dir[st], id, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC, 0600);
+
+	ck_assert_int_ne(fd, -1);
+	ck_assert_int_eq(futimens(fd, ts), 0);
+	close(fd);
+}
+
+/* The event watch.c would have passed on for it. */
+static void
+event(int st, enum watch_kind kind, const char *name)
+{
+	struct watch_event ev = { .state = st, .kind = kind, .name = name };
+
+	top_event(&t, &ev);
+}
+
+START_TEST(test_a_finished_job_leaves_the_window_after_a_minute)
+{
+	msec_t now = 1800000000000LL;
+	unsigned done, failed;
+
+	memset(&t, 0, sizeof(t));
+	top_finished(&t, ST_DONE, now - 59000);
+	top_finished(&t, ST_DONE, now - 1000);
+	top_finished(&t, ST_FAILED, now);
+	top_rate(&t, now, &done, &failed);
+	ck_assert_uint_eq(done, 2);
+	ck_assert_uint_eq(failed, 1);
+	top_rate(&t, now + 2000, &done, &failed);
+	ck_assert_uint_eq(done, 1);
+	ck_assert_uint_eq(failed, 1);
+	/* A second that left the window does not come back into it. */
+	top_finished(&t, ST_DONE, now - 61000);
+	top_rate(&t, now, &done, &failed);
+	ck_assert_uint_eq(done, 2);
+}
+END_TEST
+
+START_TEST(test_first_look_counts_recent_jobs_by_their_mtimes)
+{
+	msec_t now = now_ms();
+	unsigned done, failed;
+
+	put_job(ST_NEW, "n1", now);
+	put_job(ST_DONE, "d-recent", now - 10000);
+	put_job(ST_DONE, "d-old", now - 120000);
+	put_job(ST_FAILED, "f-recent", now - 5000);
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	ck_assert_uint_eq(t.count[ST_NEW], 1);
+	ck_assert_uint_eq(t.count[ST_DONE], 2);
+	ck_assert_uint_eq(t.count[ST_FAILED], 1);
+	top_rate(&t, now, &done, &failed);
+	ck_assert_uint_eq(done, 1);
+	ck_assert_uint_eq(failed, 1);
+}
+END_TEST
+
+START_TEST(test_only_the_newest_failures_are_kept_with_their_reasons)
+{
+	msec_t now = now_ms();
+	char id[32];
+
+	for (int i = 0; i < TOP_FAIL_MAX + 8; i++) {
+		snprintf(id, sizeof(id), "f%02d", i);
+		put_job(ST_FAILED, id, now - 100000 + i * 1000);
+	}
+	ck_assert_int_eq(joblog_note(&t_spool, "f39", "attempt=1 start"), 0);
+	ck_assert_int_eq(joblog_note(&t_spool, "f39",
+	    "attempt=1 exit=3 time=5ms"), 0);
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	ck_assert_uint_eq(t.count[ST_FAILED], TOP_FAIL_MAX + 8);
+	ck_assert_uint_eq(t.nfail, TOP_FAIL_MAX);
+	ck_assert_str_eq(t.fail[0].id, "f39");
+	ck_assert_str_eq(t.fail[0].reason, "exit=3");
+	ck_assert_int_eq(t.fail[0].attempts, 1);
+	ck_assert_str_eq(t.fail[TOP_FAIL_MAX - 1].id, "f08");
+	ck_assert_str_eq(t.fail[1].reason, "-");	/* no log */
+}
+END_TEST
+
+START_TEST(test_an_arrival_in_failed_is_listed_at_the_next_rescan)
+{
+	msec_t now = now_ms();
+
+	put_job(ST_FAILED, "old", now - 60000);
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	put_job(ST_FAILED, "new", now);
+	event(ST_FAILED, W_ARRIVED, "new");
+	ck_assert_uint_ne(t.dirty & 1u << ST_FAILED, 0);
+	ck_assert_int_eq(top_rescan(&t), 0);
+	ck_assert_uint_eq(t.dirty, 0);
+	ck_assert_uint_eq(t.count[ST_FAILED], 2);
+	ck_assert_uint_eq(t.nfail, 2);
+	ck_assert_str_eq(t.fail[0].id, "new");
+	ck_assert_str_eq(t.fail[1].id, "old");
+}
+END_TEST
+
+START_TEST(test_a_kept_failure_that_left_is_replaced_by_the_next_newest)
+{
+	msec_t now = now_ms();
+	char id[32];
+
+	for (int i = 0; i < TOP_FAIL_MAX + 1; i++) {
+		snprintf(id, sizeof(id), "f%02d", i);
+		put_job(ST_FAILED, id, now - 100000 + i * 1000);
+	}
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	ck_assert_str_eq(t.fail[TOP_FAIL_MAX - 1].id, "f01");
+	ck_assert_int_eq(unlinkat(t_spool.dir[ST_FAILED], "f20", 0), 0);
+	event(ST_FAILED, W_LEFT, "f20");
+	ck_assert_int_eq(top_rescan(&t), 0);
+	ck_assert_uint_eq(t.count[ST_FAILED], TOP_FAIL_MAX);
+	ck_assert_uint_eq(t.nfail, TOP_FAIL_MAX);
+	ck_assert_str_eq(t.fail[TOP_FAIL_MAX - 1].id, "f00");
+}
+END_TEST
+
+START_TEST(test_a_rescan_reads_only_the_directories_events_came_from)
+{
+	msec_t now = now_ms();
+
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	put_job(ST_NEW, "a", now);
+	put_job(ST_DONE, "b", now);
+	event(ST_NEW, W_ARRIVED, "a");
+	ck_assert_int_eq(top_rescan(&t), 0);
+	ck_assert_uint_eq(t.count[ST_NEW], 1);
+	ck_assert_uint_eq(t.count[ST_DONE], 0);	/* no event yet */
+	event(ST_DONE, W_ARRIVED, "b");
+	ck_assert_int_eq(top_rescan(&t), 0);
+	ck_assert_uint_eq(t.count[ST_DONE], 1);
+}
+END_TEST
+
+START_TEST(test_lost_events_make_the_next_rescan_read_everything)
+{
+	msec_t now = now_ms();
+
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	put_job(ST_NEW, "a", now);
+	put_job(ST_FAILED, "f", now);
+	event(ST_NONE, W_OVERFLOW, "");
+	ck_assert_int_eq(top_rescan(&t), 0);
+	ck_assert_uint_eq(t.count[ST_NEW], 1);
+	ck_assert_uint_eq(t.nfail, 1);
+	ck_assert_str_eq(t.fail[0].id, "f");
+}
+END_TEST
+
+START_TEST(test_cancel_and_retry_move_the_job_and_leave_notes)
+{
+	msec_t now = now_ms();
+	struct joblog_info ji;
+	char msg[256];
+
+	put_job(ST_CUR, "j", now);
+	ck_assert_int_eq(top_init(&t, &t_spool, now), 0);
+	ck_assert_uint_eq(t.nrun, 1);
+	ck_assert_int_eq(top_cancel(&t, "j", msg, sizeof(msg)), 0);
+	ck_assert_str_eq(msg, "j cur->failed");
+	ck_assert_int_eq(spool_locate(&t_spool, "j", NULL), ST_FAILED);
+	ck_assert_int_eq(joblog_read(&t_spool, "j", &ji), 0);
+	ck_assert_str_eq(ji.last, "cancelled");
+	ck_assert_int_eq(top_cancel(&t, "j", msg, sizeof(msg)), -1);
+	ck_assert_str_eq(msg, "j: already finished");
+	ck_assert_int_eq(top_retry(&t, "j", msg, sizeof(msg)), 0);
+	ck_assert_str_eq(msg, "j failed->new");
+	ck_assert_int_eq(spool_locate(&t_spool, "j", NULL), ST_NEW);
+	ck_assert_int_eq(top_retry(&t, "j", msg, sizeof(msg)), -1);
+	ck_assert_str_eq(msg, "j: not failed (new)");
+}
+END_TEST
+
+Suite *
+top_suite(void)
+{
+	Suite *s = suite_create("top");
+	TCase *tc = tcase_create("top");
+
+	tcase_add_checked_fixture(tc, t_spool_setup, t_spool_teardown);
+	tcase_add_test(tc, test_a_finished_job_leaves_the_window_after_a_minute);
+	tcase_add_test(tc, test_first_look_counts_recent_jobs_by_their_mtimes);
+	tcase_add_test(tc, test_only_the_newest_failures_are_kept_with_their_reasons);
+	tcase_add_test(tc, test_an_arrival_in_failed_is_listed_at_the_next_rescan);
+	tcase_add_test(tc, test_a_kept_failure_that_left_is_replaced_by_the_next_newest);
+	tcase_add_test(tc, test_a_rescan_reads_only_the_directories_events_came_from);
+	tcase_add_test(tc, test_lost_events_make_the_next_rescan_read_everything);
+	tcase_add_test(tc, test_cancel_and_retry_move_the_job_and_leave_notes);
+	suite_add_tcase(s, tc);
+	return s;
+}
