@@ -40,6 +40,8 @@
 #define YOUNG_MS	1000	/* a worker dying younger than this backs off */
 #define WINDOW		65536	/* most names of new/ held in memory */
 #define SCAN_CHUNK	4096	/* names of new/ read per loop iteration */
+#define NOTIFY_WAIT_MS	250	/* longest wait on systemd's full notify queue */
+#define NOTIFY_STATUS_MS 1000	/* at most one STATUS= to systemd this often */
 
 /* ---- util.c ---- */
 typedef int64_t msec_t;		/* milliseconds; durations and deadlines */
@@ -57,7 +59,18 @@ void	 vis_text(const char *, char *, size_t);
 void	 say(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 say_buffer(bool);
 void	 say_flush(void);
+int	 say_facility(const char *);
+void	 say_syslog(int);
+int	 say_priority(const char *);
 msec_t	 backoff_delay(msec_t, msec_t, int, uint32_t (*)(uint32_t));
+
+/* ---- notify.c: sd_notify(3)'s protocol, without libsystemd ---- */
+void	 notify_init(void);
+void	 notify_close(void);
+bool	 notify_on(void);
+void	 notify_send(const char *);
+void	 notify_status(const char *);
+msec_t	 notify_tick(msec_t);
 
 /* ---- id.c ---- */
 #define ID_GEN_LEN	96
@@ -167,6 +180,8 @@ struct run_opts {
 	int	 max_attempts;
 	msec_t	 backoff_base, backoff_cap;
 	bool	 drain, wait_lock;
+	bool	 if_unowned;		/* owned by another: exit 0, silently */
+	int	 syslog;		/* --syslog's facility; -1: stderr */
 	bool	 persistent;		/* long-lived workers, line protocol */
 	char	**argv;			/* the handler */
 	char	 *path;			/* argv[0] resolved on PATH, once */
@@ -228,6 +243,8 @@ int	 open_spool_or_exit(struct spool *, const char *);
 int	 check_ids(int, char **, const char *);
 int	 cmd_each_id(int, char **, int (*)(struct spool *, const char *));
 int	 cmd_flush_stdout(int);
+int	 cmd_help(const char *);
+int	 cmd_check_args(const struct cmd *, int, char **);
 bool	 cmd_wants_pgsql(int, char **);
 int	 cmd_exec_pgsql(char **);
 

@@ -62,6 +62,81 @@ usage_error(const char *cmd, const char *fmt, ...)
 	return EX_USAGE;
 }
 
+/* `chute NAME --help`: NAME's usage on stdout; 0 (74 if stdout failed). */
+int
+cmd_help(const char *name)
+{
+	const struct cmd *c = cmd_find(name);
+
+	if (c != NULL)
+		printf("usage: chute %s %s\n", c->name, c->args);
+	return cmd_flush_stdout(0);
+}
+
+/*
+ * Does the usage line args show the option arg ("--name", "--name=V",
+ * "-x")?  *value: it takes the next argument as its value.  A long option
+ * may be cut to a unique prefix, as getopt_long(3) allows.  The usage
+ * line is the list, so that it and the check cannot disagree: an option
+ * followed by a word is one with a value ("[--timeout DUR]"), one
+ * followed by "]", "[", "--" or another option is a flag.
+ */
+static bool
+cmd_known_opt(const char *args, const char *arg, bool *value)
+{
+	size_t alen = strcspn(arg, "=");
+	int found = 0;
+
+	for (const char *p = args; (p = strchr(p, '-')) != NULL; ) {
+		size_t n = strcspn(p, " []=|");
+		const char *next = p + n + strspn(p + n, " ");
+		bool exact = n == alen && strncmp(p, arg, n) == 0;
+
+		if (n > 2 && (p == args || p[-1] == ' ' || p[-1] == '[') &&
+		    (exact || (arg[1] == '-' && alen > 2 && alen < n &&
+		    strncmp(p, arg, alen) == 0))) {
+			*value = p[n] == ' ' && *next != '\0' && *next != '-' &&
+			    *next != '[' && *next != '|';
+			if (exact)
+				return true;
+			found++;
+		} else if (n == 2 && exact) {
+			*value = p[n] == ' ' && *next != '\0' && *next != '-';
+			return true;
+		}
+		p += n > 0 ? n : 1;
+	}
+	return found == 1;
+}
+
+/*
+ * Before a subcommand parses its arguments (argv[0] is its name): --help
+ * or -h before "--" prints its usage on stdout, and an option its usage
+ * line does not show is a usage error, so that every subcommand answers
+ * both alike.  Returns -1 to go on, or the exit status.
+ */
+int
+cmd_check_args(const struct cmd *c, int argc, char **argv)
+{
+	bool value = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			return cmd_help(c->name);
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
+		if (!cmd_known_opt(c->args, a, &value))
+			return usage_error(c->name, "%s: unknown option", a);
+		if (value && strchr(a, '=') == NULL)
+			i++;
+	}
+	return -1;
+}
+
 /* Returns 0, or an exit status after printing why. */
 int
 open_spool_or_exit(struct spool *sp, const char *path)
@@ -107,6 +182,14 @@ cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
 	struct spool sp;
 	int rc, r;
 
+	/* "--": what follows is IDs, even one starting with '-'. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") != 0)
+			continue;
+		memmove(argv + i, argv + i + 1, (argc - i) * sizeof(*argv));
+		argc--;
+		break;
+	}
 	if (argc < 2)
 		return usage_error(argv[0], "no spool given");
 	if ((rc = check_ids(argc - 2, argv + 2, argv[0])) != 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "chute.h"
@@ -71,6 +72,17 @@ parse_opt(int c, struct run_opts *o)
 	case 'p':
 		o->persistent = true;
 		return 0;
+	case 'u':
+		o->if_unowned = true;
+		return 0;
+	case 's':
+		if (optarg == NULL)
+			o->syslog = LOG_DAEMON;
+		else if ((o->syslog = say_facility(optarg)) == -1)
+			return usage_error("run", "--syslog=%s: not a facility "
+			    "(daemon, user, mail, cron, local0 to local7, ...)",
+			    optarg);
+		return 0;
 	default:
 		return usage_error("run", "unknown option");
 	}
@@ -78,8 +90,9 @@ parse_opt(int c, struct run_opts *o)
 
 /*
  * Parse `run` arguments (argv[0] is "run") into o and *spool, after
- * setting the defaults.  Returns 0, or the exit status of a usage error.
- * Split from cmd_run so the fuzzer can drive it.
+ * setting the defaults.  Returns 0, the exit status of a usage error, or
+ * -1 for --help (the caller prints the usage: its own table's).  Split
+ * from cmd_run so the fuzzer can drive it.
  */
 int
 run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
@@ -93,23 +106,28 @@ run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 		{ "drain", no_argument, NULL, 'd' },
 		{ "wait-lock", no_argument, NULL, 'w' },
 		{ "persistent", no_argument, NULL, 'p' },
+		{ "if-unowned", no_argument, NULL, 'u' },
+		{ "syslog", optional_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
 
 	*o = (struct run_opts){
 		.jobs = 1, .grace = 10000, .max_attempts = 5,
-		.backoff_base = 30000, .backoff_cap = 3600000,
+		.backoff_base = 30000, .backoff_cap = 3600000, .syslog = -1,
 	};
 	*spool = NULL;
 	/* SPOOL may come before or after the options; "+" stops at HANDLER. */
 	opterr = 0;
 	optind = 0;
 	for (;;) {
-		while ((c = getopt_long(argc, argv, "+:j:", longopts, NULL)) != -1) {
+		while ((c = getopt_long(argc, argv, "+:j:h", longopts, NULL)) != -1) {
 			if (c == ':' || c == '?')
 				return usage_error("run", "%s: %s", argv[optind - 1],
 				    c == ':' ? "missing value" : "unknown option");
+			if (c == 'h')
+				return -1;
 			if ((rc = parse_opt(c, o)) != 0)
 				return rc;
 		}
@@ -122,8 +140,31 @@ run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 		return usage_error("run", "no spool given");
 	if (optind >= argc)
 		return usage_error("run", "no handler given");
+	if (o->if_unowned && o->wait_lock)
+		return usage_error("run", "--if-unowned and --wait-lock: "
+		    "either give up or wait, not both");
 	o->argv = argv + optind;
 	return 0;
+}
+
+/*
+ * --if-unowned: does another live process own the spool?  Asked the way
+ * the owner takes it, with the lock, which is let go at once.  Anything
+ * else (not a spool, NFS) is for run_main to say.  A process that takes
+ * the spool in the instant between this and run_main makes run_main say
+ * "owned by" and exit 75, as without the option.
+ */
+static bool
+owned_elsewhere(const char *path)
+{
+	struct spool sp;
+	bool owned;
+
+	if (spool_open(&sp, path) == -1)
+		return false;
+	owned = lock_take(&sp) == -1 && errno == EWOULDBLOCK;
+	spool_close(&sp);
+	return owned;
 }
 
 int
@@ -133,13 +174,20 @@ cmd_run(int argc, char **argv)
 	const char *spool;
 	int rc;
 
-	if ((rc = run_parse_args(argc, argv, &o, &spool)) != 0)
+	if ((rc = run_parse_args(argc, argv, &o, &spool)) == -1)
+		return cmd_help("run");
+	if (rc != 0)
 		return rc;
+	/* Under cron an owner already at work is the normal case: no mail. */
+	if (o.if_unowned && owned_elsewhere(spool))
+		return 0;
 	if ((o.path = spawn_which(o.argv[0])) == NULL) {
 		fprintf(stderr, "chute: run: %s: handler not found or not "
 		    "executable: %s\n", o.argv[0], strerror(errno));
 		return EX_USAGE;
 	}
+	if (o.syslog != -1)
+		say_syslog(o.syslog);
 	rc = run_main(spool, &o);
 	free(o.path);
 	return rc;

@@ -28,7 +28,8 @@ static const struct cmd cmds[] = {
 	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
-	    " [--persistent] -- HANDLER [ARG...]" },
+	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
+	    " -- HANDLER [ARG...]" },
 	{ "status", cmd_status, "SPOOL ID..." },
 	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
 	{ "cancel", cmd_cancel, "SPOOL ID..." },
@@ -46,10 +47,14 @@ int
 main(int argc, char *argv[])
 {
 	const struct cmd *cmd;
+	int rc;
 
 	setprogname("chute");
 	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
 	setproctitle_init(argc, argv, environ);
+	/* `chute help NAME`: one subcommand's usage, as `chute NAME --help`. */
+	if (argc == 3 && strcmp(argv[1], "help") == 0 && cmd_find(argv[2]))
+		return cmd_help(argv[2]);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
 		cmd_usage_all(stdout);
@@ -62,6 +67,10 @@ main(int argc, char *argv[])
 	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
 		if (cmd_wants_pgsql(argc, argv))
 			return cmd_exec_pgsql(argv);
+		/* run's parser knows where the handler's own arguments begin. */
+		if (strcmp(cmd->name, "run") != 0 &&
+		    (rc = cmd_check_args(cmd, argc - 1, argv + 1)) != -1)
+			return rc;
 		return cmd->fn(argc - 1, argv + 1);
 	}
 	if (argc < 2)

@@ -98,6 +98,8 @@ shutdown_on(struct owner *ow, int sig)
 	ow->stopping = true;
 	say("signal %s: %s", sigabbrev_np(sig), again ?
 	    "killing handlers now" : "stopping; handlers get the grace period");
+	if (!again)
+		notify_send("STOPPING=1");
 	sup_shutdown(ow->sup, again);
 }
 
@@ -126,14 +128,18 @@ on_signals(struct owner *ow)
 	} while (n == (ssize_t)sizeof(si));
 }
 
+/* The counts, in the process title and, under systemd, as its STATUS=. */
 static void
 title(struct owner *ow)
 {
 	size_t queued, deferred;
+	char counts[128];
 
 	ow->q->be->counts(ow->q, &queued, &deferred);
-	setproctitle("%s running=%d queued=%zu deferred=%zu%s", ow->q->name,
+	snprintf(counts, sizeof(counts), "running=%d queued=%zu deferred=%zu%s",
 	    ow->running, queued, deferred, ow->stopping ? " stopping" : "");
+	setproctitle("%s %s", ow->q->name, counts);
+	notify_status(counts);
 }
 
 static msec_t
@@ -222,6 +228,8 @@ owner_loop(struct owner *ow)
 		title(ow);
 		say_flush();
 		mono = mono_ms();
+		/* The watchdog is pinged from here: a stuck loop stops it. */
+		t = min_ms(t, notify_tick(mono));
 		t = min_ms(t, q->be->next(q, mono));
 		t = min_ms(t, min_ms(sup_deadline(ow->sup),
 		    owner_retry_deadline(ow)));
@@ -241,21 +249,33 @@ owner_run(struct owner *ow, const struct run_opts *o, struct queue *q)
 {
 	int rc;
 
+	/* First, so that no handler or worker inherits $NOTIFY_SOCKET. */
+	notify_init();
 	if (owner_init(ow, o, q) == -1) {
 		fprintf(stderr, "%s: %s\n", getprogname(), strerror(errno));
 		q->be->close(q);
+		notify_close();
 		return EX_SOFTWARE;
 	}
 	say("owner pid=%ld %s=%s jobs=%d", (long)getpid(), q->be->name, q->name,
 	    o->jobs);
 	q->be->start(q);
+	/*
+	 * Ready: the lock is held and the first scan has run.  A worker of
+	 * the fleet is ready even if start could not reach the database: it
+	 * keeps trying in its loop, which is where systemd should wait for it.
+	 */
+	notify_send("READY=1");
 	say_buffer(true);
 	rc = owner_loop(ow);
 	say_buffer(false);
+	if (!ow->stopping)
+		notify_send("STOPPING=1");
 	q->be->commit(q, false);
 	say("owner pid=%ld exiting", (long)getpid());
 	owner_free(ow);
 	q->be->close(q);
+	notify_close();
 	return rc;
 }
 

@@ -13,10 +13,15 @@
 #include "pg.h"
 #include "pg_cmd.h"
 
-/* --lease DUR, taken out of argv before run_parse_args sees it. */
+/*
+ * --lease DUR and --prefetch N, the database's own options, taken out of
+ * argv before run_parse_args sees it.
+ */
 static int
-take_lease(int *argc, char **argv, msec_t *lease)
+take_lease(int *argc, char **argv, msec_t *lease, int *prefetch)
 {
+	const char *err = NULL;
+
 	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
 	int n = *argc, rc = 0;
 
@@ -33,6 +38,12 @@ take_lease(int *argc, char **argv, msec_t *lease)
 			if (dur_parse(argv[++i], lease) == -1 || *lease < 300)
 				rc = usage_error("run", "--lease %s: not a "
 				    "duration of at least 300ms", argv[i]);
+		} else if (strcmp(argv[i], "--prefetch") == 0 && i + 1 < n) {
+			*prefetch = (int)strtonum(argv[++i], 0, PG_PREFETCH_MAX,
+			    &err);
+			if (err != NULL)
+				rc = usage_error("run", "--prefetch %s: %s (0 to "
+				    "%d jobs)", argv[i], err, PG_PREFETCH_MAX);
 		} else
 			keep[i] = true;
 	}
@@ -48,6 +59,7 @@ pgcmd_run(int argc, char **argv)
 	struct queue_conf qc = { .cancelled = owner_cancelled, .arg = &ow };
 	struct run_opts o;
 	msec_t lease = PG_LEASE_MS;
+	int prefetch = PG_PREFETCH;
 	struct queue *q;
 	const char *url;
 	struct pg pg;
@@ -55,7 +67,7 @@ pgcmd_run(int argc, char **argv)
 
 	/* The URI goes back in as the SPOOL argument run_parse_args wants. */
 	if ((rc = pgcmd_take(&argc, argv, "run", &pg, true)) != 0 ||
-	    (rc = take_lease(&argc, argv, &lease)) != 0)
+	    (rc = take_lease(&argc, argv, &lease, &prefetch)) != 0)
 		return rc;
 	url = pg.name;
 	{
@@ -65,11 +77,17 @@ pgcmd_run(int argc, char **argv)
 		av[0] = argv[0];
 		av[1] = (char *)(uintptr_t)url;
 		memcpy(av + 2, argv + 1, (size_t)argc * sizeof(*av));
-		rc = run_parse_args(argc + 1, av, &o, &url);
-		if (rc == 0 && o.wait_lock)
+		bool help = (rc = run_parse_args(argc + 1, av, &o, &url)) == -1;
+
+		if (help)
+			rc = cmd_help("run");
+		else if (rc == 0 && o.wait_lock)
 			rc = usage_error("run", "--wait-lock: a database queue "
 			    "has no lock to wait for; start any number of workers");
-		if (rc != 0) {
+		else if (rc == 0 && o.if_unowned)
+			rc = usage_error("run", "--if-unowned: a database queue "
+			    "has no owner; any number of workers share it");
+		if (rc != 0 || help) {
 			free(av);
 			return rc;
 		}
@@ -83,8 +101,10 @@ pgcmd_run(int argc, char **argv)
 		qc.persistent = o.persistent;
 		qc.policy = (struct retry_policy){ o.max_attempts,
 		    o.backoff_base, o.backoff_cap };
-		if ((rc = queue_pg_open(&pg, lease, o.jobs, &qc, &q)) == 0) {
+		if ((rc = queue_pg_open(&pg, lease, o.jobs, prefetch, &qc, &q)) == 0) {
 			q->die_with_owner = true;
+			if (o.syslog != -1)
+				say_syslog(o.syslog);
 			rc = owner_run(&ow, &o, q);
 		}
 		free(o.path);

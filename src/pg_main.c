@@ -18,7 +18,8 @@ static const struct cmd cmds[] = {
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
-	    " [--persistent] [--lease DUR] -- HANDLER [ARG...]" },
+	    " [--persistent] [--lease DUR] [--syslog[=FACILITY]]"
+	    " -- HANDLER [ARG...]" },
 	{ "status", pgcmd_status, "URL [--queue NAME] ID..." },
 	{ "wait", pgcmd_wait, "URL [--queue NAME] [--timeout DUR] ID..." },
 	{ "cancel", pgcmd_cancel, "URL [--queue NAME] ID..." },
@@ -37,14 +38,20 @@ int
 main(int argc, char *argv[])
 {
 	const struct cmd *cmd;
+	int rc;
 
 	setprogname("chute");
 	/* The URI may hold a password: the title never shows argv again. */
 	setproctitle_init(argc, argv, environ);
 	setproctitle("%s", argc >= 2 ? argv[1] : "");
 	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
-	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL)
+	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
+		/* --help and unknown options as chute's main answers them. */
+		if (strcmp(cmd->name, "run") != 0 &&
+		    (rc = cmd_check_args(cmd, argc - 1, argv + 1)) != -1)
+			return rc;
 		return cmd->fn(argc - 1, argv + 1);
+	}
 	if (argc < 2)
 		fprintf(stderr, "chute: missing subcommand\n");
 	else

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 #define LIBBSD_OPENBSD_VIS 1
 #include <vis.h>
@@ -195,7 +196,86 @@ say_buffer(bool on)
 	saybuf.on = on;
 }
 
-/* One transition line on stderr, prefixed with the UTC time. */
+/*
+ * The owner's lines carry no level of their own; the words below are how
+ * the lines that report trouble are written (grep 'say(' src/), so they
+ * give syslog a priority.  The first match wins: errors before warnings.
+ * Everything else, every job transition among it, is LOG_INFO.
+ */
+static const struct {
+	const char	*word;
+	int		 prio;
+} say_words[] = {
+	{ "cannot ", LOG_ERR }, { "poll: ", LOG_ERR }, { "fsync: ", LOG_ERR },
+	{ "not recorded", LOG_ERR }, { "schema version", LOG_ERR },
+	{ "watched directory removed", LOG_ERR }, { "ERROR", LOG_ERR },
+	{ "FATAL", LOG_ERR }, { "no local copy", LOG_ERR },
+	{ "will retry", LOG_WARNING }, { "retrying", LOG_WARNING },
+	{ "restart in", LOG_WARNING }, { "timed out", LOG_WARNING },
+	{ "still running", LOG_WARNING }, { "still has a running", LOG_WARNING },
+	{ "overflowed", LOG_WARNING }, { "rejected", LOG_WARNING },
+	{ "refused", LOG_WARNING }, { "stopping it", LOG_WARNING },
+	{ "taken away", LOG_WARNING }, { "WARNING", LOG_WARNING },
+	{ "notify: ", LOG_WARNING }, { "signal ", LOG_NOTICE },
+};
+
+/*
+ * The syslog priority of one of the owner's lines (without its time).  A
+ * job's ID is not searched: vis_id escapes spaces, so "job=ID " ends at
+ * the first one, and a job called ERROR.csv is not an error.
+ */
+int
+say_priority(const char *text)
+{
+	const char *sp = strchr(text, ' ');
+
+	if (strncmp(text, "job=", 4) == 0 && sp != NULL)
+		text = sp;
+	for (size_t i = 0; i < sizeof(say_words) / sizeof(say_words[0]); i++)
+		if (strstr(text, say_words[i].word) != NULL)
+			return say_words[i].prio;
+	return LOG_INFO;
+}
+
+/* --syslog's facilities, by the names logger(1) and syslog.conf use. */
+static const struct {
+	const char	*name;
+	int		 code;
+} facilities[] = {
+	{ "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "mail", LOG_MAIL },
+	{ "cron", LOG_CRON }, { "news", LOG_NEWS }, { "uucp", LOG_UUCP },
+	{ "lpr", LOG_LPR }, { "local0", LOG_LOCAL0 }, { "local1", LOG_LOCAL1 },
+	{ "local2", LOG_LOCAL2 }, { "local3", LOG_LOCAL3 },
+	{ "local4", LOG_LOCAL4 }, { "local5", LOG_LOCAL5 },
+	{ "local6", LOG_LOCAL6 }, { "local7", LOG_LOCAL7 },
+};
+
+/* The facility called name, or -1. */
+int
+say_facility(const char *name)
+{
+	for (size_t i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
+		if (strcmp(facilities[i].name, name) == 0)
+			return facilities[i].code;
+	return -1;
+}
+
+static bool say_to_syslog;
+
+/*
+ * From now on the owner's lines go to syslog(3), ident "chute", with the
+ * pid and facility, instead of stderr.  LOG_NDELAY: the socket (which
+ * glibc opens close-on-exec) exists before any handler is started.
+ */
+void
+say_syslog(int facility)
+{
+	say_flush();
+	openlog("chute", LOG_PID | LOG_NDELAY, facility);
+	say_to_syslog = true;
+}
+
+/* One transition line on stderr, prefixed with the UTC time, or to syslog. */
 void
 say(const char *fmt, ...)
 {
@@ -209,6 +289,11 @@ say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
+	if (say_to_syslog) {
+		/* syslog stamps the time itself. */
+		syslog(say_priority(line + n), "%s", line + n);
+		return;
+	}
 	strlcat(line, "\n", sizeof(line));
 	len = strlen(line);
 	if (!saybuf.on) {

@@ -24,8 +24,11 @@ main(void)
 	srunner_add_suite(sr, outcome_suite());
 	srunner_add_suite(sr, owner_suite());
 	srunner_add_suite(sr, top_suite());
+	/* Its end-to-end cases stay out under CHUTE_UNIT_ONLY. */
+	srunner_add_suite(sr, notify_suite());
 	if (getenv("CHUTE_UNIT_ONLY") == NULL) {
 		srunner_add_suite(sr, cli_suite());
+		srunner_add_suite(sr, help_suite());
 		srunner_add_suite(sr, fault_suite());
 		srunner_add_suite(sr, hostile_suite());
 		srunner_add_suite(sr, pg_harness_suite());

@@ -12,6 +12,8 @@ Suite	*queue_spool_suite(void);
 Suite	*outcome_suite(void);
 Suite	*owner_suite(void);
 Suite	*top_suite(void);
+Suite	*notify_suite(void);
+Suite	*help_suite(void);
 Suite	*cli_suite(void);
 Suite	*fault_suite(void);
 Suite	*hostile_suite(void);
