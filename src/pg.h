@@ -22,6 +22,9 @@
 #define PG_RECONNECT_MAX_MS	5000
 #define PG_POLL_MS		1000		/* the safety poll under LISTEN */
 #define PG_LEASE_MS		30000		/* --lease default */
+#define PG_PREFETCH		256		/* --prefetch default */
+#define PG_PREFETCH_MAX		10000
+#define PG_PREFETCH_MS		100		/* work claimed ahead, at most */
 
 /* A connection and what is safe to print about it. */
 struct pg {
@@ -52,8 +55,8 @@ int	 pg_cmd(struct pg *, const char *, int, const char *const *);
 int	 pg_fail(struct pg *, const char *);
 
 /* queue_pg.c */
-int	 queue_pg_open(const struct pg *, msec_t, int, const struct queue_conf *,
-	    struct queue **);
+int	 queue_pg_open(const struct pg *, msec_t, int, int,
+	    const struct queue_conf *, struct queue **);
 
 /* pg_schema.c */
 int	 pg_schema_version(struct pg *);

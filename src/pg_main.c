@@ -18,7 +18,7 @@ static const struct cmd cmds[] = {
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
-	    " [--persistent] [--lease DUR] [--syslog[=FACILITY]]"
+	    " [--persistent] [--lease DUR] [--prefetch N] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "status", pgcmd_status, "URL [--queue NAME] ID..." },
 	{ "wait", pgcmd_wait, "URL [--queue NAME] [--timeout DUR] ID..." },

@@ -45,7 +45,11 @@ struct pgq {
 	struct pg	 pg;
 	struct queue_conf c;
 	msec_t		 lease;
-	int		 prefetch;	/* claimed ahead of free slots, at most */
+	int		 slots;		/* the owner's */
+	int		 prefetch_max;	/* --prefetch: claimed ahead, at most */
+	unsigned	 done_n;	/* outcomes since done_t0 (the rate) */
+	msec_t		 done_t0;
+	double		 rate;		/* jobs finished per second, smoothed */
 	char		 worker[300];	/* host:pid, in the claim's row */
 	char		 dir[PATH_MAX];	/* the local copies of jobs and logs */
 	int		 dirfd;
@@ -57,9 +61,9 @@ struct pgq {
 	msec_t		 renew_sent;	/* last renewal that succeeded, sent at */
 	struct claim	**held;		/* handed to the owner, not released */
 	size_t		 nheld, capheld;
-	struct claim	*ahead;		/* prefetched, not yet handed out */
-	int		 nahead;
-	size_t		 capahead;	/* slots + prefetch */
+	struct claim	*ahead;		/* prefetched, not yet handed out: */
+	int		 first, nahead;	/* ahead[first .. first + nahead) */
+	size_t		 capahead;	/* slots + prefetch_max */
 	struct pending	*pend;
 	size_t		 npend, cappend;
 	size_t		 queued, deferred;	/* for the title, as last seen */
@@ -232,15 +236,29 @@ reconnect(struct pgq *pq, msec_t mono)
 
 /* ---- local copies ---- */
 
+/*
+ * A new file dir/name, open for mode; a leftover of an earlier claim of the
+ * same job (one whose handler was stopped as its lease ran out) is
+ * replaced.
+ */
+static int
+fresh(struct pgq *pq, const char *name, int mode)
+{
+	int fd, flags = mode | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+
+	if ((fd = openat(pq->dirfd, name, flags, 0600)) == -1 &&
+	    errno == EEXIST && unlinkat(pq->dirfd, name, 0) == 0)
+		fd = openat(pq->dirfd, name, flags, 0600);
+	return fd;
+}
+
 /* dir/ID with the payload, opened read-only for the handler's stdin. */
 static int
 write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
 {
 	int fd;
 
-	unlinkat(pq->dirfd, c->id, 0);	/* a leftover of an earlier claim */
-	fd = openat(pq->dirfd, c->id, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600);
+	fd = fresh(pq, c->id, O_WRONLY);
 	if (fd == -1)
 		return -1;
 	if (write_all(fd, body, len) == -1 || close(fd) == -1) {
@@ -266,22 +284,34 @@ open_log(struct pgq *pq, struct claim *c)
 	char name[NAME_MAX + 8];
 
 	snprintf(name, sizeof(name), ".%s.log", c->id);
-	unlinkat(pq->dirfd, name, 0);
 	c->logend = 0;
 	c->logerr = 0;
-	c->logfd = openat(pq->dirfd, name, O_RDWR | O_APPEND | O_CREAT |
-	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	c->logfd = fresh(pq, name, O_RDWR | O_APPEND);
 	if (c->logfd == -1)
 		c->logerr = errno;
 }
 
 /* ---- claiming ---- */
 
+/* A binary integer of the claim's reply (network byte order). */
+static uint64_t
+be_int(PGresult *r, int row, int col)
+{
+	const unsigned char *v = (const unsigned char *)PQgetvalue(r, row, col);
+	uint64_t x = 0;
+
+	for (int i = 0; i < PQgetlength(r, row, col); i++)
+		x = x << 8 | v[i];
+	return x;
+}
+
 /*
  * Claim up to n jobs due now, oldest first, with a lease and a fresh
- * fencing token each; the picking is SKIP LOCKED, so workers never wait
- * for one another.  Then their payloads, in binary.  Returns how many, or
- * -1 (the connection's state says why).
+ * fencing token each, and their payloads, in one round trip (binary
+ * results: the payload's bytes as they are).  The picking is SKIP LOCKED,
+ * so workers never wait for one another.  The claims are appended to the
+ * prefetched ones.  Returns how many, or -1 (the connection's state says
+ * why).
  */
 static int
 claim_rows(struct pgq *pq, int n)
@@ -290,59 +320,44 @@ claim_rows(struct pgq *pq, int n)
 	    "WITH picked AS MATERIALIZED ("
 	    " SELECT queue, id FROM chute.jobs"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
-	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED)"
-	    " UPDATE chute.jobs j SET state = 'cur', attempts = j.attempts + 1,"
-	    " token = nextval('chute.fence'), worker = $3,"
-	    " lease_until = now() + $4::bigint * interval '1 millisecond',"
-	    " cancel = false"
+	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
+	    " claimed AS (UPDATE chute.jobs j SET state = 'cur',"
+	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
+	    " worker = $3, lease_until = now() + $4::bigint * interval"
+	    " '1 millisecond', cancel = false"
 	    " FROM picked WHERE j.queue = picked.queue AND j.id = picked.id"
-	    " RETURNING j.id, j.token, j.attempts";
-	static const char payloads[] =
-	    "SELECT id, body FROM chute.payloads WHERE queue = $1"
-	    " AND id = ANY($2::text[])";
+	    " RETURNING j.id, j.token, j.attempts, j.run_at)"
+	    " SELECT c.id, c.token, c.attempts, p.body FROM claimed c"
+	    " LEFT JOIN chute.payloads p ON p.queue = $1 AND p.id = c.id"
+	    " ORDER BY c.run_at, c.id";
 	char nb[16], lease[24];
 	const char *p[4] = { pq->pg.queue, nb, pq->worker, lease };
-	struct buf ids = { 0 };
-	PGresult *r, *b;
-	int got, k;
+	PGresult *r;
+	int got;
 
 	snprintf(nb, sizeof(nb), "%d", n);
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	if ((r = pg_exec(&pq->pg, sql, 4, p)) == NULL)
+	if ((r = pg_exec_bin(&pq->pg, sql, 4, p)) == NULL)
 		return -1;
+	if (pq->first + pq->nahead + PQntuples(r) > (int)pq->capahead) {
+		memmove(pq->ahead, pq->ahead + pq->first, (size_t)pq->nahead *
+		    sizeof(pq->ahead[0]));
+		pq->first = 0;
+	}
 	got = PQntuples(r);
-	for (int i = 0; i < got; i++)
-		arr_add(&ids, PQgetvalue(r, i, 0));
-	if (got == 0) {
-		PQclear(r);
-		return 0;
-	}
-	{
-		const char *q[2] = { pq->pg.queue, arr_end(&ids) };
-		b = pg_exec_bin(&pq->pg, payloads, 2, q);
-	}
-	free(ids.p);
-	if (b == NULL) {
-		PQclear(r);
-		return -1;	/* the claims expire: someone recovers them */
-	}
 	for (int i = 0; i < got; i++) {
-		struct claim *c = &pq->ahead[pq->nahead];
+		struct claim *c = &pq->ahead[pq->first + pq->nahead];
 		const char *id = PQgetvalue(r, i, 0);
 
 		memset(c, 0, sizeof(*c));
 		c->fd = c->logfd = -1;
 		strlcpy(c->id, id, sizeof(c->id));
-		c->token = strtoull(PQgetvalue(r, i, 1), NULL, 10);
-		c->attempt = atoi(PQgetvalue(r, i, 2));
-		for (k = 0; k < PQntuples(b); k++)
-			if ((size_t)PQgetlength(b, k, 0) == strlen(id) &&
-			    memcmp(PQgetvalue(b, k, 0), id, strlen(id)) == 0)
-				break;
-		if (k == PQntuples(b) || write_job(pq, c, PQgetvalue(b, k, 1),
-		    (size_t)PQgetlength(b, k, 1)) == -1) {
+		c->token = be_int(r, i, 1);
+		c->attempt = (int)be_int(r, i, 2);
+		if (PQgetisnull(r, i, 3) || write_job(pq, c, PQgetvalue(r, i, 3),
+		    (size_t)PQgetlength(r, i, 3)) == -1) {
 			say("job=%s: no local copy: %s; it goes back after its "
-			    "lease", vis_id(id), k == PQntuples(b) ?
+			    "lease", vis_id(id), PQgetisnull(r, i, 3) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
 				close(c->fd);
@@ -351,7 +366,6 @@ claim_rows(struct pgq *pq, int n)
 		}
 		pq->nahead++;
 	}
-	PQclear(b);
 	PQclear(r);
 	return got;
 }
@@ -399,6 +413,32 @@ hold(struct pgq *pq, struct claim *c)
 }
 
 /*
+ * How many claims to hold beyond the free slots: what this worker finishes
+ * in the next PG_PREFETCH_MS at its recent rate, at least a slot's worth
+ * (as before), at most --prefetch.  A fast worker thus claims in batches
+ * large enough to amortise the round trip, while a slow one does not sit
+ * on jobs another worker could start now.
+ */
+static int
+target_ahead(struct pgq *pq, msec_t mono)
+{
+	msec_t span = mono - pq->done_t0;
+	int t;
+
+	if (span >= PG_PREFETCH_MS) {
+		double r = pq->done_n * 1000.0 / (double)span;
+
+		pq->rate = pq->rate == 0 ? r : (pq->rate + r) / 2;
+		pq->done_n = 0;
+		pq->done_t0 = mono;
+	}
+	t = (int)(pq->rate * PG_PREFETCH_MS / 1000);
+	if (t < pq->slots)
+		t = pq->slots;
+	return t < pq->prefetch_max ? t : pq->prefetch_max;
+}
+
+/*
  * Hand out n jobs: prefetched ones first, then a batch from the database
  * of the free slots plus the prefetch allowance, claimed only when a
  * notification, a finished job or the poll says there may be work.
@@ -412,12 +452,15 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 
 	arm(pq, mono);
 
-	if (pq->nahead == 0 && pq->up && (pq->wake || mono >= pq->next_poll)) {
-		want = n + pq->prefetch;
-		if ((size_t)want > pq->capahead)
-			want = (int)pq->capahead;
+	if (pq->nahead <= target_ahead(pq, mono) / 4 && pq->up &&
+	    (pq->wake || mono >= pq->next_poll)) {
+		want = n + target_ahead(pq, mono) - pq->nahead;
+		if ((size_t)(want + pq->nahead) > pq->capahead)
+			want = (int)pq->capahead - pq->nahead;
 		pq->wake = false;
-		if ((got = claim_rows(pq, want)) == -1)
+		if (want <= 0)
+			pq->wake = true;
+		else if ((got = claim_rows(pq, want)) == -1)
 			failed(pq, "claim");
 		else if (got > 0 && pq->renew_sent == 0)
 			pq->renew_sent = mono;	/* the leases date from about now */
@@ -439,9 +482,9 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 	}
 	got = 0;
 	while (got < n && pq->nahead > 0) {
-		*c[got] = pq->ahead[0];
-		memmove(pq->ahead, pq->ahead + 1, --pq->nahead *
-		    sizeof(pq->ahead[0]));
+		*c[got] = pq->ahead[pq->first++];
+		if (--pq->nahead == 0)
+			pq->first = 0;
 		open_log(pq, c[got]);
 		hold(pq, c[got]);
 		got++;
@@ -463,7 +506,7 @@ tokens(struct pgq *pq, struct buf *b)
 			    (unsigned long long)pq->held[i]->token);
 			arr_add(b, t);
 		}
-	for (int i = 0; i < pq->nahead; i++) {
+	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
 		snprintf(t, sizeof(t), "%llu",
 		    (unsigned long long)pq->ahead[i].token);
 		arr_add(b, t);
@@ -511,9 +554,9 @@ forget_ahead(struct pgq *pq, struct claim *c)
 static void
 drop_ahead(struct pgq *pq, PGresult *r)
 {
-	int j = 0;
+	int j = pq->first;
 
-	for (int i = 0; i < pq->nahead; i++) {
+	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
 		struct claim *c = &pq->ahead[i];
 
 		if (token_back(r, c->token)) {
@@ -524,7 +567,7 @@ drop_ahead(struct pgq *pq, PGresult *r)
 		    "lease): not started", vis_id(c->id));
 		forget_ahead(pq, c);
 	}
-	pq->nahead = j;
+	pq->nahead = j - pq->first;
 }
 
 /*
@@ -583,9 +626,9 @@ expire(struct pgq *pq, msec_t mono)
 	for (size_t i = 0; i < pq->nheld; i++)
 		if (pq->held[i]->token != 0)
 			lost(pq, pq->held[i], "cannot renew its lease", true);
-	for (int i = 0; i < pq->nahead; i++)
+	for (int i = pq->first; i < pq->first + pq->nahead; i++)
 		forget_ahead(pq, &pq->ahead[i]);
-	pq->nahead = 0;
+	pq->nahead = pq->first = 0;
 	pq->renew_sent = 0;
 }
 
@@ -774,6 +817,7 @@ pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	strlcpy(o->last, out->why, sizeof(o->last));
 	o->log = read_log(c);
 	o->since = mono_ms();
+	pq->done_n++;
 	return 0;
 }
 
@@ -978,7 +1022,7 @@ hand_back(struct pgq *pq)
 	char t[24];
 	const char *p[2] = { pq->pg.queue, NULL };
 
-	for (int i = 0; i < pq->nahead; i++) {
+	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
 		snprintf(t, sizeof(t), "%llu",
 		    (unsigned long long)pq->ahead[i].token);
 		arr_add(&b, t);
@@ -988,7 +1032,7 @@ hand_back(struct pgq *pq)
 	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
 	    pg_cmd(&pq->pg, sql, 2, p) == -1)
 		failed(pq, "hand back");
-	pq->nahead = 0;
+	pq->nahead = pq->first = 0;
 	free(b.p);
 }
 
@@ -1060,17 +1104,38 @@ sweep_dead(const char *tmp)
 }
 
 /*
+ * Where the local copies go: systemd's RuntimeDirectory= (a tmpfs under
+ * /run, private to the unit: no inode allocation on a disk per job, which
+ * on a file system that has just freed many inodes costs more than the
+ * rest of the job), else $TMPDIR, else /tmp.
+ */
+static const char *
+local_base(void)
+{
+	static char first[PATH_MAX];
+	const char *rt = getenv("RUNTIME_DIRECTORY"), *tmp = getenv("TMPDIR");
+
+	if (rt != NULL && *rt == '/') {
+		/* Several directories are separated by ':'; take the first. */
+		strlcpy(first, rt, sizeof(first));
+		first[strcspn(first, ":")] = '\0';
+		return first;
+	}
+	return tmp != NULL && *tmp != '\0' ? tmp : "/tmp";
+}
+
+/*
  * A queue on the database pg names (parsed, not connected: start connects,
  * and keeps trying while the server is down).  lease: the claims' length;
- * slots: the owner's, for the prefetch.  Returns 0 with *qp set, or an exit
+ * slots: the owner's; prefetch: claims held beyond them, at most.  Returns 0 with *qp set, or an exit
  * status after one line saying why.
  */
 int
-queue_pg_open(const struct pg *pg, msec_t lease, int slots,
+queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
     const struct queue_conf *c, struct queue **qp)
 {
 	struct pgq *pq = calloc(1, sizeof(*pq));
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = local_base();
 	char host[256] = "localhost";
 
 	*qp = NULL;
@@ -1086,17 +1151,23 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots,
 	pq->q.name = pq->pg.name;
 	pq->c = *c;
 	pq->lease = lease;
-	pq->prefetch = slots < 100 ? slots : 100;
-	pq->capahead = (size_t)slots + (size_t)pq->prefetch;
+	pq->slots = slots < prefetch ? slots : prefetch;
+	pq->prefetch_max = prefetch;
+	pq->capahead = (size_t)slots + (size_t)prefetch;
+	pq->done_t0 = mono_ms();
 	pq->dirfd = -1;
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
-	tmp = tmp && *tmp ? tmp : "/tmp";
 	sweep_dead(tmp);
-	snprintf(pq->dir, sizeof(pq->dir), "%s/chute-pgsql.%ld.XXXXXX", tmp,
-	    (long)getpid());
-	if (pq->pg.uri == NULL ||
-	    (pq->ahead = calloc(pq->capahead, sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
+	if ((size_t)snprintf(pq->dir, sizeof(pq->dir), "%s/chute-pgsql.%ld."
+	    "XXXXXX", tmp, (long)getpid()) >= sizeof(pq->dir)) {
+		fprintf(stderr, "chute: %s: %s\n", tmp, strerror(ENAMETOOLONG));
+		pq->dir[0] = '\0';
+		pq_close(&pq->q);
+		return EX_CONFIG;
+	}
+	if (pq->pg.uri == NULL || (pq->ahead = calloc(pq->capahead,
+	    sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
 	    (pq->dirfd = open(pq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
 		fprintf(stderr, "chute: %s: %s\n", pq->dir, strerror(errno));

@@ -461,6 +461,11 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 
 	EXPECT(CHUTE("status", "postgresql://[::1", "x") == 64, "malformed URI: "
 	    "64, %s", T.err);
+	EXPECT(CHUTE("run", uri, "--prefetch", "-1", "--", "true") == 64 &&
+	    strncmp(T.err, "chute: run: --prefetch -1: ", 27) == 0,
+	    "a bad --prefetch: 64, a line naming it: %s", T.err);
+	EXPECT(CHUTE("run", uri, "--lease", "10ms", "--", "true") == 64,
+	    "a lease too short: 64, %s", T.err);
 	EXPECT(CHUTE("status", "postgresql:///db?host=/nonexistent/dir&"
 	    "password=hunter2", "x") == 75 && strstr(T.err, "hunter2") == NULL &&
 	    t_nlines(T.err) == 1, "unreachable: 75, one line, no password: %s",
