@@ -166,6 +166,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	tests/build/stale.sh
 	tests/build/layers.sh $(B)/libchute.a $(filter-out $(B)/pg_main.o,$(PG_OBJ)) \
 	    $(TOP_OBJ)
+	tests/units.sh $(abspath $(B)/chute)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	tests/top.sh $(B)/chute

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# units.sh CHUTE: chute's systemd units in contrib/, checked by systemd.
+# Each is copied with its /usr/local/bin/chute rewritten to CHUTE (as
+# debian/rules rewrites it to /usr/bin/chute), a template given an
+# instance, and run through `systemd-analyze verify`, which must print
+# nothing: it exits 0 even for an unknown key or a bad value, and says so
+# only on stderr.  Then what chute relies on: Type=notify with
+# NotifyAccess=main, one ExecStart= line (the package rewrites it), and
+# every CHUTE_* variable a unit uses documented in contrib/chute.conf.example.
+# Without systemd-analyze: one line saying so, and success.
+set -u
+[ $# -eq 1 ] || { echo "usage: units.sh /abs/path/to/chute" >&2; exit 64; }
+chute=$1
+cd "$(dirname "$0")/.." || exit 70
+pass=0 fail=0
+ok()    { pass=$((pass + 1)); printf 'ok - %s\n' "$*"; }
+notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	echo "skip - units.sh: systemd-analyze not installed (apt-get install systemd)"
+	exit 0
+fi
+tmp=$(mktemp -d) || exit 73
+trap 'rm -rf "$tmp"' EXIT
+
+# verify FILE NAME: the unit FILE, installed as NAME in $tmp, verified.
+verify() {
+	sed "s,/usr/local/bin/chute,$chute,g" "$1" >"$tmp/$(basename "$1")"
+	(cd "$tmp" && systemd-analyze verify --man=no "$2" 2>&1)
+}
+
+# The check must be able to fail: a bad Type= is reported.
+sed 's/^Type=.*/Type=bogus/' contrib/chute@.service >"$tmp/broken@.service"
+if [ -n "$(cd "$tmp" && systemd-analyze verify --man=no broken@x.service 2>&1)" ]; then
+	ok "systemd-analyze verify reports a bad Type= (systemd $(systemd-analyze --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'))"
+else
+	notok "systemd-analyze verify is silent on Type=bogus: it checks nothing here"
+fi
+
+# The units that run chute itself (others in contrib/ run other programs).
+for f in contrib/chute@.service contrib/chute-worker@.service; do
+	name=$(basename "$f")
+	case $name in *@.*) name=${name/@./@test.} ;; esac
+	out=$(verify "$f" "$name")
+	if [ $? = 0 ] && [ -z "$out" ]; then
+		ok "$f: systemd-analyze verify is silent"
+	else
+		notok "$f: systemd-analyze verify: $(echo "$out" | tr '\n' ' ')"
+	fi
+done
+
+for f in contrib/chute@.service contrib/chute-worker@.service; do
+	grep -qx 'Type=notify' "$f" && grep -qx 'NotifyAccess=main' "$f" &&
+		ok "$f: Type=notify, NotifyAccess=main" ||
+		notok "$f: not Type=notify with NotifyAccess=main"
+	n=$(grep -c '^ExecStart=' "$f")
+	grep -q '^ExecStart=/usr/local/bin/chute run ' "$f" && [ "$n" = 1 ] &&
+		ok "$f: one ExecStart= line, running /usr/local/bin/chute run" ||
+		notok "$f: want one ExecStart=/usr/local/bin/chute run ... line, have $n"
+	for v in $(grep -o '\${\?CHUTE_[A-Z_]*' "$f" | tr -d '${' | sort -u); do
+		grep -q "^#\?$v=" contrib/chute.conf.example &&
+			ok "$f: $v is documented in contrib/chute.conf.example" ||
+			notok "$f: $v is not in contrib/chute.conf.example"
+	done
+done
+printf '%d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" = 0 ]
