@@ -487,9 +487,12 @@ def cmd_fleet(tsv, spawn_ms=None):
                   ">= 1" if big else "(report)", ge(1) if big else None, "%.2fx"))
         t.append((pre + "pg-boss b1000, 2 s poll (report)", "chute --persistent 2x2 / pg-boss b1000",
                   fleet_ratio(c, tput("pg-boss", "b1000", str(n))), "(report)", None, "%.2fx"))
-        t.append((pre + "the database's limit at chute's batch (report)",
-                  "chute --persistent 2x2 (claims of up to 4: 2 free slots + 2 prefetched) / raw claim+ack b4-c2",
-                  fleet_ratio(c, tput("raw-claim-ack", "b4-c2", str(n))), "(report)", None, "%.2fx"))
+        t.append((pre + "the database's limit at a batch of 100 (report)",
+                  "chute --persistent 2x2 (claims of its rate's 100 ms, at most 256 + free slots) / raw claim+ack b100-c2",
+                  fleet_ratio(c, tput("raw-claim-ack", "b100-c2", str(n))), "(report)", None, "%.2fx"))
+        t.append((pre + "local copies in /tmp instead of the unit's RuntimeDirectory (report)",
+                  "chute --persistent 2x2, /tmp / RuntimeDirectory on tmpfs",
+                  fleet_ratio(tput("chute", "persistent-2x2-tmp", str(n)), c), "(report)", None, "%.2fx"))
     ex = sorted({k[2] for k in rows if k[0] == "chute-spool"})
     for n in ex:
         sp = tput("chute-spool", "exec-true-j2", n)

@@ -7,7 +7,9 @@
 #   graphile-worker  defaults | batched (localQueue.size 100, completeJobBatchDelay 0)
 #   pg-boss          b1000 (batchSize 1000, 2 s poll) | b1000-p05 (0.5 s poll)
 #   raw-claim-ack    pgbench, 2 clients, SKIP LOCKED claim of B rows + delete, B = 1, 4, 10, 100
-#   chute            persistent-2x2: 2 x `chute run URL --persistent -j 2 --drain -- worker`
+#   chute            persistent-2x2: 2 x `chute run URL --persistent -j 2 --drain -- worker`,
+#                    local copies in RUNTIME_DIRECTORY on /dev/shm as the systemd unit has
+#                    them (persistent-2x2-tmp: in /tmp instead)
 # and submit-to-handler-start latency at 20 jobs/s for 200 jobs. chute's own rows
 # (bench/fleet/chute.sh) add: exec per job (/bin/true) through the database and
 # through chute's own spool, latency with a persistent and an exec'd handler, and
@@ -225,9 +227,18 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			done
 		fi
 		if want chute; then
+			# As contrib/chute-worker@.service runs it: local copies in its
+			# RuntimeDirectory= (a tmpfs); then with them in /tmp, on this disk.
 			log "round $round: chute --persistent, 2 processes x -j 2, $n jobs (load $(load))"
 			db chute
+			RUNTIME_DIRECTORY=$(mktemp -d /dev/shm/chute-bench.XXXXXX)
+			export RUNTIME_DIRECTORY
 			chute_row chute persistent-2x2 "$round" throughput "$URI" "$n"
+			rm -rf -- "$RUNTIME_DIRECTORY"
+			unset RUNTIME_DIRECTORY
+			log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"
+			db chute
+			chute_row chute persistent-2x2-tmp "$round" throughput "$URI" "$n"
 		fi
 	done
 	if want latency; then
