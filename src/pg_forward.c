@@ -438,8 +438,10 @@ backoff(struct fwd *f, int n, const char *what)
 	}
 	pg_close(&f->pg);
 	until = mono_ms() + f->wait;
-	while (!f->stop && mono_ms() < until)
+	while (!f->stop && mono_ms() < until) {
+		notify_tick(mono_ms());
 		wait_for(f, until - mono_ms());
+	}
 	f->wait = f->wait * 2 > FWD_RETRY_MAX_MS ? FWD_RETRY_MAX_MS : f->wait * 2;
 }
 
@@ -584,10 +586,18 @@ forward_loop(struct fwd *f)
 	int n, rc = 0;
 
 	f->q->be->start(f->q);
+	/* systemd (Type=notify): ready once the spool is ours and recovered. */
+	notify_send("READY=1");
 	say_buffer(true);
 	while (!f->stop) {
 		msec_t mono = mono_ms();
+		char st[96];
 
+		snprintf(st, sizeof(st), "%zu forwarded; %zu waiting%s",
+		    f->forwarded, waiting(f, 0), f->down ?
+		    "; database unreachable" : "");
+		notify_status(st);
+		notify_tick(mono);
 		f->q->be->due(f->q, mono);
 		for (int i = 0; i < f->batch; i++)
 			f->cv[i] = &f->slot[i];
@@ -603,6 +613,7 @@ forward_loop(struct fwd *f)
 		wait_for(f, f->q->be->next(f->q, mono_ms()) - mono_ms());
 	}
 	say_buffer(false);
+	notify_send("STOPPING=1");
 	return rc;
 }
 
@@ -681,6 +692,7 @@ fwd_free(struct fwd *f, int rc)
 		f->q->be->close(f->q);
 	if (f->sigfd != -1)
 		close(f->sigfd);
+	notify_close();
 	pg_close(&f->pg);
 	free(f->pg.uri);
 	free(f->slot);
@@ -720,6 +732,7 @@ pgcmd_forward(int argc, char **argv)
 		fprintf(stderr, "chute: forward: %s\n", strerror(errno));
 		return fwd_free(&f, EX_SOFTWARE);
 	}
+	notify_init();
 	if ((rc = queue_spool_open(spool, false, &qc, &f.q)) != 0)
 		return fwd_free(&f, rc);
 	setproctitle("forward %s -> %s (%s)", f.q->name, f.pg.name, f.pg.queue);

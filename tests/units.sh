@@ -38,7 +38,8 @@ else
 fi
 
 # The units that run chute itself (others in contrib/ run other programs).
-for f in contrib/chute@.service contrib/chute-worker@.service; do
+for f in contrib/chute@.service contrib/chute-worker@.service \
+    contrib/chute-forward@.service; do
 	name=$(basename "$f")
 	case $name in *@.*) name=${name/@./@test.} ;; esac
 	out=$(verify "$f" "$name")
