@@ -1,0 +1,167 @@
+/*
+ * fwdraw: the database's own limit for `chute forward` (issue 10): the
+ * batched INSERT that forward sends (src/pg_forward.c, insert_sql), from
+ * memory, with no spool under it: no files, no renames, no logs.
+ *
+ *   fwdraw URI N BATCH SIZE
+ *
+ * Inserts N jobs of SIZE bytes into queue "default" of URI (chute init
+ * done), BATCH per autocommitted statement, over one connection, the
+ * arrays in binary as forward sends them, then one pg_notify per batch as
+ * forward does.  Prints "N SECONDS JOBS_PER_S" on stdout.
+ */
+#include <arpa/inet.h>
+#include <err.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libpq-fe.h>
+
+/* The statement of src/pg_forward.c, word for word. */
+static const char insert_sql[] =
+"WITH b AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::text[],"
+" $6::text[], $7::bytea[]) WITH ORDINALITY AS b(lid, birth, did, body, n)),"
+" j AS (INSERT INTO chute.jobs (queue, id, state, size, origin,"
+" origin_spool, origin_id, origin_birth)"
+" SELECT $1, did, 'new', octet_length(body), $2, $3, lid, birth FROM b"
+" ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
+" p AS (INSERT INTO chute.payloads (queue, id, body)"
+" SELECT $1, j.id, b.body FROM j JOIN b ON b.lid = j.origin_id)"
+" SELECT b.n, j.id, f.queue, f.id FROM b"
+" LEFT JOIN j ON j.origin_id = b.lid"
+" LEFT JOIN chute.jobs f ON j.id IS NULL AND f.origin = $2"
+" AND f.origin_spool = $3 AND f.origin_id = b.lid AND f.origin_birth = b.birth"
+" ORDER BY b.n";
+
+struct arr {
+	char	*b;
+	size_t	 len, cap;
+	int	 n;
+};
+
+static void
+put32(char *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static char *
+room(struct arr *a, size_t n)
+{
+	while (a->len + n > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 65536;
+		if ((a->b = realloc(a->b, a->cap)) == NULL)
+			err(1, "realloc");
+	}
+	a->len += n;
+	return a->b + a->len - n;
+}
+
+static void
+begin(struct arr *a, uint32_t oid)
+{
+	char *p;
+
+	a->len = 0;
+	a->n = 0;
+	p = room(a, 20);
+	put32(p, 1);
+	put32(p + 4, 0);
+	put32(p + 8, oid);
+	put32(p + 16, 1);
+}
+
+static void
+elem(struct arr *a, const void *s, size_t n)
+{
+	char *p = room(a, 4 + n);
+
+	put32(p, (uint32_t)n);
+	memcpy(p + 4, s, n);
+	a->n++;
+}
+
+static void
+end(struct arr *a)
+{
+	put32(a->b + 12, (uint32_t)a->n);
+}
+
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const Oid types[7] = { 25, 25, 25, 1009, 1009, 1009, 1001 };
+	static const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };
+	struct arr lid = { 0 }, birth = { 0 }, did = { 0 }, body = { 0 };
+	const char *notify[1] = { "default" };
+	PGconn *c;
+	char *payload;
+	int n, batch, size;
+	double t0, t;
+
+	if (argc != 5)
+		errx(64, "usage: fwdraw URI N BATCH SIZE");
+	n = atoi(argv[2]);
+	batch = atoi(argv[3]);
+	size = atoi(argv[4]);
+	if (n < 1 || batch < 1 || size < 0 || (payload = malloc(size + 1)) == NULL)
+		errx(64, "bad N, BATCH or SIZE");
+	memset(payload, 'x', size);
+	if (PQstatus(c = PQconnectdb(argv[1])) != CONNECTION_OK)
+		errx(1, "%s", PQerrorMessage(c));
+	t0 = mono();
+	for (int i = 0; i < n; i += batch) {
+		int m = n - i < batch ? n - i : batch;
+		const char *v[7] = { "default", "raw", "/raw" };
+		int lens[7] = { 0 };
+		PGresult *r;
+
+		begin(&lid, 25);
+		begin(&birth, 25);
+		begin(&did, 25);
+		begin(&body, 17);
+		for (int k = 0; k < m; k++) {
+			char id[32], b[32];
+			int l = snprintf(id, sizeof(id), "r%09d", i + k);
+
+			snprintf(b, sizeof(b), "%d:0", i + k);
+			elem(&lid, id, (size_t)l);
+			elem(&birth, b, strlen(b));
+			elem(&did, id, (size_t)l);
+			elem(&body, payload, (size_t)size);
+		}
+		end(&lid);
+		end(&birth);
+		end(&did);
+		end(&body);
+		v[3] = lid.b, v[4] = birth.b, v[5] = did.b, v[6] = body.b;
+		lens[3] = (int)lid.len, lens[4] = (int)birth.len;
+		lens[5] = (int)did.len, lens[6] = (int)body.len;
+		r = PQexecParams(c, insert_sql, 7, types, v, lens, fmts, 0);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			errx(1, "insert: %s", PQerrorMessage(c));
+		PQclear(r);
+		r = PQexecParams(c, "SELECT pg_notify('chute', $1)", 1, NULL,
+		    notify, NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			errx(1, "notify: %s", PQerrorMessage(c));
+		PQclear(r);
+	}
+	t = mono() - t0;
+	printf("%d %.3f %.0f\n", n, t, n / t);
+	PQfinish(c);
+	return 0;
+}
