@@ -122,6 +122,16 @@ run_one_job() {
 	jobid=$id
 }
 
+# The installed chute-metrics (what chute-metrics.service runs) on the
+# job's spool, into a directory of the test's.
+metrics_written() {
+	mkdir -p "$work/metrics" || return 1
+	CHUTE_METRICS_DIR=$work/metrics CHUTE=/usr/bin/chute \
+	    /usr/libexec/chute/chute-metrics "$spool" || return 1
+	grep -qx "chute_jobs{spool=\"$spool\",state=\"done\"} 1" \
+	    "$work/metrics/chute-${spool##*/}.prom"
+}
+
 # The installed completion, sourced as bash-completion would load it.
 completes() {
 	local want=$1
@@ -174,6 +184,8 @@ main() {
 	check "chute@.service runs /usr/bin/chute" \
 	    grep -q '^ExecStart=/usr/bin/chute ' /lib/systemd/system/chute@.service
 	run_one_job || die "a job as the chute user"
+	check "chute-metrics writes the spool's metrics as chute-NAME.prom" \
+	    metrics_written
 	check "completion: subcommands" completes status chute st
 	check "completion: the spool's job IDs" \
 	    completes "$jobid" chute status "$spool" ""
