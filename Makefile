@@ -212,6 +212,7 @@ torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds 50 --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 60
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --flaky
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --freeze
 
 # libFuzzer (clang) on every parser that sees outside input; its objects
 # have their own directory and stamps.

@@ -146,7 +146,8 @@ static struct worker *workers;
 static int nworkers;
 
 /* EV_SELF: trouble a worker reported itself (worker_logs()). */
-enum ev { EV_KILL, EV_RESTART, EV_OUTAGE, EV_TERMINATE, EV_FREEZE, EV_SELF };
+enum ev { EV_KILL, EV_RESTART, EV_OUTAGE, EV_TERMINATE, EV_FREEZE, EV_HANG,
+    EV_SELF };
 
 struct event {
 	enum ev		 kind;
@@ -177,7 +178,7 @@ static int *job_open;			/* per job: its open claim, -1: none */
 
 static struct {
 	int	 kills, k_start, k_burst, k_running, k_ended, k_live;
-	int	 restarts, outages, terminations, terminated;
+	int	 restarts, outages, terminations, terminated, hangs;
 	int	 freezes, freezes_short;
 	int	 refused, unprinted;
 	int	 lost, lost_norun, lost_midrun, lost_outcome, lost_self;
@@ -1021,6 +1022,39 @@ terminate(int n)
 	st.terminations++;
 }
 
+/*
+ * A server that stops answering worker n while its connection stays up:
+ * its session and the postmaster stopped (SIGSTOP) for longer than the
+ * lease, as a hung backend, or a network path that drops packets without a
+ * reset, would leave it.  No error, no reset, no server-side timeout
+ * reaches the worker: only its own deadline gets its loop back in time to
+ * stop its handlers before the other workers recover its jobs, which run
+ * again, never twice at once.
+ */
+static void
+server_hang(int n)
+{
+	char q[200], *out = NULL;
+	int64_t t0 = real_us();
+	pid_t be;
+
+	if (n == -1 || pg.postmaster == NULL)
+		return;
+	snprintf(q, sizeof(q), "SELECT pid FROM pg_stat_activity WHERE "
+	    "application_name = 'tw%d' LIMIT 1", n);
+	be = sql(q, &out) == 0 && out != NULL ? (pid_t)atoi(out) : 0;
+	free(out);
+	if (be <= 0)
+		return;
+	kill(pg.postmaster->pid, SIGSTOP);
+	kill(be, SIGSTOP);
+	nap_us((LEASE_MS + rnd(&rng, 1000)) * 1000L);
+	kill(be, SIGCONT);
+	kill(pg.postmaster->pid, SIGCONT);
+	event(EV_HANG, t0, workers[n].pid);
+	st.hangs++;
+}
+
 /* ---- the rounds ---- */
 
 static void
@@ -1114,6 +1148,8 @@ round_pg(int round)
 		terminate(rnd(&rng, 2) ? worker_pick(0) : -1);
 	if (rnd(&rng, 100) < 6)
 		server_outage();
+	if (rnd(&rng, 100) < 10)
+		server_hang(worker_pick(0));
 	workers_top_up(round, 2);
 	nap_us(rnd(&rng, 500000));
 }
@@ -1813,9 +1849,10 @@ summary(int64_t t0)
 		st.refused += jobs[j].method == '?';
 	st.refused += unknown_allowed + st.unprinted;
 	printf("torture: pgsql rounds=%d jobs=%d kills=%d restarts=%d "
-	    "outages=%d terminations=%d (sessions=%d)%s runs=%ld violations=%d\n",
-	    cfg.rounds, accepted + st.unprinted, st.kills, st.restarts,
-	    st.outages, st.terminations, st.terminated, cfg.freeze ?
+	    "outages=%d terminations=%d (sessions=%d) hangs=%d%s runs=%ld "
+	    "violations=%d\n", cfg.rounds, accepted + st.unprinted, st.kills,
+	    st.restarts, st.outages, st.terminations, st.terminated, st.hangs,
+	    cfg.freeze ?
 	    path(" freezes=%d (thawed early=%d)", st.freezes,
 	    st.freezes_short) : "", tally.runs, violations());
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
