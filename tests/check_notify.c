@@ -22,6 +22,7 @@
 #include "chute.h"
 #include "suites.h"
 #include "t_cli.h"
+#include "t_pg.h"
 
 #define NMSG	512
 
@@ -125,11 +126,12 @@ d_teardown(void)
 /* sd_notify                                                          */
 /* ------------------------------------------------------------------ */
 
-/* A handler that keeps its environment in root/env.ID. */
+/* A handler that keeps its environment in root/env.ID (whole, by rename). */
 static const char *
 h_env(void)
 {
-	return t_handler("h_env", "env > \"$R/env.$CHUTE_ID\"\n");
+	return t_handler("h_env", "env > \"$R/env.$CHUTE_ID.part\" && "
+	    "mv \"$R/env.$CHUTE_ID.part\" \"$R/env.$CHUTE_ID\"\n");
 }
 
 START_TEST(test_ready_status_and_stopping_arrive_in_that_order)
@@ -424,6 +426,80 @@ START_TEST(test_say_priority_maps_errors_warnings_and_job_lines)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* A worker of a PostgreSQL queue, against a real server (t_pg.h)      */
+/* ------------------------------------------------------------------ */
+
+static char *uri;		/* the test's database */
+
+static void
+cluster_up(void)
+{
+	ck_assert_msg(t_pg_start() == 0, "%s", t_pg_skip_reason());
+}
+
+static void
+pg_setup(void)
+{
+	t_cli_setup();
+	uri = t_pg_newdb();
+	EXPECT(CHUTE("init", uri) == 0, "chute init: %s", T.err);
+}
+
+static void
+pg_teardown(void)
+{
+	d_teardown();
+	free(uri);
+}
+
+START_TEST(test_a_worker_sends_ready_status_and_stopping)
+{
+	char *env;
+	int ready, idle;
+	pid_t pid;
+
+	t_write(RP("in"), "one\n");
+	EXPECT(CHUTE_IN(RP("in"), "submit", uri, "--id", "job1") == 0,
+	    "submit: %s", T.err);
+	d_bind(RP("notify"));
+	setenv("NOTIFY_SOCKET", RP("notify"), 1);
+	pid = t_owner(NULL, uri, QUICK, "--", h_env(), (const char *)NULL);
+	unsetenv("NOTIFY_SOCKET");
+	ready = d_await("READY=1", 0, 20000);
+	EXPECT(ready == 0, "READY=1 was not the first message: %s", d_all());
+	WAIT_UNTIL(t_exists(RP("env.job1")), 20000, "job1's handler to run");
+	env = t_slurp(RP("env.job1"));
+	EXPECT(env != NULL, "env.job1 vanished");
+	EXPECT(strstr(env, "NOTIFY_SOCKET") == NULL, "the worker's handler "
+	    "inherited NOTIFY_SOCKET: %s", t_snip(env));
+	free(env);
+	idle = d_await("STATUS=running=0", ready, 20000);
+	EXPECT(t_stop(pid) == 0, "worker did not stop cleanly: %s",
+	    t_log_of(pid));
+	d_await("STOPPING=1", idle, 10000);
+}
+END_TEST
+
+/* Decided: ready once the loop runs, so that systemd waits for nothing. */
+START_TEST(test_a_worker_is_ready_while_the_database_is_down)
+{
+	pid_t pid;
+
+	t_pg_down();
+	d_bind(RP("notify"));
+	setenv("NOTIFY_SOCKET", RP("notify"), 1);
+	pid = t_owner(NULL, uri, QUICK, "--", h_env(), (const char *)NULL);
+	unsetenv("NOTIFY_SOCKET");
+	d_await("READY=1", 0, 20000);
+	EXPECT(t_alive(pid), "the worker exited: %s", t_log_of(pid));
+	t_pg_up();
+	EXPECT(t_stop(pid) == 0, "worker did not stop cleanly: %s",
+	    t_log_of(pid));
+	d_await("STOPPING=1", 0, 10000);
+}
+END_TEST
+
 Suite *
 notify_suite(void)
 {
@@ -454,6 +530,14 @@ notify_suite(void)
 	tc = t_tcase(t_cli_setup, d_teardown, "syslog", 60);
 	tcase_add_test(tc, test_syslog_sends_the_owners_lines_with_ident_pid_facility_and_priority);
 	tcase_add_test(tc, test_syslog_facility_must_be_known);
+	suite_add_tcase(s, tc);
+
+	if (t_pg_skip())
+		return s;
+	tc = t_tcase(pg_setup, pg_teardown, "sd_notify-pgsql", 120);
+	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_a_worker_sends_ready_status_and_stopping);
+	tcase_add_test(tc, test_a_worker_is_ready_while_the_database_is_down);
 	suite_add_tcase(s, tc);
 	return s;
 }
