@@ -38,17 +38,17 @@ check() {
 preflight() {
 	local t pkg
 	[[ $(id -u) == 0 ]] || skip "needs root (it installs with dpkg -i)"
-	for t in dpkg-buildpackage dh lintian fakeroot runuser systemd-sysusers; do
-		command -v "$t" >/dev/null ||
-		    skip "$t not found (apt-get install debhelper dpkg-dev fakeroot lintian systemd)"
+	for t in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
+	    fakeroot:fakeroot runuser:util-linux systemd-sysusers:systemd; do
+		command -v "${t%%:*}" >/dev/null ||
+		    skip "${t%%:*} not found (apt-get install ${t#*:})"
 	done
+	# Installed, or removed with its configuration left: not ours.
 	for pkg in chute chute-pgsql; do
-		# Installed, or removed with its configuration left: not ours.
-		if [[ $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) \
-		    != "" && $(dpkg-query -W -f='${db:Status-Status}' "$pkg") \
-		    != not-installed ]]; then
-			skip "package $pkg is on this machine already (dpkg -l $pkg); it only tests packages it installs"
-		fi
+		case $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) in
+		"" | not-installed) ;;
+		*) skip "package $pkg is on this machine already (dpkg -l $pkg); it only tests packages it installs" ;;
+		esac
 	done
 }
 
