@@ -182,12 +182,18 @@ cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
 	struct spool sp;
 	int rc, r;
 
-	/* "--": what follows is IDs, even one starting with '-'. */
+	/*
+	 * "--": what follows is IDs, even one starting with '-'.  It moves
+	 * past the last argument rather than out of argv: setproctitle_init's
+	 * copies of the arguments are reachable only from there.
+	 */
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") != 0)
+		char *dashes = argv[i];
+
+		if (strcmp(dashes, "--") != 0)
 			continue;
-		memmove(argv + i, argv + i + 1, (argc - i) * sizeof(*argv));
-		argc--;
+		memmove(argv + i, argv + i + 1, (argc - i - 1) * sizeof(*argv));
+		argv[--argc] = dashes;
 		break;
 	}
 	if (argc < 2)

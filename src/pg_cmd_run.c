@@ -66,9 +66,12 @@ pgcmd_run(int argc, char **argv)
 	int rc;
 
 	/* The URI goes back in as the SPOOL argument run_parse_args wants. */
-	if ((rc = pgcmd_take(&argc, argv, "run", &pg, true)) != 0 ||
-	    (rc = take_lease(&argc, argv, &lease, &prefetch)) != 0)
+	if ((rc = pgcmd_take(&argc, argv, "run", &pg, true)) != 0)
 		return rc;
+	if ((rc = take_lease(&argc, argv, &lease, &prefetch)) != 0) {
+		free(pg.uri);
+		return rc;
+	}
 	url = pg.name;
 	{
 		char **av = calloc((size_t)argc + 2, sizeof(*av));
@@ -89,6 +92,7 @@ pgcmd_run(int argc, char **argv)
 			    "has no owner; any number of workers share it");
 		if (rc != 0 || help) {
 			free(av);
+			free(pg.uri);
 			return rc;
 		}
 		/* o.argv points into av, which lives as long as the run. */
@@ -96,6 +100,7 @@ pgcmd_run(int argc, char **argv)
 			fprintf(stderr, "chute: run: %s: handler not found or "
 			    "not executable: %s\n", o.argv[0], strerror(errno));
 			free(av);
+			free(pg.uri);
 			return EX_USAGE;
 		}
 		qc.persistent = o.persistent;
