@@ -52,6 +52,9 @@ const char *pg_error(struct pg *);
 PGresult *pg_exec(struct pg *, const char *, int, const char *const *);
 PGresult *pg_exec_bin(struct pg *, const char *, int, const char *const *);
 int	 pg_cmd(struct pg *, const char *, int, const char *const *);
+int	 pg_send(struct pg *, const char *, int, const Oid *,
+	    const char *const *, const int *, const int *);
+PGresult *pg_await(struct pg *);
 int	 pg_fail(struct pg *, const char *);
 
 /* queue_pg.c */

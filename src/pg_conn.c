@@ -75,27 +75,30 @@ pg_parse(struct pg *pg, const char *uri, const char *queue)
 /*
  * Wait until the connection's socket is ready for events, or the deadline
  * passes: then the connection is dropped (whatever the server does with
- * the statement, we will not wait for it) and -1 returned.
+ * the statement, we will not wait for it) and -1 returned.  Without a
+ * deadline (0) the server's statement_timeout and the TCP keepalives
+ * bound the wait.
  */
 static int
 wait_io(struct pg *pg, short events)
 {
 	struct pollfd p = { .fd = PQsocket(pg->conn), .events = events };
-	msec_t left;
+	msec_t left = -1;
 	int n;
 
 	for (;;) {
-		left = pg->deadline - mono_ms();
-		if (left <= 0 || p.fd == -1)
+		if (pg->deadline != 0 && (left = pg->deadline - mono_ms()) <= 0)
+			break;
+		if (p.fd == -1)
 			break;
 		if ((n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left)) > 0)
 			return 0;
 		if (n == -1 && errno != EINTR)
 			break;
 	}
-	pg->late = true;
+	pg->late = pg->deadline != 0;
 	pg_close(pg);
-	errno = ETIMEDOUT;
+	errno = pg->late ? ETIMEDOUT : EIO;
 	return -1;
 }
 
@@ -296,6 +299,29 @@ PGresult *
 pg_exec_bin(struct pg *pg, const char *sql, int n, const char *const *params)
 {
 	return run(pg, sql, n, params, 1);
+}
+
+/*
+ * A statement sent without waiting for it, so that the caller can work
+ * while the server does: PQsendQueryParams with typed (and perhaps
+ * binary) parameters, rows in text.  0, or -1 (pg_error says why).  Then
+ * pg_await takes its result, whatever its status (the caller reads the
+ * SQLSTATE), or NULL when the connection failed on the way.
+ */
+int
+pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
+    const char *const *params, const int *lens, const int *fmts)
+{
+	if (pg->conn == NULL)
+		return -1;
+	return PQsendQueryParams(pg->conn, sql, n, types, params, lens, fmts,
+	    0) ? 0 : -1;
+}
+
+PGresult *
+pg_await(struct pg *pg)
+{
+	return pg->conn != NULL ? await(pg) : NULL;
 }
 
 /* pg_exec for a statement whose rows are not wanted: 0, or -1. */

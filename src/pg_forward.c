@@ -37,6 +37,7 @@
 #define FWD_RETRY_MIN_MS 500		/* the database unreachable: first wait */
 #define FWD_RETRY_MAX_MS 30000		/* ... doubling up to this */
 #define FWD_IDLE_MS	1000		/* longest wait without a wake-up */
+#define FWD_BIRTH	64		/* "INODE:SEC.NSEC" */
 
 #define OID_BYTEA_ARR	1001
 #define OID_TEXT_ARR	1009
@@ -54,11 +55,30 @@ struct arr {
 	int	 n;
 };
 
+/*
+ * The jobs of one statement.  Two take turns: while the server runs one's
+ * statement, the other is claimed and read, and the one before is moved
+ * to done/, so the spool's file operations overlap the server's work
+ * instead of waiting for it.
+ */
+struct batch {
+	struct claim	*slot;		/* --batch claims, [0, n) held */
+	int		 n;
+	long long	 bytes;
+	bool		 inflight;	/* sent, its result not taken yet */
+	struct arr	 lid, birth, did, body;	/* jobs idx[0, m) */
+	int		*idx, m;
+	off_t		*size;
+	char		 (*born)[FWD_BIRTH];	/* origin_birth */
+	char		 (*dbid)[NAME_MAX + 1];	/* the ID it goes in under */
+	bool		*sent;		/* inserted now or found from before */
+	bool		*again;		/* found there from an earlier try */
+};
+
 struct fwd {
 	struct pg	 pg;
 	struct queue	*q;
-	struct claim	*slot;		/* FWD_BATCH claims */
-	struct claim	**cv;
+	struct batch	 b[2];
 	int		 batch;
 	const char	*origin;
 	bool		 drain;
@@ -69,11 +89,6 @@ struct fwd {
 	bool		 gone;		/* the last statement lost the server */
 	msec_t		 down_since;
 	msec_t		 wait;		/* the next wait before a retry */
-	struct arr	 lid, birth, did, body;
-	char		 (*dbid)[NAME_MAX + 1];	/* per job of the batch */
-	bool		*sent;		/* inserted now or found from before */
-	bool		*again;		/* found there from an earlier try */
-	int		*idx;		/* the jobs of a statement */
 	size_t		 forwarded;
 };
 
@@ -162,30 +177,36 @@ arr_end(struct arr *a)
 /* ---- the spool side ---- */
 
 /*
- * The job's identity in its spool, for the unique key: inode and birth
- * time, which the spool's renames keep and a later file of the same name
- * (after a purge) does not share.  Where the file system keeps no birth
- * time, the inode alone (fleet.md says what that risks).
+ * The job's size, and its identity in its spool for the unique key:
+ * inode and birth time, which the spool's renames keep and a later file
+ * of the same name (after a purge) does not share.  Where the file system
+ * keeps no birth time, the inode alone (fleet.md says what that risks).
+ * One statx for both.  Returns 0, or -1 with errno.
  */
-static void
-birth_of(int fd, char *buf, size_t len)
+static int
+identify(int fd, off_t *size, char *buf, size_t len)
 {
 	struct statx sx;
+	struct stat st;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &sx) == -1) {
-		struct stat st;
-
-		if (fstat(fd, &st) == -1)
-			st.st_ino = 0;
-		snprintf(buf, len, "%llu", (unsigned long long)st.st_ino);
-		return;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_BTIME,
+	    &sx) == 0) {
+		*size = (off_t)sx.stx_size;
+		if (sx.stx_mask & STATX_BTIME)
+			snprintf(buf, len, "%llu:%lld.%09u",
+			    (unsigned long long)sx.stx_ino,
+			    (long long)sx.stx_btime.tv_sec,
+			    sx.stx_btime.tv_nsec);
+		else
+			snprintf(buf, len, "%llu", (unsigned long long)sx.stx_ino);
+		return 0;
 	}
-	if (sx.stx_mask & STATX_BTIME)
-		snprintf(buf, len, "%llu:%lld.%09u",
-		    (unsigned long long)sx.stx_ino,
-		    (long long)sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec);
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)sx.stx_ino);
+	/* A kernel older than statx(2). */
+	if (fstat(fd, &st) == -1)
+		return -1;
+	*size = st.st_size;
+	snprintf(buf, len, "%llu", (unsigned long long)st.st_ino);
+	return 0;
 }
 
 /* Send the claim where out says, note it, and let it go. */
@@ -216,64 +237,115 @@ too_large(struct fwd *f, struct claim *c, off_t size)
 	finish(f, c, ST_FAILED, "rejected: too large");
 }
 
-/* How many of claims [0, n) fit in one statement's bytes (at least one). */
-static int
-span(struct claim *const *cv, int n)
+static void
+batch_begin(struct batch *b)
 {
-	long long bytes = 0;
-	int k;
+	b->m = 0;
+	arr_begin(&b->lid, OID_TEXT);
+	arr_begin(&b->birth, OID_TEXT);
+	arr_begin(&b->did, OID_TEXT);
+	arr_begin(&b->body, OID_BYTEA);
+}
 
-	for (k = 0; k < n; k++) {
-		struct stat st;
-
-		if (fstat(cv[k]->fd, &st) == -1)
-			st.st_size = 0;
-		if (k > 0 && bytes + st.st_size > FWD_BYTES)
-			break;
-		bytes += st.st_size;
-	}
-	return k;
+static void
+batch_end(struct batch *b)
+{
+	arr_end(&b->lid);
+	arr_end(&b->birth);
+	arr_end(&b->did);
+	arr_end(&b->body);
 }
 
 /*
- * Put the claims cv[idx[0..m)] into the array parameters, reading each
- * file into place: the one copy of its bytes this side of libpq.
- * Returns 0, or -1 when out of memory.
+ * Add job i of b to the array parameters, reading its file into place:
+ * the one copy of its bytes this side of libpq.  0, or -1 out of memory.
  */
 static int
-fill(struct fwd *f, struct claim *const *cv, const int *idx, int m)
+batch_put(struct batch *b, int i)
 {
-	char birth[96];
+	struct claim *c = &b->slot[i];
+	size_t len = (size_t)b->size[i];
+	ssize_t got;
+	char *p;
 
-	arr_begin(&f->lid, OID_TEXT);
-	arr_begin(&f->birth, OID_TEXT);
-	arr_begin(&f->did, OID_TEXT);
-	arr_begin(&f->body, OID_BYTEA);
-	for (int k = 0; k < m; k++) {
-		struct claim *c = cv[idx[k]];
-		struct stat st;
-		char *p;
-		ssize_t got;
-
-		if (fstat(c->fd, &st) == -1)
-			st.st_size = 0;
-		birth_of(c->fd, birth, sizeof(birth));
-		if (arr_str(&f->lid, c->id) == -1 ||
-		    arr_str(&f->birth, birth) == -1 ||
-		    arr_str(&f->did, f->dbid[idx[k]]) == -1 ||
-		    (p = arr_elem(&f->body, (size_t)st.st_size)) == NULL)
-			return -1;
-		/* pread: the descriptor's offset is the handler's, in chute run. */
-		if ((got = pread(c->fd, p, (size_t)st.st_size, 0)) == -1)
-			got = 0;
-		if (got < st.st_size)
-			arr_shrink(&f->body, (size_t)st.st_size, (size_t)got);
-	}
-	arr_end(&f->lid);
-	arr_end(&f->birth);
-	arr_end(&f->did);
-	arr_end(&f->body);
+	if (arr_str(&b->lid, c->id) == -1 ||
+	    arr_str(&b->birth, b->born[i]) == -1 ||
+	    arr_str(&b->did, b->dbid[i]) == -1 ||
+	    (p = arr_elem(&b->body, len)) == NULL)
+		return -1;
+	/* pread: the offset is left as the claim gave it. */
+	if ((got = pread(c->fd, p, len, 0)) == -1)
+		got = 0;
+	if ((size_t)got < len)
+		arr_shrink(&b->body, len, (size_t)got);
+	b->idx[b->m++] = i;
 	return 0;
+}
+
+/* Take claim c into b as job i; false when it went elsewhere at once. */
+static bool
+batch_take(struct fwd *f, struct batch *b, struct claim *c, int i)
+{
+	if (identify(c->fd, &b->size[i], b->born[i], sizeof(b->born[i])) == -1) {
+		say("job=%s: fstat: %s; back to new/", vis_id(c->id),
+		    strerror(errno));
+		finish(f, c, ST_NEW, "handed back");
+		return false;
+	}
+	if (b->size[i] > PG_MAX_JOB) {
+		too_large(f, c, b->size[i]);
+		return false;
+	}
+	strlcpy(b->dbid[i], c->id, sizeof(b->dbid[i]));
+	b->sent[i] = b->again[i] = false;
+	return true;
+}
+
+/*
+ * Claim jobs into b until it holds --batch of them or FWD_BYTES of
+ * payloads (the job that passes it included), each read into the array
+ * parameters as it comes.  Returns 0, or -1 out of memory (the jobs
+ * claimed are in b).
+ */
+static int
+gather(struct fwd *f, struct batch *b)
+{
+	b->n = 0;
+	b->bytes = 0;
+	batch_begin(b);
+	while (b->n < f->batch && b->bytes < FWD_BYTES) {
+		struct claim *c = &b->slot[b->n];
+
+		if (f->q->be->claim(f->q, &c, 1) != 1)
+			break;
+		if (!batch_take(f, b, c, b->n))
+			continue;
+		b->bytes += b->size[b->n];
+		if (batch_put(b, b->n++) == -1)
+			return -1;
+	}
+	batch_end(b);
+	return 0;
+}
+
+/*
+ * A statement ran and some jobs' IDs were taken there: those get derived
+ * IDs, by the spool's rule, and go into the array parameters again (read
+ * once more).  Returns how many, or -1 out of memory.
+ */
+static int
+batch_retake(struct batch *b)
+{
+	batch_begin(b);
+	for (int i = 0; i < b->n; i++) {
+		if (b->sent[i])
+			continue;
+		id_derive(b->slot[i].id, b->dbid[i], sizeof(b->dbid[i]));
+		if (batch_put(b, i) == -1)
+			return -1;
+	}
+	batch_end(b);
+	return b->m;
 }
 
 /* ---- the database side ---- */
@@ -284,7 +356,10 @@ fill(struct fwd *f, struct claim *const *cv, const int *idx, int m)
  * origin is there already (sent before a crash or a lost connection) or
  * the ID is taken.  Rows: for each job in order, the ID it was inserted
  * under now, or the queue and ID of the row from an earlier try, or
- * neither (the ID is taken: derive one and send it again).
+ * neither (the ID is taken: derive one and send it again).  Workers are
+ * told in the same statement (w, run once by the WHERE's subquery): one
+ * round trip and one commit per batch, and the notification leaves with
+ * the commit that makes the rows visible.
  */
 static const char insert_sql[] =
 "WITH b AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::text[],"
@@ -294,11 +369,13 @@ static const char insert_sql[] =
 " SELECT $1, did, 'new', octet_length(body), $2, $3, lid, birth FROM b"
 " ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
 " p AS (INSERT INTO chute.payloads (queue, id, body)"
-" SELECT $1, j.id, b.body FROM j JOIN b ON b.lid = j.origin_id)"
+" SELECT $1, j.id, b.body FROM j JOIN b ON b.lid = j.origin_id),"
+" w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n, j.id, f.queue, f.id FROM b"
 " LEFT JOIN j ON j.origin_id = b.lid"
 " LEFT JOIN chute.jobs f ON j.id IS NULL AND f.origin = $2"
 " AND f.origin_spool = $3 AND f.origin_id = b.lid AND f.origin_birth = b.birth"
+" WHERE (SELECT count(*) FROM w) >= 0"
 " ORDER BY b.n";
 
 /*
@@ -328,25 +405,29 @@ connected(struct fwd *f)
 	return 0;
 }
 
-/*
- * Run the statement for the jobs idx[0..m) once.  0: sent, and each job
- * that has its row now is marked (the others' IDs were taken); -1: not
- * sent, try again.
- */
+/* Send b's statement for its jobs idx[0, m), not waiting: 0, or -1. */
 static int
-send_once(struct fwd *f, const int *idx, int m)
+send_batch(struct fwd *f, struct batch *b)
 {
 	const char *v[7] = { f->pg.queue, f->origin, f->q->name,
-	    f->lid.b, f->birth.b, f->did.b, f->body.b };
-	const Oid types[7] = { OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT_ARR,
-	    OID_TEXT_ARR, OID_TEXT_ARR, OID_BYTEA_ARR };
-	const int lens[7] = { 0, 0, 0, (int)f->lid.len, (int)f->birth.len,
-	    (int)f->did.len, (int)f->body.len };
-	const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };
-	PGresult *r = PQexecParams(f->pg.conn, insert_sql, 7, types, v, lens,
-	    fmts, 0);
+	    b->lid.b, b->birth.b, b->did.b, b->body.b };
+	static const Oid types[7] = { OID_TEXT, OID_TEXT, OID_TEXT,
+	    OID_TEXT_ARR, OID_TEXT_ARR, OID_TEXT_ARR, OID_BYTEA_ARR };
+	const int lens[7] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
+	    (int)b->did.len, (int)b->body.len };
+	static const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };
 
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != m) {
+	return pg_send(&f->pg, insert_sql, 7, types, v, lens, fmts);
+}
+
+/*
+ * The result of b's statement.  0: it ran, and each job that has its row
+ * now is marked (the others' IDs were taken); -1: it did not, try again.
+ */
+static int
+take_result(struct fwd *f, struct batch *b, PGresult *r)
+{
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != b->m) {
 		const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
 		/* No SQLSTATE, class 08 or 57P: the server went away. */
@@ -355,19 +436,40 @@ send_once(struct fwd *f, const int *idx, int m)
 		PQclear(r);
 		return -1;
 	}
-	for (int k = 0; k < m; k++) {
-		int i = idx[k];
+	for (int k = 0; k < b->m; k++) {
+		int i = b->idx[k];
 
 		if (!PQgetisnull(r, k, 1)) {
-			strlcpy(f->dbid[i], PQgetvalue(r, k, 1), sizeof(f->dbid[i]));
-			f->sent[i] = true;
+			strlcpy(b->dbid[i], PQgetvalue(r, k, 1), sizeof(b->dbid[i]));
+			b->sent[i] = true;
 		} else if (!PQgetisnull(r, k, 3)) {
-			strlcpy(f->dbid[i], PQgetvalue(r, k, 3), sizeof(f->dbid[i]));
-			f->sent[i] = f->again[i] = true;
+			strlcpy(b->dbid[i], PQgetvalue(r, k, 3), sizeof(b->dbid[i]));
+			b->sent[i] = b->again[i] = true;
 		}
 	}
 	PQclear(r);
 	return 0;
+}
+
+/*
+ * Start b's statement while the rest of the loop runs, if the connection
+ * is up and checked; otherwise complete() connects and sends it.
+ */
+static void
+launch(struct fwd *f, struct batch *b)
+{
+	b->inflight = pg_ok(&f->pg) && f->checked && send_batch(f, b) == 0;
+}
+
+/* Send b's statement and wait for it: as take_result. */
+static int
+send_now(struct fwd *f, struct batch *b)
+{
+	if (send_batch(f, b) == -1) {
+		f->gone = true;
+		return -1;
+	}
+	return take_result(f, b, pg_await(&f->pg));
 }
 
 /* ---- waiting: signals, the spool's wake-ups, the retry's time ---- */
@@ -461,160 +563,150 @@ back_up(struct fwd *f, int n)
 
 /* ---- a batch ---- */
 
-/*
- * Send claims [0, n) until the database has every one of them.  Each file
- * is read once; only a job whose ID was taken there is read again, to go
- * under a derived ID.  Returns 0; -1 when stopped first (they are still
- * claimed); or an exit status after saying why the database will not
- * take them.
- */
 static int
-send_all(struct fwd *f, struct claim *const *cv, int n)
+nomem(struct fwd *f)
 {
-	int *idx = f->idx, m = n, rc;
-
-	for (int i = 0; i < n; i++) {
-		strlcpy(f->dbid[i], cv[i]->id, sizeof(f->dbid[i]));
-		f->sent[i] = f->again[i] = false;
-		idx[i] = i;
-	}
-	if (fill(f, cv, idx, m) == -1)
-		goto nomem;
-	while (m > 0) {
-		if (f->stop)
-			return -1;
-		if ((rc = connected(f)) > 0)
-			return rc;
-		if (rc == -1 || send_once(f, idx, m) == -1) {
-			if (f->drain && f->down)
-				return EX_TEMPFAIL;
-			backoff(f, n, rc == 0 && !f->gone && pg_ok(&f->pg) ?
-			    "refused the batch" : "unreachable");
-			continue;
-		}
-		back_up(f, n);
-		/* A taken ID gets a derived one, by the spool's rule. */
-		m = 0;
-		for (int i = 0; i < n; i++)
-			if (!f->sent[i]) {
-				id_derive(cv[i]->id, f->dbid[i], sizeof(f->dbid[i]));
-				idx[m++] = i;
-			}
-		if (m > 0 && fill(f, cv, idx, m) == -1)
-			goto nomem;
-	}
-	return 0;
-nomem:
 	say("%s: %s", f->pg.name, strerror(ENOMEM));
 	return EX_SOFTWARE;
 }
 
-/* The batch is in the database: note where each job went, then done/. */
-static void
-finish_batch(struct fwd *f, struct claim *const *cv, int n)
+/*
+ * Until the database has every job of b: the result of its statement in
+ * flight (if it was launched), then, for jobs whose ID was taken there,
+ * the statement again under derived IDs; a statement that failed is sent
+ * again, after a backoff when the database stays away.  Returns 0; -1
+ * when stopped first (they are still claimed); or an exit status after
+ * saying why the database will not take them.
+ */
+static int
+complete(struct fwd *f, struct batch *b)
 {
-	for (int i = 0; i < n; i++) {
-		struct claim *c = cv[i];
-		bool derived = strcmp(c->id, f->dbid[i]) != 0;
+	int ran = -1, rc;
+
+	if (b->inflight) {
+		b->inflight = false;
+		ran = take_result(f, b, pg_await(&f->pg));
+	}
+	for (;;) {
+		if (ran == 0) {
+			back_up(f, b->n);
+			if ((rc = batch_retake(b)) <= 0)
+				return rc == 0 ? 0 : nomem(f);
+		}
+		if (f->stop)
+			return -1;
+		if ((rc = connected(f)) > 0)
+			return rc;
+		if (rc == 0 && (ran = send_now(f, b)) == 0)
+			continue;
+		if (f->drain && f->down)
+			return EX_TEMPFAIL;
+		backoff(f, b->n, rc == 0 && !f->gone && pg_ok(&f->pg) ?
+		    "refused the batch" : "unreachable");
+	}
+}
+
+/* b is in the database: note where each job went, then done/. */
+static void
+batch_done(struct fwd *f, struct batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		struct claim *c = &b->slot[i];
+		bool derived = strcmp(c->id, b->dbid[i]) != 0;
 
 		if (c->logfd != -1)
 			joblog_lnote(c->logfd, &c->logend, false,
 			    "forwarded to %s at %s as %s%s%s", f->pg.queue,
-			    f->pg.name, vis_id(f->dbid[i]), derived ?
-			    " (its ID was taken there)" : "", f->again[i] ?
+			    f->pg.name, vis_id(b->dbid[i]), derived ?
+			    " (its ID was taken there)" : "", b->again[i] ?
 			    " (found there from an earlier try)" : "");
 		say("job=%s cur->done forwarded to %s as %s", vis_id(c->id),
-		    f->pg.queue, vis_id(f->dbid[i]));
+		    f->pg.queue, vis_id(b->dbid[i]));
 		finish(f, c, ST_DONE, "forwarded");
 	}
-	f->forwarded += (size_t)n;
+	f->forwarded += (size_t)b->n;
+	b->n = 0;
+	f->q->be->commit(f->q, false);
+	say_flush();
 }
 
 /* Stopping: the claims go back to new/, no attempt counted. */
 static void
-hand_back(struct fwd *f, struct claim *const *cv, int n)
+hand_back(struct fwd *f, struct batch *b)
 {
-	for (int i = 0; i < n; i++)
-		finish(f, cv[i], ST_NEW, "handed back");
-}
-
-/*
- * One claimed batch: jobs too large go to failed/ at once; the others
- * are sent, in pieces of at most FWD_BYTES, then moved to done/.
- */
-static int
-forward_batch(struct fwd *f, int n)
-{
-	struct claim **cv = f->cv;
-	const char *q[1] = { f->pg.queue };
-	int rc, m = 0;
-
-	for (int i = 0; i < n; i++) {
-		struct stat st;
-
-		if (fstat(cv[i]->fd, &st) == 0 && st.st_size > PG_MAX_JOB)
-			too_large(f, cv[i], st.st_size);
-		else
-			cv[m++] = cv[i];
-	}
-	while (m > 0) {
-		int k = span(cv, m);
-
-		if ((rc = send_all(f, cv, k)) != 0) {
-			hand_back(f, cv, m);
-			return rc == -1 ? 0 : rc;
-		}
-		/* Workers hear of the batch; one notification per batch. */
-		if (pg_cmd(&f->pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1,
-		    q) == -1)
-			say("%s: notify: %s (workers find the jobs at their next "
-			    "poll)", f->pg.name, pg_error(&f->pg));
-		finish_batch(f, cv, k);
-		f->q->be->commit(f->q, false);
-		say_flush();
-		memmove(cv, cv + k, (size_t)(m - k) * sizeof(*cv));
-		m -= k;
-	}
-	return 0;
+	for (int i = 0; i < b->n; i++)
+		finish(f, &b->slot[i], ST_NEW, "handed back");
+	b->n = 0;
 }
 
 /* ---- the loop ---- */
 
+static void
+tell_systemd(struct fwd *f)
+{
+	char st[96];
+
+	snprintf(st, sizeof(st), "%zu forwarded; %zu waiting%s", f->forwarded,
+	    waiting(f, 0), f->down ? "; database unreachable" : "");
+	notify_status(st);
+	notify_tick(mono_ms());
+}
+
+/*
+ * A pipeline of two batches: next is claimed and read while sent's
+ * statement runs; then sent's result is taken, next's statement started,
+ * and sent's jobs moved to done/ while it runs.  A job reaches done/ only
+ * after the commit of the statement that inserted it.  Returns 0 or an
+ * exit status.
+ */
 static int
 forward_loop(struct fwd *f)
 {
-	int n, rc = 0;
+	struct batch *next = &f->b[0], *sent = NULL;
+	int rc = 0;
 
 	f->q->be->start(f->q);
 	/* systemd (Type=notify): ready once the spool is ours and recovered. */
 	notify_send("READY=1");
 	say_buffer(true);
 	while (!f->stop) {
-		msec_t mono = mono_ms();
-		char st[96];
-
-		snprintf(st, sizeof(st), "%zu forwarded; %zu waiting%s",
-		    f->forwarded, waiting(f, 0), f->down ?
-		    "; database unreachable" : "");
-		notify_status(st);
-		notify_tick(mono);
-		f->q->be->due(f->q, mono);
-		for (int i = 0; i < f->batch; i++)
-			f->cv[i] = &f->slot[i];
-		if ((n = f->q->be->claim(f->q, f->cv, f->batch)) > 0) {
-			if ((rc = forward_batch(f, n)) != 0)
-				break;
+		tell_systemd(f);
+		f->q->be->due(f->q, mono_ms());
+		if (gather(f, next) == -1) {
+			rc = nomem(f);
+			break;
+		}
+		if (sent != NULL && (rc = complete(f, sent)) != 0) {
+			hand_back(f, sent);
+			sent = NULL;
+			break;
+		}
+		if (next->n > 0)
+			launch(f, next);
+		if (sent != NULL)
+			batch_done(f, sent);
+		if (next->n > 0) {
+			sent = next;
+			next = sent == &f->b[0] ? &f->b[1] : &f->b[0];
+			wait_for(f, 0);		/* signals, the spool's events */
 			continue;
 		}
+		sent = NULL;
 		f->q->be->commit(f->q, false);
 		say_flush();
 		if (f->drain && f->q->be->drained(f->q))
 			break;
 		wait_for(f, f->q->be->next(f->q, mono_ms()) - mono_ms());
 	}
+	if (sent != NULL && complete(f, sent) == 0)
+		batch_done(f, sent);
+	else if (sent != NULL)
+		hand_back(f, sent);
+	hand_back(f, next);
+	f->q->be->commit(f->q, false);
 	say_buffer(false);
 	notify_send("STOPPING=1");
-	return rc;
+	return rc == -1 ? 0 : rc;
 }
 
 static int
@@ -671,18 +763,33 @@ parse(int argc, char **argv, struct fwd *f, const char **spool)
 }
 
 static int
-fwd_alloc(struct fwd *f)
+batch_alloc(struct batch *b, size_t n)
 {
-	size_t n = (size_t)f->batch;
+	b->slot = calloc(n, sizeof(*b->slot));
+	b->idx = calloc(n, sizeof(*b->idx));
+	b->size = calloc(n, sizeof(*b->size));
+	b->born = calloc(n, sizeof(*b->born));
+	b->dbid = calloc(n, sizeof(*b->dbid));
+	b->sent = calloc(n, sizeof(*b->sent));
+	b->again = calloc(n, sizeof(*b->again));
+	return b->slot && b->idx && b->size && b->born && b->dbid && b->sent &&
+	    b->again ? 0 : -1;
+}
 
-	f->slot = calloc(n, sizeof(*f->slot));
-	f->cv = calloc(n, sizeof(*f->cv));
-	f->dbid = calloc(n, sizeof(*f->dbid));
-	f->sent = calloc(n, sizeof(*f->sent));
-	f->again = calloc(n, sizeof(*f->again));
-	f->idx = calloc(n, sizeof(*f->idx));
-	return f->slot && f->cv && f->dbid && f->sent && f->again && f->idx ?
-	    0 : -1;
+static void
+batch_free(struct batch *b)
+{
+	free(b->slot);
+	free(b->idx);
+	free(b->size);
+	free(b->born);
+	free(b->dbid);
+	free(b->sent);
+	free(b->again);
+	free(b->lid.b);
+	free(b->birth.b);
+	free(b->did.b);
+	free(b->body.b);
 }
 
 static int
@@ -695,16 +802,8 @@ fwd_free(struct fwd *f, int rc)
 	notify_close();
 	pg_close(&f->pg);
 	free(f->pg.uri);
-	free(f->slot);
-	free(f->cv);
-	free(f->dbid);
-	free(f->sent);
-	free(f->again);
-	free(f->idx);
-	free(f->lid.b);
-	free(f->birth.b);
-	free(f->did.b);
-	free(f->body.b);
+	batch_free(&f->b[0]);
+	batch_free(&f->b[1]);
 	return rc;
 }
 
@@ -728,7 +827,9 @@ pgcmd_forward(int argc, char **argv)
 		return rc;
 	if ((rc = parse(argc, argv, &f, &spool)) != 0)
 		return fwd_free(&f, rc);
-	if (fwd_alloc(&f) == -1 || (f.sigfd = signals_open()) == -1) {
+	if (batch_alloc(&f.b[0], (size_t)f.batch) == -1 ||
+	    batch_alloc(&f.b[1], (size_t)f.batch) == -1 ||
+	    (f.sigfd = signals_open()) == -1) {
 		fprintf(stderr, "chute: forward: %s\n", strerror(errno));
 		return fwd_free(&f, EX_SOFTWARE);
 	}

@@ -6,9 +6,10 @@
  *   fwdraw URI N BATCH SIZE
  *
  * Inserts N jobs of SIZE bytes into queue "default" of URI (chute init
- * done), BATCH per autocommitted statement, over one connection, the
- * arrays in binary as forward sends them, then one pg_notify per batch as
- * forward does.  Prints "N SECONDS JOBS_PER_S" on stdout.
+ * done), BATCH per autocommitted statement (its pg_notify included, as
+ * forward's), one statement after the other over one connection, the
+ * arrays in binary as forward sends them.  Prints "N SECONDS JOBS_PER_S"
+ * on stdout.
  */
 #include <arpa/inet.h>
 #include <err.h>
@@ -20,7 +21,7 @@
 
 #include <libpq-fe.h>
 
-/* The statement of src/pg_forward.c, word for word. */
+/* The statement of src/pg_forward.c, word for word (PG_CHANNEL is "chute"). */
 static const char insert_sql[] =
 "WITH b AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::text[],"
 " $6::text[], $7::bytea[]) WITH ORDINALITY AS b(lid, birth, did, body, n)),"
@@ -29,11 +30,13 @@ static const char insert_sql[] =
 " SELECT $1, did, 'new', octet_length(body), $2, $3, lid, birth FROM b"
 " ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
 " p AS (INSERT INTO chute.payloads (queue, id, body)"
-" SELECT $1, j.id, b.body FROM j JOIN b ON b.lid = j.origin_id)"
+" SELECT $1, j.id, b.body FROM j JOIN b ON b.lid = j.origin_id),"
+" w AS (SELECT pg_notify('chute', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n, j.id, f.queue, f.id FROM b"
 " LEFT JOIN j ON j.origin_id = b.lid"
 " LEFT JOIN chute.jobs f ON j.id IS NULL AND f.origin = $2"
 " AND f.origin_spool = $3 AND f.origin_id = b.lid AND f.origin_birth = b.birth"
+" WHERE (SELECT count(*) FROM w) >= 0"
 " ORDER BY b.n";
 
 struct arr {
@@ -106,7 +109,6 @@ main(int argc, char **argv)
 	static const Oid types[7] = { 25, 25, 25, 1009, 1009, 1009, 1001 };
 	static const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };
 	struct arr lid = { 0 }, birth = { 0 }, did = { 0 }, body = { 0 };
-	const char *notify[1] = { "default" };
 	PGconn *c;
 	char *payload;
 	int n, batch, size;
@@ -151,13 +153,8 @@ main(int argc, char **argv)
 		lens[3] = (int)lid.len, lens[4] = (int)birth.len;
 		lens[5] = (int)did.len, lens[6] = (int)body.len;
 		r = PQexecParams(c, insert_sql, 7, types, v, lens, fmts, 0);
-		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != m)
 			errx(1, "insert: %s", PQerrorMessage(c));
-		PQclear(r);
-		r = PQexecParams(c, "SELECT pg_notify('chute', $1)", 1, NULL,
-		    notify, NULL, NULL, 0);
-		if (PQresultStatus(r) != PGRES_TUPLES_OK)
-			errx(1, "notify: %s", PQerrorMessage(c));
 		PQclear(r);
 	}
 	t = mono() - t0;
