@@ -55,6 +55,7 @@ int	 pg_cmd(struct pg *, const char *, int, const char *const *);
 int	 pg_send(struct pg *, const char *, int, const Oid *,
 	    const char *const *, const int *, const int *);
 PGresult *pg_await(struct pg *);
+char	*pg_text_array(const char *const *, int);
 int	 pg_fail(struct pg *, const char *);
 
 /* queue_pg.c */

@@ -484,6 +484,13 @@ pgcmd_retry(int argc, char **argv)
 
 /* ---- wait ---- */
 
+static int
+wait_done(struct pg *pg, char *arr, int rc)
+{
+	free(arr);
+	return done_with(pg, rc);
+}
+
 /*
  * Poll the IDs' states, from every 50 ms up to every second: done when all
  * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
@@ -499,6 +506,8 @@ pgcmd_wait(int argc, char **argv)
 	};
 	msec_t timeout = -1, start = mono_ms(), nap = 50;
 	struct pg pg;
+	const char *p[2] = { NULL, NULL };
+	char *arr;
 	int rc, c;
 
 	if ((rc = pgcmd_open(&argc, argv, "wait", &pg)) != 0)
@@ -511,20 +520,18 @@ pgcmd_wait(int argc, char **argv)
 			    "or --timeout value"));
 	if ((rc = check_ids(argc - optind, argv + optind, "wait")) != 0)
 		return done_with(&pg, rc);
+	p[0] = pg.queue;
+	if ((p[1] = arr = pg_text_array((const char *const *)argv + optind,
+	    argc - optind)) == NULL) {
+		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
+		return done_with(&pg, EX_SOFTWARE);
+	}
 	for (;;) {
-		char arr[65536] = "{";
-		const char *p[2] = { pg.queue, arr };
 		int left = 0, failed = 0, known;
 		PGresult *r;
 
-		for (int i = optind; i < argc; i++) {
-			strlcat(arr, i > optind ? ",\"" : "\"", sizeof(arr));
-			strlcat(arr, argv[i], sizeof(arr));	/* IDs: no " or \ */
-			strlcat(arr, "\"", sizeof(arr));
-		}
-		strlcat(arr, "}", sizeof(arr));
 		if ((r = pg_exec(&pg, sql, 2, p)) == NULL)
-			return done_with(&pg, pg_fail(&pg, "wait"));
+			return wait_done(&pg, arr, pg_fail(&pg, "wait"));
 		known = PQntuples(r);
 		for (int i = 0; i < known; i++) {
 			const char *st = PQgetvalue(r, i, 1);
@@ -534,12 +541,12 @@ pgcmd_wait(int argc, char **argv)
 		PQclear(r);
 		if (known < argc - optind) {
 			fprintf(stderr, "chute: unknown job among the IDs\n");
-			return done_with(&pg, EXIT_NO);
+			return wait_done(&pg, arr, EXIT_NO);
 		}
 		if (left == 0)
-			return done_with(&pg, failed ? EXIT_NO : 0);
+			return wait_done(&pg, arr, failed ? EXIT_NO : 0);
 		if (timeout >= 0 && mono_ms() - start >= timeout)
-			return done_with(&pg, EXIT_TIMEOUT);
+			return wait_done(&pg, arr, EXIT_TIMEOUT);
 		usleep((useconds_t)nap * 1000);
 		nap = nap * 2 > 1000 ? 1000 : nap * 2;
 	}

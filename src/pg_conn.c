@@ -324,6 +324,38 @@ pg_await(struct pg *pg)
 	return pg->conn != NULL ? await(pg) : NULL;
 }
 
+/*
+ * The text form of a text[] parameter holding v[0, n): {"a","b\"c"}.
+ * Every element is quoted, and inside the quotes " and \ get a
+ * backslash: a job ID may hold both.  malloc'd; NULL when out of memory.
+ */
+char *
+pg_text_array(const char *const *v, int n)
+{
+	size_t len = 3;
+	char *s, *p;
+
+	for (int i = 0; i < n; i++)
+		len += 3 + 2 * strlen(v[i]);
+	if ((s = p = malloc(len)) == NULL)
+		return NULL;
+	*p++ = '{';
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			*p++ = ',';
+		*p++ = '"';
+		for (const char *c = v[i]; *c != '\0'; c++) {
+			if (*c == '"' || *c == '\\')
+				*p++ = '\\';
+			*p++ = *c;
+		}
+		*p++ = '"';
+	}
+	*p++ = '}';
+	*p = '\0';
+	return s;
+}
+
 /* pg_exec for a statement whose rows are not wanted: 0, or -1. */
 int
 pg_cmd(struct pg *pg, const char *sql, int n, const char *const *params)

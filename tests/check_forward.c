@@ -19,50 +19,12 @@
 
 #include "suites.h"
 #include "t_cli.h"
+#include "t_fleet.h"
 #include "t_pg.h"
-
-static char *uri;		/* the test's database */
-
-static void
-cluster_up(void)
-{
-	ck_assert_msg(t_pg_start() == 0, "%s", t_pg_skip_reason());
-}
-
-static void
-setup(void)
-{
-	t_cli_setup();
-	uri = t_pg_newdb();
-	EXPECT(CHUTE("init", uri) == 0, "chute init: %s", T.err);
-}
-
-static void
-teardown(void)
-{
-	t_cli_teardown();
-	free(uri);
-}
-
-static char *
-sql(const char *q)
-{
-	static char out[8192];
-
-	EXPECT(t_pg_sql(uri, q, out, sizeof(out)) == 0, "psql %s: %s", q,
-	    t_pg_error());
-	return out;
-}
-
-static long
-sqln(const char *q)
-{
-	return atol(sql(q));
-}
 
 /* `chute forward SPOOL URL ARGS...` in the background; its log is RP(log). */
 #define FORWARD(spool, log, ...)					\
-	t_spawn((const char *const[]){ T.bin, "forward", (spool), uri,	\
+	t_spawn((const char *const[]){ T.bin, "forward", (spool), t_uri,	\
 	    __VA_ARGS__, NULL }, NULL, RP(log), RP(log), NULL)
 
 /* The content every test job gets: its name, so a mix-up shows. */
@@ -76,7 +38,7 @@ body_of(const char *id)
 static long
 exact_payloads(void)
 {
-	return sqln("SELECT count(*) FROM chute.jobs j JOIN chute.payloads p"
+	return t_sqln("SELECT count(*) FROM chute.jobs j JOIN chute.payloads p"
 	    " USING (queue, id) WHERE p.body = convert_to('payload of ' ||"
 	    " j.origin_id || E'\\n', 'UTF8') AND j.size = length(p.body)");
 }
@@ -110,8 +72,8 @@ drop_many(int n)
 static void
 await_rows(long n, int ms)
 {
-	WAIT_UNTIL(sqln("SELECT count(*) FROM chute.jobs") >= n, ms,
-	    "%ld jobs in the database after %d ms, not %ld", sqln("SELECT "
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.jobs") >= n, ms,
+	    "%ld jobs in the database after %d ms, not %ld", t_sqln("SELECT "
 	    "count(*) FROM chute.jobs"), ms, n);
 }
 
@@ -145,17 +107,17 @@ START_TEST(test_forwarded_jobs_arrive_once_and_both_sides_say_where)
 	    "the FIFO is refused as run refuses it");
 	EXPECT(strstr(t_slurp(SP("log", "big")), "larger than 64 MiB"),
 	    "the oversized job says why: %s", t_slurp(SP("log", "big")));
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 2 &&
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 2 &&
 	    exact_payloads() == 2, "two jobs, exact bytes");
 	st = t_status("a1");
 	EXPECT(t_token(st, "forwarded") && strstr(st, " to default at ") &&
 	    strstr(st, " as a1"), "status SPOOL: %s", st);
-	EXPECT(CHUTE("status", uri, "a1") == 0 && t_token(T.out, "new"),
+	EXPECT(CHUTE("status", t_uri, "a1") == 0 && t_token(T.out, "new"),
 	    "status URL finds it by the same ID: %s%s", T.out, T.err);
 	EXPECT(strstr(t_slurp(SP("log", "a1")), "forwarded to default at "),
 	    "the log says where it went");
 	/* Forwarded, then run by a worker of the fleet. */
-	EXPECT(t_reap(t_owner(NULL, uri, "--drain", "--", h_journal(),
+	EXPECT(t_reap(t_owner(NULL, t_uri, "--drain", "--", h_journal(),
 	    (const char *)NULL), 30000, "worker") == 0, "worker");
 	EXPECT(t_journal_count("a1") == 1 && t_journal_count("report.csv") == 1,
 	    "each ran once");
@@ -168,12 +130,12 @@ START_TEST(test_forward_owns_the_spool_as_run_does)
 	pid_t fw = FORWARD(T.spool, "fw.log", "--batch", "8");
 
 	t_await_lock(fw, 10000);
-	EXPECT(CHUTE("forward", T.spool, uri) == 75 && strstr(T.err,
+	EXPECT(CHUTE("forward", T.spool, t_uri) == 75 && strstr(T.err,
 	    "owned by pid"), "a second forward: %s", T.err);
 	EXPECT(t_reap(OWNER("--drain", "--", "/bin/true"), 10000, "run") == 75,
 	    "chute run on a forwarded spool is refused");
 	EXPECT(CHUTE("forward", T.spool) == 64, "no URL: usage error");
-	EXPECT(CHUTE("forward", T.spool, uri, "--batch", "0") == 64, "--batch 0");
+	EXPECT(CHUTE("forward", T.spool, t_uri, "--batch", "0") == 64, "--batch 0");
 	EXPECT(t_stop(fw) == 0, "SIGTERM: exit 0: %s", t_log_of(fw));
 }
 END_TEST
@@ -196,12 +158,12 @@ START_TEST(test_two_hosts_spools_with_the_same_names_both_arrive)
 	b = FORWARD(other, "b.log", "--origin", "hostb", "--drain");
 	EXPECT(t_reap(a, 30000, "forward a") == 0, "a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 30000, "forward b") == 0, "b: %s", t_log_of(b));
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 40 &&
-	    sqln("SELECT count(DISTINCT id) FROM chute.jobs") == 40 &&
-	    sqln("SELECT count(DISTINCT origin) FROM chute.jobs") == 2,
-	    "40 jobs under 40 IDs from 2 origins: %s", sql("SELECT string_agg("
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 40 &&
+	    t_sqln("SELECT count(DISTINCT id) FROM chute.jobs") == 40 &&
+	    t_sqln("SELECT count(DISTINCT origin) FROM chute.jobs") == 2,
+	    "40 jobs under 40 IDs from 2 origins: %s", t_sql("SELECT string_agg("
 	    "origin || ':' || id, ' ') FROM chute.jobs"));
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs WHERE id = origin_id") == 20,
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE id = origin_id") == 20,
 	    "one of each pair kept its ID");
 	EXPECT(exact_payloads() == 40, "exact bytes");
 	/* The one that lost the race says which ID it got, on both sides. */
@@ -223,17 +185,17 @@ START_TEST(test_init_upgrades_a_version_1_database)
 {
 	pid_t fw;
 
-	EXPECT(t_pg_sql(uri, "DROP INDEX chute.jobs_origin; ALTER TABLE"
+	EXPECT(t_pg_sql(t_uri, "DROP INDEX chute.jobs_origin; ALTER TABLE"
 	    " chute.jobs DROP COLUMN origin, DROP COLUMN origin_spool, DROP"
 	    " COLUMN origin_id, DROP COLUMN origin_birth; UPDATE chute.version"
 	    " SET version = 1", NULL, 0) == 0, "back to 1: %s", t_pg_error());
 	t_drop("u1", body_of("u1"));
-	EXPECT(CHUTE("forward", T.spool, uri, "--drain") == 78 &&
+	EXPECT(CHUTE("forward", T.spool, t_uri, "--drain") == 78 &&
 	    strstr(T.err, "run chute init"), "version 1 is refused: %s", T.err);
 	EXPECT(t_exists(SP("new", "u1")), "the job is back in new/");
-	EXPECT(CHUTE("init", uri) == 0 && strstr(T.out, "(upgraded)"),
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init upgrades: %s%s", T.out, T.err);
-	EXPECT(sqln("SELECT version FROM chute.version") == 2, "version 2");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 2, "version 2");
 	fw = FORWARD(T.spool, "fw.log", "--drain");
 	EXPECT(t_reap(fw, 30000, "forward") == 0, "forward: %s", t_log_of(fw));
 	EXPECT(exact_payloads() == 1, "u1 arrived");
@@ -281,7 +243,7 @@ START_TEST(test_the_database_down_for_10s_loses_nothing_and_uses_no_attempt)
 	EXPECT(occurrences(RP("fw.log"), "unreachable") == 1 &&
 	    occurrences(RP("fw.log"), "reachable again") == 1,
 	    "said once each way: %s", t_log_of(fw));
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == n + 1 &&
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == n + 1 &&
 	    exact_payloads() == n + 1 && t_count_state("failed") == 0,
 	    "%d jobs, each once, exact", n + 1);
 	/* Attempts are the start lines of the log: there are none. */
@@ -294,7 +256,7 @@ START_TEST(test_the_database_down_for_10s_loses_nothing_and_uses_no_attempt)
 	EXPECT(strstr(t_status("d0001"), "forwarded attempts=0"), "status: %s",
 	    t_status("d0001"));
 	EXPECT(t_stop(fw) == 0, "forward stops: %s", t_log_of(fw));
-	EXPECT(t_reap(t_owner(NULL, uri, "-j", "2", "--drain", "--",
+	EXPECT(t_reap(t_owner(NULL, t_uri, "-j", "2", "--drain", "--",
 	    h_journal(), (const char *)NULL), 60000, "worker") == 0, "worker");
 	EXPECT(t_journal_total() == n + 1, "all ran: %d of %d",
 	    t_journal_total(), n + 1);
@@ -305,11 +267,11 @@ END_TEST
 static void
 expect_500_once(void)
 {
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 500 &&
-	    sqln("SELECT count(DISTINCT origin_id) FROM chute.jobs") == 500 &&
-	    sqln("SELECT count(*) FROM chute.jobs WHERE id <> origin_id") == 0,
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 500 &&
+	    t_sqln("SELECT count(DISTINCT origin_id) FROM chute.jobs") == 500 &&
+	    t_sqln("SELECT count(*) FROM chute.jobs WHERE id <> origin_id") == 0,
 	    "500 jobs, each once under its own ID: %ld rows",
-	    sqln("SELECT count(*) FROM chute.jobs"));
+	    t_sqln("SELECT count(*) FROM chute.jobs"));
 	EXPECT(exact_payloads() == 500, "exact payloads: %ld", exact_payloads());
 	EXPECT(t_count_state("done") == 500 && t_count_state("failed") == 0,
 	    "all in done/, none failed");
@@ -368,8 +330,8 @@ forward_suite(void)
 
 	if (t_pg_skip())
 		return s;
-	tc = t_tcase(setup, teardown, "forward", 300);
-	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "forward", 300);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_forwarded_jobs_arrive_once_and_both_sides_say_where);
 	tcase_add_test(tc, test_forward_owns_the_spool_as_run_does);
 	tcase_add_test(tc, test_two_hosts_spools_with_the_same_names_both_arrive);

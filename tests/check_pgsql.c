@@ -21,63 +21,11 @@
 
 #include "suites.h"
 #include "t_cli.h"
+#include "t_fleet.h"
 #include "t_pg.h"
 
-static char *uri;		/* the test's database */
-
-static void
-cluster_up(void)
-{
-	ck_assert_msg(t_pg_start() == 0, "%s", t_pg_skip_reason());
-}
-
-/* A fresh test directory (t_cli_setup) and a fresh database with the schema. */
-static void
-setup(void)
-{
-	t_cli_setup();
-	uri = t_pg_newdb();
-	EXPECT(CHUTE("init", uri) == 0, "chute init: %s", T.err);
-}
-
-static void
-teardown(void)
-{
-	t_cli_teardown();
-	free(uri);
-}
-
-/* One value from the test's database, through psql as the superuser. */
-static char *
-sql(const char *q)
-{
-	static char out[4096];
-
-	EXPECT(t_pg_sql(uri, q, out, sizeof(out)) == 0, "psql %s: %s", q,
-	    t_pg_error());
-	return out;
-}
-
-static long
-sqln(const char *q)
-{
-	return atol(sql(q));
-}
-
-/* `chute submit URL --id id` of content; fails the test unless accepted. */
-static void
-submit(const char *queue, const char *id, const char *content)
-{
-	const char *in = RP(P("in.%s", id));
-
-	t_write(in, content);
-	EXPECT(CHUTE_IN(in, "submit", uri, "--queue", queue, "--id", id) == 0 &&
-	    strcmp(T.out, P("%s\n", id)) == 0, "submit %s: %s%s", id, T.out,
-	    T.err);
-}
-
 /* Start a worker: chute run URL ARGS... in the background. */
-#define WORKER(...)	t_owner(NULL, uri, __VA_ARGS__, (const char *)NULL)
+#define WORKER(...)	t_owner(NULL, t_uri, __VA_ARGS__, (const char *)NULL)
 
 /* Wait until the job is in state; fail with its status otherwise. */
 static void
@@ -85,23 +33,23 @@ await_state(const char *id, const char *state, int ms)
 {
 	const char *q = P("SELECT state FROM chute.jobs WHERE id = '%s'", id);
 
-	WAIT_UNTIL(strcmp(sql(q), state) == 0, ms, "job %s is not %s in %d ms "
-	    "but %s", id, state, ms, sql(q));
+	WAIT_UNTIL(strcmp(t_sql(q), state) == 0, ms, "job %s is not %s in %d ms "
+	    "but %s", id, state, ms, t_sql(q));
 }
 
 /* ---- the basics ---- */
 
 START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 {
-	pid_t a = t_spawn((const char *const[]){ T.bin, "init", uri, NULL },
+	pid_t a = t_spawn((const char *const[]){ T.bin, "init", t_uri, NULL },
 	    NULL, RP("a.out"), RP("a.out"), NULL);
-	pid_t b = t_spawn((const char *const[]){ T.bin, "init", uri, NULL },
+	pid_t b = t_spawn((const char *const[]){ T.bin, "init", t_uri, NULL },
 	    NULL, RP("b.out"), RP("b.out"), NULL);
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(sqln("SELECT version FROM chute.version") == 2, "version");
-	EXPECT(sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 2, "version");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
 
@@ -109,11 +57,11 @@ START_TEST(test_a_job_submitted_runs_and_every_command_sees_it)
 {
 	char *log;
 
-	submit("default", "job1", "hello fleet\n");
-	EXPECT(CHUTE("submit", uri, "--id", "job1") == 1 &&
+	t_fleet_submit("default", "job1", "hello fleet\n");
+	EXPECT(CHUTE("submit", t_uri, "--id", "job1") == 1 &&
 	    strstr(T.err, "job exists") != NULL, "a second submit of job1: %s",
 	    T.err);
-	EXPECT(CHUTE("status", uri, "job1") == 0 && strcmp(T.out,
+	EXPECT(CHUTE("status", t_uri, "job1") == 0 && strcmp(T.out,
 	    "job1 new attempts=0\n") == 0, "status: %s%s", T.out, T.err);
 	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
 	    "drain");
@@ -123,35 +71,57 @@ START_TEST(test_a_job_submitted_runs_and_every_command_sees_it)
 	EXPECT(log && strcmp(log, "hello fleet\n") == 0, "the handler read %s",
 	    t_snip(log));
 	free(log);
-	EXPECT(CHUTE("status", uri, "job1") == 0 && strcmp(T.out,
+	EXPECT(CHUTE("status", t_uri, "job1") == 0 && strcmp(T.out,
 	    "job1 done attempts=1 exit=0\n") == 0, "status: %s", T.out);
-	EXPECT(CHUTE("wait", uri, "job1") == 0, "wait: %s", T.err);
-	EXPECT(CHUTE("ls", uri) == 0 && t_line_of(T.out, "done") != NULL &&
+	EXPECT(CHUTE("wait", t_uri, "job1") == 0, "wait: %s", T.err);
+	EXPECT(CHUTE("ls", t_uri) == 0 && t_line_of(T.out, "done") != NULL &&
 	    t_token(T.out, "job1"), "ls: %s", T.out);
-	EXPECT(CHUTE("stats", uri) == 0 && t_line_of(T.out, "done") &&
+	EXPECT(CHUTE("stats", t_uri) == 0 && t_line_of(T.out, "done") &&
 	    t_token(t_line_of(T.out, "done"), "1"), "stats: %s", T.out);
-	EXPECT(CHUTE("log", uri, "job1") == 0 && strstr(T.out,
+	EXPECT(CHUTE("log", t_uri, "job1") == 0 && strstr(T.out,
 	    "attempt=1 start") && strstr(T.out, "attempt=1 exit=0"), "log: %s",
 	    T.out);
-	EXPECT(CHUTE("status", uri, "nope") == 1 && strstr(T.err, "unknown job"),
+	EXPECT(CHUTE("status", t_uri, "nope") == 1 && strstr(T.err, "unknown job"),
 	    "unknown: %s", T.err);
-	EXPECT(CHUTE("purge", uri, "--older-than", "0s") == 0 &&
+	EXPECT(CHUTE("purge", t_uri, "--older-than", "0s") == 0 &&
 	    strcmp(T.out, "purged 1\n") == 0, "purge: %s %s", T.out, T.err);
-	EXPECT(sqln("SELECT count(*) FROM chute.payloads") == 0 &&
-	    sqln("SELECT count(*) FROM chute.logs") == 0, "purged payload and log");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.payloads") == 0 &&
+	    t_sqln("SELECT count(*) FROM chute.logs") == 0, "purged payload and log");
 }
 END_TEST
 
 START_TEST(test_two_queues_in_one_database_are_kept_apart)
 {
-	submit("a", "ja", "a\n");
-	submit("b", "jb", "b\n");
+	t_fleet_submit("a", "ja", "a\n");
+	t_fleet_submit("b", "jb", "b\n");
 	EXPECT(t_reap(WORKER("--queue", "a", "--drain", "--", h_journal()),
 	    30000, "drain a") == 0, "drain a");
 	EXPECT(t_journal_has("ja", 1) && !t_journal_has("jb", 1), "only a ran");
-	EXPECT(CHUTE("status", uri, "--queue", "b", "jb") == 0 &&
+	EXPECT(CHUTE("status", t_uri, "--queue", "b", "jb") == 0 &&
 	    t_token(T.out, "new"), "jb waits in b: %s", T.out);
-	EXPECT(CHUTE("status", uri, "jb") == 1, "jb is not in default");
+	EXPECT(CHUTE("status", t_uri, "jb") == 1, "jb is not in default");
+}
+END_TEST
+
+/* An ID may hold " and \: wait sends them in a text[] literal, quoted. */
+START_TEST(test_wait_on_ids_with_quotes_and_backslashes)
+{
+	const char *q = "q\"uote\"", *bs = "back\\slash\\";
+
+	t_fleet_submit("default", q, "x\n");
+	t_fleet_submit("default", bs, "y\n");
+	EXPECT(CHUTE("wait", t_uri, "--timeout", "100ms", q, bs) == 124,
+	    "wait on two new jobs times out: %s", T.err);
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(CHUTE("status", t_uri, q) == 0 && t_token(T.out, "done"),
+	    "%s: %s%s", q, T.out, T.err);
+	EXPECT(CHUTE("status", t_uri, bs) == 0 && t_token(T.out, "done"),
+	    "%s: %s%s", bs, T.out, T.err);
+	EXPECT(CHUTE("wait", t_uri, "--timeout", "10s", q, bs) == 0,
+	    "wait on both: %s", T.err);
+	EXPECT(CHUTE("wait", t_uri, "--timeout", "10s", q, "q\"uote") == 1 &&
+	    strstr(T.err, "unknown job"), "an unknown ID among them: %s", T.err);
 }
 END_TEST
 
@@ -162,19 +132,19 @@ START_TEST(test_exit_75_and_timeout_back_off_then_fail_at_max_attempts)
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
 	    "case $CHUTE_ID in slow) sleep 5;; esac\nexit 75\n");
 
-	submit("default", "later", "x");
-	submit("default", "slow", "x");
+	t_fleet_submit("default", "later", "x");
+	t_fleet_submit("default", "slow", "x");
 	EXPECT(t_reap(WORKER("-j", "2", "--drain", "--max-attempts", "3",
 	    "--timeout", "300ms", QUICK, "--", h), 60000, "drain") == 0, "drain");
 	EXPECT(t_journal_count("later") == 3 && t_journal_count("slow") == 3,
 	    "three attempts each: %d %d", t_journal_count("later"),
 	    t_journal_count("slow"));
-	EXPECT(CHUTE("status", uri, "later") == 0 && strstr(T.out,
+	EXPECT(CHUTE("status", t_uri, "later") == 0 && strstr(T.out,
 	    "failed attempts=3 exit=75 attempts-exhausted"), "later: %s", T.out);
-	EXPECT(CHUTE("status", uri, "slow") == 0 && strstr(T.out,
+	EXPECT(CHUTE("status", t_uri, "slow") == 0 && strstr(T.out,
 	    "failed attempts=3 timeout signal=TERM attempts-exhausted"),
 	    "slow: %s", T.out);
-	EXPECT(CHUTE("wait", uri, "later") == 1, "wait on a failed job: 1");
+	EXPECT(CHUTE("wait", t_uri, "later") == 1, "wait on a failed job: 1");
 }
 END_TEST
 
@@ -184,12 +154,12 @@ START_TEST(test_delay_and_at_defer_a_job_until_its_time)
 	int64_t t0 = t_now();
 
 	t_write(RP("in"), "x");
-	EXPECT(CHUTE_IN(RP("in"), "submit", uri, "--id", "d", "--delay", "1500ms")
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "d", "--delay", "1500ms")
 	    == 0, "submit --delay: %s", T.err);
 	snprintf(at, sizeof(at), "%lld", (long long)(t0 / 1000 + 2));
-	EXPECT(CHUTE_IN(RP("in"), "submit", uri, "--id", "a", "--at", at) == 0,
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "a", "--at", at) == 0,
 	    "submit --at: %s", T.err);
-	EXPECT(CHUTE("status", uri, "d") == 0 && t_token(T.out, "defer") &&
+	EXPECT(CHUTE("status", t_uri, "d") == 0 && t_token(T.out, "defer") &&
 	    strstr(T.out, "next="), "status of d: %s", T.out);
 	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
 	    "drain");
@@ -203,23 +173,23 @@ START_TEST(test_cancel_from_another_process_stops_the_running_handler)
 {
 	pid_t w, h;
 
-	submit("default", "c", "x");
+	t_fleet_submit("default", "c", "x");
 	w = WORKER(QUICK, "--", h_block());
 	WAIT_UNTIL((h = t_handler_pid("c")) > 0, 20000, "the handler to start");
-	EXPECT(CHUTE("cancel", uri, "c") == 0 && strcmp(T.out,
+	EXPECT(CHUTE("cancel", t_uri, "c") == 0 && strcmp(T.out,
 	    "c cur->failed\n") == 0, "cancel: %s%s", T.out, T.err);
 	WAIT_UNTIL(!t_alive(h), 10000, "the handler to be stopped");
-	EXPECT(CHUTE("status", uri, "c") == 0 && t_token(T.out, "failed") &&
+	EXPECT(CHUTE("status", t_uri, "c") == 0 && t_token(T.out, "failed") &&
 	    t_token(T.out, "cancelled"), "status: %s", T.out);
 	EXPECT(t_alive(w), "the worker goes on");
 	EXPECT(t_stop(w) == 0, "worker stops cleanly");
-	EXPECT(CHUTE("status", uri, "c") == 0 && t_token(T.out, "failed"),
+	EXPECT(CHUTE("status", t_uri, "c") == 0 && t_token(T.out, "failed"),
 	    "still failed: %s", T.out);
-	EXPECT(CHUTE("cancel", uri, "c") == 1 && strstr(T.err, "already failed"),
+	EXPECT(CHUTE("cancel", t_uri, "c") == 1 && strstr(T.err, "already failed"),
 	    "a second cancel: %s", T.err);
-	EXPECT(CHUTE("retry", uri, "c") == 0 && strcmp(T.out,
+	EXPECT(CHUTE("retry", t_uri, "c") == 0 && strcmp(T.out,
 	    "c failed->new\n") == 0, "retry: %s", T.out);
-	EXPECT(CHUTE("status", uri, "c") == 0 && strcmp(T.out,
+	EXPECT(CHUTE("status", t_uri, "c") == 0 && strcmp(T.out,
 	    "c new attempts=0\n") == 0, "after retry: %s", T.out);
 }
 END_TEST
@@ -252,7 +222,7 @@ submit_many(int n)
 	    "mkdir");
 	argv[a++] = T.bin;
 	argv[a++] = "submit";
-	argv[a++] = uri;
+	argv[a++] = t_uri;
 	for (int i = 0; i < n; i++) {
 		const char *f = strdup(RP(P("in/j%04d", i)));
 		t_write(f, P("job %d\n", i));
@@ -264,7 +234,7 @@ submit_many(int n)
 		free((char *)(uintptr_t)argv[i]);
 	free(argv);
 	EXPECT(t_reap(pid, 60000, "submit") == 0, "submit: %s", t_log_of(pid));
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == n, "%d jobs", n);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == n, "%d jobs", n);
 }
 
 /* Each job ran exactly once, never twice at once, and is done. */
@@ -276,11 +246,11 @@ expect_exactly_once(int n)
 	EXPECT(j != NULL && strstr(j, "CONCURRENT") == NULL, "a job ran twice "
 	    "at once: %s", t_snip(j ? strstr(j, "CONCURRENT") : NULL));
 	EXPECT(t_nlines(j) == n, "%d starts for %d jobs", t_nlines(j), n);
-	EXPECT(sqln("SELECT count(DISTINCT id) FROM chute.jobs WHERE state ="
+	EXPECT(t_sqln("SELECT count(DISTINCT id) FROM chute.jobs WHERE state ="
 	    " 'done' AND attempts = 1") == n, "all done, once each");
 	free(j);
 	/* The journal's IDs are the jobs' IDs, each once. */
-	EXPECT(t_pg_sql(uri, "SELECT 1", NULL, 0) == 0, "psql");
+	EXPECT(t_pg_sql(t_uri, "SELECT 1", NULL, 0) == 0, "psql");
 }
 
 static void
@@ -315,7 +285,7 @@ START_TEST(test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_on
 {
 	pid_t a, b, h1;
 
-	submit("default", "k", "x");
+	t_fleet_submit("default", "k", "x");
 	a = WORKER("--lease", "2s", "--", h_block());
 	WAIT_UNTIL((h1 = t_handler_pid("k")) > 0, 20000, "the first run");
 	EXPECT(kill(a, SIGKILL) == 0, "kill -9 the worker");
@@ -329,7 +299,7 @@ START_TEST(test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_on
 	EXPECT(!t_alive(h1), "the first run is gone");
 	t_release();
 	await_state("k", "done", 10000);
-	EXPECT(CHUTE("status", uri, "k") == 0 && t_token(T.out, "attempts=2"),
+	EXPECT(CHUTE("status", t_uri, "k") == 0 && t_token(T.out, "attempts=2"),
 	    "both attempts counted: %s", T.out);
 	EXPECT(t_stop(b) == 0, "worker b stops");
 }
@@ -343,7 +313,7 @@ START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 	    "exit 1\n");
 	pid_t a, b;
 
-	submit("default", "s", "x");
+	t_fleet_submit("default", "s", "x");
 	a = WORKER("--lease", "2s", "--", h);
 	WAIT_UNTIL(t_journal_has("s", 1), 20000, "the first run");
 	EXPECT(kill(a, SIGSTOP) == 0, "SIGSTOP the worker");
@@ -359,7 +329,7 @@ START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 	    strstr(t_log_of(a), "taken away") != NULL, 15000,
 	    "the first worker to find its claim gone: %s", t_log_of(a));
 	EXPECT(t_stop(a) == 0 && t_stop(b) == 0, "workers stop");
-	EXPECT(CHUTE("status", uri, "s") == 0 && t_token(T.out, "done"),
+	EXPECT(CHUTE("status", t_uri, "s") == 0 && t_token(T.out, "done"),
 	    "the second outcome stands: %s", T.out);
 }
 END_TEST
@@ -380,11 +350,11 @@ START_TEST(test_a_hung_server_cannot_hold_a_worker_past_its_lease)
 
 	snprintf(q, sizeof(q), "SELECT pid FROM pg_stat_activity WHERE "
 	    "application_name = 'chute-worker' AND datname = '%s'",
-	    t_pg_dbname(uri));
-	submit("default", "hung", "x");
+	    t_pg_dbname(t_uri));
+	t_fleet_submit("default", "hung", "x");
 	a = WORKER("--lease", "3s", "--", h_block());
 	WAIT_UNTIL((h1 = t_handler_pid("hung")) > 0, 20000, "the first run");
-	WAIT_UNTIL((backend = (pid_t)sqln(q)) > 0, 10000, "the worker's session");
+	WAIT_UNTIL((backend = (pid_t)t_sqln(q)) > 0, 10000, "the worker's session");
 	EXPECT(pm > 0 && kill(pm, SIGSTOP) == 0 && kill(backend, SIGSTOP) == 0,
 	    "SIGSTOP the postmaster and the worker's session");
 	/* Not WAIT_UNTIL: the server must be resumed whatever happens. */
@@ -400,7 +370,7 @@ START_TEST(test_a_hung_server_cannot_hold_a_worker_past_its_lease)
 	    "%s", t_log_of(a));
 	t_release();
 	await_state("hung", "done", 15000);
-	EXPECT(CHUTE("status", uri, "hung") == 0 && t_token(T.out,
+	EXPECT(CHUTE("status", t_uri, "hung") == 0 && t_token(T.out,
 	    "attempts=2"), "both attempts counted: %s", T.out);
 	EXPECT(t_stop(a) == 0, "the worker is still there and stops");
 }
@@ -416,9 +386,9 @@ START_TEST(test_server_restarts_and_killed_connections_lose_nothing)
 	WAIT_UNTIL(t_journal_total() >= 30, 30000, "work under way");
 	t_pg_restart_immediate();
 	WAIT_UNTIL(t_journal_total() >= 120, 60000, "work after the restart");
-	EXPECT(t_pg_kill_backends(t_pg_dbname(uri), "chute-worker") >= 1,
+	EXPECT(t_pg_kill_backends(t_pg_dbname(t_uri), "chute-worker") >= 1,
 	    "terminate the workers' connections");
-	WAIT_UNTIL(sqln("SELECT count(*) FROM chute.jobs WHERE state = 'done'")
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'done'")
 	    == 300, 120000, "every job done");
 	for (int i = 0; i < 2; i++) {
 		EXPECT(t_alive(w[i]), "worker %d still runs", i);
@@ -437,7 +407,7 @@ START_TEST(test_a_worker_started_while_the_database_is_down_waits_for_it)
 {
 	pid_t w;
 
-	submit("default", "late", "x");
+	t_fleet_submit("default", "late", "x");
 	t_pg_down();
 	w = WORKER("--", h_journal());
 	WAIT_UNTIL(strstr(t_log_of(w), "retrying") != NULL, 10000,
@@ -450,7 +420,7 @@ START_TEST(test_a_worker_started_while_the_database_is_down_waits_for_it)
 	/* Unreachable: submit exits 75 with one line and prints no ID. */
 	t_pg_down();
 	t_write(RP("in"), "x");
-	EXPECT(CHUTE_IN(RP("in"), "submit", uri) == 75 && T.out[0] == '\0' &&
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri) == 75 && T.out[0] == '\0' &&
 	    t_nlines(T.err) == 1, "submit to a stopped server: %d %s %s",
 	    75, T.out, T.err);
 	t_pg_up();
@@ -465,22 +435,22 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 
 	EXPECT(CHUTE("status", "postgresql://[::1", "x") == 64, "malformed URI: "
 	    "64, %s", T.err);
-	EXPECT(CHUTE("run", uri, "--prefetch", "-1", "--", "true") == 64 &&
+	EXPECT(CHUTE("run", t_uri, "--prefetch", "-1", "--", "true") == 64 &&
 	    strncmp(T.err, "chute: run: --prefetch -1: ", 27) == 0,
 	    "a bad --prefetch: 64, a line naming it: %s", T.err);
-	EXPECT(CHUTE("run", uri, "--lease", "10ms", "--", "true") == 64,
+	EXPECT(CHUTE("run", t_uri, "--lease", "10ms", "--", "true") == 64,
 	    "a lease too short: 64, %s", T.err);
 	EXPECT(CHUTE("status", "postgresql:///db?host=/nonexistent/dir&"
 	    "password=hunter2", "x") == 75 && strstr(T.err, "hunter2") == NULL &&
 	    t_nlines(T.err) == 1, "unreachable: 75, one line, no password: %s",
 	    T.err);
-	sql("GRANT USAGE ON SCHEMA chute TO chute_pw;"
+	t_sql("GRANT USAGE ON SCHEMA chute TO chute_pw;"
 	    " GRANT ALL ON ALL TABLES IN SCHEMA chute TO chute_pw;"
 	    " GRANT ALL ON ALL SEQUENCES IN SCHEMA chute TO chute_pw");
-	pw = t_pg_uri_as(t_pg_dbname(uri), "chute_pw", "wrong-secret");
+	pw = t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw", "wrong-secret");
 	EXPECT(CHUTE("status", pw, "x") == 77 && strstr(T.err, "wrong-secret") ==
 	    NULL, "wrong password: 77 and not printed: %s", T.err);
-	pw = t_pg_uri_as(t_pg_dbname(uri), "chute_pw", "secret");
+	pw = t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw", "secret");
 	t_write(RP("in"), "x");
 	EXPECT(CHUTE_IN(RP("in"), "submit", pw, "--id", "p") == 0, "submit with "
 	    "the password: %s", T.err);
@@ -511,19 +481,19 @@ START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
 
 	EXPECT(fd != -1 && ftruncate(fd, (64LL << 20) + 1) == 0, "sparse file");
 	close(fd);
-	EXPECT(CHUTE("submit", uri, RP("big")) == 66 && strstr(T.err, "64 MiB")
+	EXPECT(CHUTE("submit", t_uri, RP("big")) == 66 && strstr(T.err, "64 MiB")
 	    && T.out[0] == '\0', "oversized: %s", T.err);
-	EXPECT(sqln("SELECT count(*) FROM chute.jobs") == 0, "nothing inserted");
-	submit("default", "flood", "x");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 0, "nothing inserted");
+	t_fleet_submit("default", "flood", "x");
 	h = t_handler("h", "head -c 3000000 /dev/zero | tr '\\0' 'y'\n");
 	EXPECT(t_reap(WORKER("--drain", "--", h), 30000, "drain") == 0, "drain");
-	EXPECT(sqln("SELECT sum(length(body)) FROM chute.logs WHERE id = 'flood'")
+	EXPECT(t_sqln("SELECT sum(length(body)) FROM chute.logs WHERE id = 'flood'")
 	    < (2 << 20), "the log is capped");
 	/* The marker ends the kept part, beyond what T.out holds: ask psql. */
-	EXPECT(sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood' AND"
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood' AND"
 	    " position(convert_to('@chute log truncated', 'UTF8') IN body) > 0")
 	    == 1, "with a marker");
-	EXPECT(CHUTE("log", uri, "flood") == 0 && strncmp(T.out, "@chute ", 7) ==
+	EXPECT(CHUTE("log", t_uri, "flood") == 0 && strncmp(T.out, "@chute ", 7) ==
 	    0, "chute log prints it: %.40s", T.out);
 }
 END_TEST
@@ -536,11 +506,12 @@ pgsql_suite(void)
 
 	if (t_pg_skip())
 		return s;
-	tc = t_tcase(setup, teardown, "fleet", 120);
-	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "fleet", 120);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_init_twice_and_from_two_processes_at_once_is_safe);
 	tcase_add_test(tc, test_a_job_submitted_runs_and_every_command_sees_it);
 	tcase_add_test(tc, test_two_queues_in_one_database_are_kept_apart);
+	tcase_add_test(tc, test_wait_on_ids_with_quotes_and_backslashes);
 	tcase_add_test(tc, test_exit_75_and_timeout_back_off_then_fail_at_max_attempts);
 	tcase_add_test(tc, test_delay_and_at_defer_a_job_until_its_time);
 	tcase_add_test(tc, test_cancel_from_another_process_stops_the_running_handler);
@@ -552,8 +523,8 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
-	tc = t_tcase(setup, teardown, "many", 900);
-	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_two_workers_run_each_of_2000_jobs_exactly_once);
 	tcase_add_test(tc, test_three_workers_run_each_of_2000_jobs_exactly_once);
 	tcase_add_test(tc, test_server_restarts_and_killed_connections_lose_nothing);
