@@ -94,6 +94,32 @@ pgcmd_open(int *argc, char **argv, const char *cmd, struct pg *pg)
 	return pg_schema_check(pg);
 }
 
+/*
+ * Read a subcommand's options (getopt_long, from the start, quietly),
+ * handing each to take(arg, c, optarg): 0 to go on, or an exit status
+ * after its own line.  An unknown option, or one without its argument, is
+ * a usage error.  Returns 0 with optind at the first operand, or the
+ * status.
+ */
+int
+pgcmd_options(int argc, char **argv, const char *cmd,
+    const struct option *longopts, int (*take)(void *, int, char *),
+    void *arg)
+{
+	int c, rc;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return usage_error(cmd, "bad option: %s",
+			    argv[optind - 1]);
+		if ((rc = take(arg, c, optarg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int
 done_with(struct pg *pg, int rc)
 {
@@ -255,6 +281,28 @@ submit_one(struct pg *pg, const struct submit *sb, const char *file, char *id,
 	return rc == 0 ? 0 : pg_fail(pg, "submit");
 }
 
+/* One option of submit; 0, or an exit status (said). */
+static int
+submit_option(void *arg, int c, char *v)
+{
+	struct submit *sb = arg;
+	const char *err;
+
+	if (c == 'i') {
+		sb->id = v;
+		return check_ids(1, &v, "submit") != 0 ? EX_USAGE : 0;
+	}
+	if (c == 'd' && sb->at < 0 && sb->delay < 0 &&
+	    dur_parse(v, &sb->delay) == 0)
+		return 0;
+	if (c == 'a' && sb->at < 0 && sb->delay < 0) {
+		sb->at = strtonum(v, 1, 1LL << 40, &err) * 1000;
+		return err == NULL ? 0 : usage_error("submit", "--at %s: not an "
+		    "epoch time in seconds", v);
+	}
+	return usage_error("submit", "bad option, or --at and --delay together");
+}
+
 static int
 submit_parse(int argc, char **argv, struct submit *sb)
 {
@@ -264,28 +312,11 @@ submit_parse(int argc, char **argv, struct submit *sb)
 		{ "at", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *err;
-	int c;
+	int rc;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 'i') {
-			sb->id = optarg;
-			if (check_ids(1, &optarg, "submit") != 0)
-				return EX_USAGE;
-		} else if (c == 'd' && sb->at < 0 && sb->delay < 0 &&
-		    dur_parse(optarg, &sb->delay) == 0)
-			continue;
-		else if (c == 'a' && sb->at < 0 && sb->delay < 0) {
-			sb->at = strtonum(optarg, 1, 1LL << 40, &err) * 1000;
-			if (err)
-				return usage_error("submit", "--at %s: not an "
-				    "epoch time in seconds", optarg);
-		} else
-			return usage_error("submit", "bad option, or --at and "
-			    "--delay together");
-	}
+	if ((rc = pgcmd_options(argc, argv, "submit", longopts, submit_option,
+	    sb)) != 0)
+		return rc;
 	if (sb->id != NULL && argc - optind > 1)
 		return usage_error("submit", "--id with more than one input");
 	return 0;

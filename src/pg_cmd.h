@@ -23,5 +23,8 @@ int	 pgcmd_forward(int, char **);	/* pg_forward.c */
 void	 pgcmd_compact(int *, char **, const bool *);
 int	 pgcmd_take(int *, char **, const char *, struct pg *, bool);
 int	 pgcmd_open(int *, char **, const char *, struct pg *);
+struct option;
+int	 pgcmd_options(int, char **, const char *, const struct option *,
+	    int (*)(void *, int, char *), void *);
 
 #endif

@@ -724,6 +724,27 @@ signals_open(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
+/* One option of forward; 0, or an exit status (said). */
+static int
+option(void *arg, int c, char *v)
+{
+	struct fwd *f = arg;
+	const char *err;
+
+	if (c == 'b') {
+		f->batch = (int)strtonum(v, 1, FWD_BATCH_MAX, &err);
+		return err == NULL ? 0 : usage_error("forward", "--batch %s: not "
+		    "a number from 1 to %d", v, FWD_BATCH_MAX);
+	}
+	if (c == 'o') {
+		f->origin = v;
+		return id_valid(v) && strlen(v) <= 253 ? 0 :
+		    usage_error("forward", "--origin %s: not a host name", v);
+	}
+	f->drain = true;
+	return 0;
+}
+
 static int
 parse(int argc, char **argv, struct fwd *f, const char **spool)
 {
@@ -733,28 +754,10 @@ parse(int argc, char **argv, struct fwd *f, const char **spool)
 		{ "drain", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *err;
-	int c;
+	int rc;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 'b') {
-			f->batch = (int)strtonum(optarg, 1, FWD_BATCH_MAX, &err);
-			if (err != NULL)
-				return usage_error("forward", "--batch %s: not a "
-				    "number from 1 to %d", optarg, FWD_BATCH_MAX);
-		} else if (c == 'o') {
-			if (!id_valid(optarg) || strlen(optarg) > 253)
-				return usage_error("forward", "--origin %s: not "
-				    "a host name", optarg);
-			f->origin = optarg;
-		} else if (c == 'd')
-			f->drain = true;
-		else
-			return usage_error("forward", "bad option: %s",
-			    argv[optind - 1]);
-	}
+	if ((rc = pgcmd_options(argc, argv, "forward", longopts, option, f)) != 0)
+		return rc;
 	if (argc - optind != 1)
 		return usage_error("forward", argc == optind ? "no spool given" :
 		    "more than one spool given");
