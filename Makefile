@@ -170,6 +170,8 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	tests/top.sh $(B)/chute
+	tests/progress.sh $(B)/chute
+	tests/man.sh $(B)/chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5

@@ -36,6 +36,7 @@ pending(struct spool *sp, char **ids, int n, bool *done, int *failed,
 			(*failed)++;
 			break;
 		case ST_NONE:
+			progress_clear();
 			fprintf(stderr, "chute: %s: unknown job\n", ids[i]);
 			(*unknown)++;
 			done[i] = true;
@@ -69,22 +70,42 @@ parse(int argc, char **argv, msec_t *timeout)
 	return check_ids(argc - optind - 1, argv + optind + 1, "wait");
 }
 
+/* With several IDs and a terminal: done/total, failed, elapsed. */
+static void
+show(int n, int left, int failed, msec_t t0)
+{
+	char el[32];
+
+	if (n < 2)
+		return;
+	dur_format(mono_ms() - t0, el, sizeof(el));
+	progress("wait: %d/%d finished, %d failed, %s elapsed", n - left, n,
+	    failed, el);
+}
+
 /* Sleep on the watch until nothing is pending or the deadline passes. */
 static int
 wait_loop(struct spool *sp, struct watch *w, char **ids, int n, bool *done,
     msec_t timeout)
 {
-	msec_t deadline = timeout >= 0 ? mono_ms() + timeout : -1;
-	int failed = 0, unknown = 0;
+	msec_t t0 = mono_ms(), deadline = timeout >= 0 ? t0 + timeout : -1;
+	int failed = 0, unknown = 0, left;
 
-	while (pending(sp, ids, n, done, &failed, &unknown) > 0 && unknown == 0) {
+	while ((left = pending(sp, ids, n, done, &failed, &unknown)) > 0 &&
+	    unknown == 0) {
 		struct pollfd pfd = { .fd = watch_fd(w), .events = POLLIN };
-		msec_t left = deadline >= 0 ? deadline - mono_ms() : -1;
+		msec_t left_ms = deadline >= 0 ? deadline - mono_ms() : -1;
 
-		if (deadline >= 0 && left <= 0)
+		show(n, left, failed, t0);
+
+		if (deadline >= 0 && left_ms <= 0)
 			return EXIT_TIMEOUT;
-		if (poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left) == -1
-		    && errno != EINTR) {
+		/* A redraw at least once a second, for the time elapsed. */
+		if (n >= 2 && progress_wanted() &&
+		    (left_ms < 0 || left_ms > 1000))
+			left_ms = 1000;
+		if (poll(&pfd, 1, left_ms > INT32_MAX ? INT32_MAX : (int)left_ms)
+		    == -1 && errno != EINTR) {
 			fprintf(stderr, "chute: %s: poll: %s\n", sp->path,
 			    strerror(errno));
 			return EX_SOFTWARE;
@@ -126,6 +147,7 @@ cmd_wait(int argc, char **argv)
 	} else
 		rc = wait_loop(&sp, w, argv + optind + 1, argc - optind - 1,
 		    done, timeout);
+	progress_clear();
 	watch_close(w);
 	spool_close(&sp);
 out:

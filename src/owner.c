@@ -128,7 +128,23 @@ on_signals(struct owner *ow)
 	} while (n == (ssize_t)sizeof(si));
 }
 
-/* The counts, in the process title and, under systemd, as its STATUS=. */
+/* run --drain on a terminal: finished/total, failed, elapsed. */
+static void
+drain_progress(struct owner *ow, size_t queued, size_t deferred)
+{
+	unsigned long total = ow->finished + (unsigned long)ow->running +
+	    queued + deferred;
+	char el[32];
+
+	dur_format(mono_ms() - ow->started, el, sizeof(el));
+	progress("drain: %lu/%lu finished, %lu failed, %d running, %s elapsed",
+	    ow->finished, total, ow->failed, ow->running, el);
+}
+
+/*
+ * The counts, in the process title, under systemd as its STATUS=, and with
+ * --drain on a terminal as a progress line.
+ */
 static void
 title(struct owner *ow)
 {
@@ -140,6 +156,8 @@ title(struct owner *ow)
 	    ow->running, queued, deferred, ow->stopping ? " stopping" : "");
 	setproctitle("%s %s", ow->q->name, counts);
 	notify_status(counts);
+	if (ow->o->drain)
+		drain_progress(ow, queued, deferred);
 }
 
 static msec_t
@@ -225,8 +243,8 @@ owner_loop(struct owner *ow)
 		if (ow->o->drain && !ow->stopping && drained(ow) &&
 		    finished_all(ow))
 			break;
-		title(ow);
 		say_flush();
+		title(ow);	/* after the lines: the progress line stays last */
 		mono = mono_ms();
 		/* The watchdog is pinged from here: a stuck loop stops it. */
 		t = min_ms(t, notify_tick(mono));
@@ -267,7 +285,9 @@ owner_run(struct owner *ow, const struct run_opts *o, struct queue *q)
 	 */
 	notify_send("READY=1");
 	say_buffer(true);
+	ow->started = mono_ms();
 	rc = owner_loop(ow);
+	progress_clear();
 	say_buffer(false);
 	if (!ow->stopping)
 		notify_send("STOPPING=1");

@@ -31,6 +31,8 @@ struct owner {
 	struct retry_policy policy;
 	int		 sigfd;
 	int		 running;	/* slots holding a job */
+	unsigned long	 finished, failed;	/* outcomes done or failed */
+	msec_t		 started;	/* monotonic, for --drain's progress */
 	bool		 stopping, fatal;
 };
 

@@ -50,6 +50,8 @@ record(struct owner *ow, int i, const char *why)
 	char next[40];
 
 	if (ow->q->be->record(ow->q, &j->c, &j->out, j->when) == 0) {
+		ow->finished += j->out.to == ST_DONE || j->out.to == ST_FAILED;
+		ow->failed += j->out.to == ST_FAILED;
 		if (j->out.to == ST_DEFER) {
 			iso_time(j->when, next, sizeof(next));
 			say("job=%s cur->%s attempt=%d %s next=%s", vis_id(j->c.id),

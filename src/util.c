@@ -181,12 +181,71 @@ static struct {
 	char	 buf[16384];
 } saybuf;
 
+static bool say_to_syslog;	/* say_syslog() was called */
+
 void
 say_flush(void)
 {
-	if (saybuf.len > 0)
+	if (saybuf.len > 0) {
+		progress_clear();
 		write_all(STDERR_FILENO, saybuf.buf, saybuf.len);
+	}
 	saybuf.len = 0;
+}
+
+/*
+ * A progress line for a person watching (run --drain, wait): drawn on
+ * stderr only when it is a terminal, at most ten times a second, with a
+ * carriage return and no escape sequence, and erased (spaces) before any
+ * other line is written there, so that it never mixes with them.
+ */
+static struct {
+	int	 tty;		/* -1: not asked yet */
+	int	 width;		/* of the line on screen; 0: none */
+	msec_t	 last;
+} prog = { .tty = -1 };
+
+/* Is a progress line drawn at all (stderr a terminal, not syslog)? */
+bool
+progress_wanted(void)
+{
+	if (prog.tty == -1)
+		prog.tty = isatty(STDERR_FILENO);
+	return prog.tty && !say_to_syslog;
+}
+
+void
+progress(const char *fmt, ...)
+{
+	char line[160];
+	msec_t now = mono_ms();
+	va_list ap;
+	int n;
+
+	if (!progress_wanted() || now - prog.last < 100)
+		return;
+	prog.last = now;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof(line))
+		n = (int)sizeof(line) - 1;
+	dprintf(STDERR_FILENO, "\r%s%*s", line, prog.width > n ?
+	    prog.width - n : 0, "");
+	prog.width = prog.width > n ? prog.width : n;
+}
+
+/* Erase the progress line, if one is drawn; the next is drawn at once. */
+void
+progress_clear(void)
+{
+	if (prog.width == 0)
+		return;
+	dprintf(STDERR_FILENO, "\r%*s\r", prog.width, "");
+	prog.width = 0;
+	prog.last = 0;
 }
 
 void
@@ -260,8 +319,6 @@ say_facility(const char *name)
 	return -1;
 }
 
-static bool say_to_syslog;
-
 /*
  * From now on the owner's lines go to syslog(3), ident "chute", with the
  * pid and facility, instead of stderr.  LOG_NDELAY: the socket (which
@@ -297,6 +354,7 @@ say(const char *fmt, ...)
 	strlcat(line, "\n", sizeof(line));
 	len = strlen(line);
 	if (!saybuf.on) {
+		progress_clear();
 		write_all(STDERR_FILENO, line, len);
 		return;
 	}
