@@ -40,6 +40,7 @@
 #define YOUNG_MS	1000	/* a worker dying younger than this backs off */
 #define WINDOW		65536	/* most names of new/ held in memory */
 #define SCAN_CHUNK	4096	/* names of new/ read per loop iteration */
+#define LOGPOOL_MAX	16	/* empty logs made ahead in log/.pool/, at most */
 #define NOTIFY_WAIT_MS	250	/* longest wait on systemd's full notify queue */
 #define NOTIFY_STATUS_MS 1000	/* at most one STATUS= to systemd this often */
 
@@ -126,6 +127,20 @@ int	 joblog_lnote(int, off_t *, bool, const char *, ...)
 int	 joblog_fread(int, struct joblog_info *, off_t *);
 int	 joblog_read(struct spool *, const char *, struct joblog_info *);
 void	 joblog_parse(const char *, size_t, struct joblog_info *);
+
+/* log/.pool/: empty logs made ahead, so that a claim need not create one */
+struct joblog_pool {
+	int	 dir;			/* log/.pool/; -1: no pool */
+	int	 want;			/* how many to keep ready */
+	int	 n;			/* ready now: fd[0..n-1], name[0..n-1] */
+	unsigned seq;			/* the next file's name */
+	int	 fd[LOGPOOL_MAX];
+	unsigned name[LOGPOOL_MAX];
+};
+int	 joblog_pool_open(struct joblog_pool *, struct spool *);
+int	 joblog_pool_fill(struct joblog_pool *, struct spool *);
+int	 joblog_pool_take(struct joblog_pool *, struct spool *, const char *);
+void	 joblog_pool_close(struct joblog_pool *);
 
 /* ---- state.c: the only code that renames a job ---- */
 int	 state_submit(struct spool *, int, const char *, msec_t, int *);
