@@ -6,6 +6,7 @@
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -232,4 +233,142 @@ joblog_read(struct spool *sp, const char *id, struct joblog_info *ji)
 	close(fd);
 	errno = saved;
 	return rc;
+}
+
+/*
+ * The log pool.  Creating log/ID allocates an inode, and on ext4 right
+ * after many files were removed (a nightly purge) the allocator scans past
+ * every recently freed one: 100 us or more, on the path from a job's
+ * arrival to its handler's exec.  So a few empty logs are made ahead in
+ * log/.pool/, kept open, and a claim renames one to log/ID, which
+ * allocates nothing.  The pool is refilled after the turn's handlers have
+ * started.  Only the spool's owner touches it (it holds the spool's lock);
+ * what a dead owner left there is removed by the next one.
+ */
+#define POOL_DIR	".pool"
+
+/* Unlink every entry of the pool directory: a dead owner's spare logs. */
+static int
+pool_clear(int dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	if ((fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    unlinkat(dir, de->d_name, 0) == -1 && errno != ENOENT)
+			rc = -1;
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Open (making it if need be) and empty log/.pool/.  Returns 0, or -1 with
+ * errno set and no pool: claims then create their logs as they go.
+ */
+int
+joblog_pool_open(struct joblog_pool *p, struct spool *sp)
+{
+	int saved;
+
+	*p = (struct joblog_pool){ .dir = -1, .want = 1 };
+	/* In a setgid log/ the pool inherits the group, as its files must. */
+	if (mkdirat(sp->dir[ST_LOG], POOL_DIR, 0700) == -1 && errno != EEXIST)
+		return -1;
+	p->dir = openat(sp->dir[ST_LOG], POOL_DIR, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (p->dir == -1)
+		return -1;
+	if (pool_clear(p->dir) == -1) {
+		saved = errno;
+		close(p->dir);
+		p->dir = -1;
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/* Make empty logs until want are ready.  Returns 0, or -1 with errno set. */
+int
+joblog_pool_fill(struct joblog_pool *p, struct spool *sp)
+{
+	char name[16];
+	int fd;
+
+	if (p->dir == -1)
+		return 0;
+	if (p->want > LOGPOOL_MAX)
+		p->want = LOGPOOL_MAX;
+	while (p->n < p->want) {
+		snprintf(name, sizeof(name), "%u", p->seq);
+		fd = openat(p->dir, name, O_RDWR | O_APPEND | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
+		if (fd == -1 && errno != EEXIST)
+			return -1;
+		/* EEXIST: someone else's file; it is removed at the next start. */
+		if (fd != -1) {
+			p->fd[p->n] = fd;
+			p->name[p->n++] = p->seq;
+		}
+		p->seq++;
+	}
+	return 0;
+}
+
+/*
+ * log/ID from the pool: one of its empty logs, renamed without replacing
+ * anything.  Returns the log, open for joblog_vnote and empty, or -1 with
+ * errno set: EAGAIN, the pool is empty; EEXIST, log/ID exists (a job run
+ * before), the pool keeps its file; anything else, that file is dropped.
+ * The caller then opens log/ID with joblog_open.
+ */
+int
+joblog_pool_take(struct joblog_pool *p, struct spool *sp, const char *id)
+{
+	char name[16];
+	int i = p->n - 1, saved;
+
+	if (p->dir == -1 || p->n == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%u", p->name[i]);
+	if (renameat2(p->dir, name, sp->dir[ST_LOG], id, RENAME_NOREPLACE) == 0) {
+		p->n--;
+		return p->fd[i];
+	}
+	if (errno == EEXIST)
+		return -1;
+	saved = errno;
+	close(p->fd[i]);
+	unlinkat(p->dir, name, 0);
+	p->n--;
+	errno = saved;
+	return -1;
+}
+
+/* Remove the spare logs: nothing is left in log/.pool/ after a clean exit. */
+void
+joblog_pool_close(struct joblog_pool *p)
+{
+	char name[16];
+
+	if (p->dir == -1)
+		return;
+	while (p->n > 0) {
+		p->n--;
+		snprintf(name, sizeof(name), "%u", p->name[p->n]);
+		unlinkat(p->dir, name, 0);
+		close(p->fd[p->n]);
+	}
+	close(p->dir);
+	p->dir = -1;
 }

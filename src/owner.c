@@ -235,6 +235,8 @@ owner_loop(struct owner *ow)
 		q->be->due(q, mono);
 		if (!ow->stopping)
 			owner_dispatch(ow);
+		if (q->be->prepare != NULL)
+			q->be->prepare(q);
 		t = q->be->commit(q, ow->running > 0 && !ow->stopping);
 		if (ow->fatal)
 			break;

@@ -58,6 +58,10 @@ struct queue_backend {
 	msec_t	(*next)(struct queue *, msec_t mono);
 	/* Claim up to n jobs into c[0..n-1]; returns how many. */
 	int	(*claim)(struct queue *, struct claim *const *, int n);
+	/* Ready what the next claims need, after this turn's handlers
+	 * have started (off the path from a wake-up to an exec); NULL:
+	 * nothing to ready. */
+	void	(*prepare)(struct queue *);
 	/* Extend the claims of the given running jobs; 0, or -1. */
 	int	(*renew)(struct queue *, struct claim *const *, int n);
 	/* Send the job where the outcome says, with time stamp when

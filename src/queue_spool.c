@@ -264,9 +264,10 @@ later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
 }
 
 /*
- * Open log/ID (creating it) and read the attempts so far from it.  A log
- * that is not a regular file is never written to: the job cannot start,
- * and c->logerr says why.
+ * Open log/ID and read the attempts so far from it.  A job without a log
+ * gets one of the pool's empty logs (joblog_pool_take), or a new one.  A
+ * log that is not a regular file is never written to: the job cannot
+ * start, and c->logerr says why.
  */
 static void
 open_log(struct spoolq *sq, struct claim *c)
@@ -276,6 +277,11 @@ open_log(struct spoolq *sq, struct claim *c)
 	c->attempt = 1;
 	c->logend = -1;
 	c->logerr = 0;
+	if ((c->logfd = joblog_pool_take(&sq->pool, &sq->sp, c->id)) != -1) {
+		/* A new empty log of our own: attempt 1, nothing to read. */
+		c->logend = 0;
+		return;
+	}
 	if ((c->logfd = joblog_open(&sq->sp, c->id)) == -1) {
 		c->logerr = errno;
 		say("job=%s log/: %s", vis_id(c->id), strerror(errno));
@@ -388,6 +394,9 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 	unsigned flags;
 	int got = 0;
 
+	/* As many spare logs as one turn claims, for the next turn. */
+	if (n > sq->pool.want)
+		sq->pool.want = n;
 	if (reserve(sq, (size_t)n) == -1) {
 		say("%s: %s; will retry", sq->sp.path, strerror(errno));
 		return 0;
@@ -400,6 +409,22 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 			got++;
 	}
 	return got;
+}
+
+/*
+ * After the turn's handlers have started: make the spare logs the next
+ * claims will take, so that no claim waits for an inode allocation.
+ */
+static void
+sq_prepare(struct queue *q)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+
+	if (joblog_pool_fill(&sq->pool, &sq->sp) == -1 && !sq->pool_failed) {
+		say("log/.pool/: %s; logs are created as jobs are claimed",
+		    strerror(errno));
+		sq->pool_failed = true;
+	}
 }
 
 /* The spool lock is ours as long as we live: no claim expires. */
@@ -542,6 +567,7 @@ sq_close(struct queue *q)
 	if (sq == NULL)
 		return;
 	spool_sync(&sq->sp);
+	joblog_pool_close(&sq->pool);
 	if (sq->scan != NULL)
 		closedir(sq->scan);
 	watch_close(sq->w);
@@ -568,6 +594,7 @@ spoolq_new(const struct queue_conf *c)
 	sq->q.worker_fd = -1;
 	sq->c = *c;
 	sq->sp.root = -1;
+	sq->pool.dir = -1;
 	sq->wlock = -1;
 	sq->window = WINDOW;
 	sq->next_rescan = mono_ms() + RESCAN_MS;
@@ -593,6 +620,11 @@ sq_start(struct queue *q)
 	spoolq_workers_find_old(sq);
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);
+	if (joblog_pool_open(&sq->pool, &sq->sp) == -1)
+		say("log/.pool/: %s; logs are created as jobs are claimed",
+		    strerror(errno));
+	else
+		sq_prepare(q);
 	spoolq_scan_defer(sq);
 	spoolq_scan_new(sq, true);
 	sq->next_rescan = mono_ms() + RESCAN_MS;
@@ -701,6 +733,7 @@ static const struct queue_backend spool_backend = {
 	.due = sq_due,
 	.next = sq_next,
 	.claim = sq_claim,
+	.prepare = sq_prepare,
 	.renew = sq_renew,
 	.record = sq_record,
 	.release = sq_release,

@@ -27,11 +27,13 @@ struct spoolq {
 	struct nameq	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
 	struct claim	**held;		/* our claims, in cur/, until released */
 	size_t		 nheld, capheld;
+	struct joblog_pool pool;	/* empty logs for the next claims */
 	int		 wlock;		/* .workers.PID, inherited by workers */
 	char		 old[OLD_MAX][40];	/* .workers.PID of dead owners */
 	int		 nold;
 	int		 ndefer;	/* jobs in defer/, as last counted */
 	bool		 rescan, fatal;
+	bool		 pool_failed;	/* said once: no spare logs */
 	bool		 truncated;	/* new/ holds jobs the window left out */
 	size_t		 window;	/* most names of new/ held in ready */
 	msec_t		 next_defer;	/* realtime; 0: nothing deferred */

@@ -1,5 +1,8 @@
 /* check_joblog.c: attempts and outcomes read back from log/ID. */
+#include <sys/stat.h>
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +101,138 @@ START_TEST(test_our_line_starts_on_a_new_line_after_unterminated_output)
 }
 END_TEST
 
+/* Names in log/.pool/, "." and ".." aside. */
+static int
+pool_entries(void)
+{
+	int fd = openat(t_spool.dir[ST_LOG], ".pool", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	ck_assert_int_ne(fd, -1);
+	ck_assert_ptr_nonnull(d = fdopendir(fd));
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+static off_t
+log_size(const char *id)
+{
+	struct stat st;
+
+	if (fstatat(t_spool.dir[ST_LOG], id, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return -1;
+	ck_assert(S_ISREG(st.st_mode));
+	return st.st_size;
+}
+
+START_TEST(test_a_pool_log_becomes_log_id_by_rename)
+{
+	struct joblog_pool p;
+	struct stat a, b;
+	int fd;
+
+	ck_assert_int_eq(joblog_pool_open(&p, &t_spool), 0);
+	p.want = 2;
+	ck_assert_int_eq(joblog_pool_fill(&p, &t_spool), 0);
+	ck_assert_int_eq(p.n, 2);
+	ck_assert_int_eq(pool_entries(), 2);
+	ck_assert_int_eq(fstat(p.fd[1], &a), 0);
+	fd = joblog_pool_take(&p, &t_spool, "j");
+	ck_assert_int_ne(fd, -1);
+	/* The same inode, now log/j: no file was created for it. */
+	ck_assert_int_eq(fstatat(t_spool.dir[ST_LOG], "j", &b, 0), 0);
+	ck_assert(a.st_ino == b.st_ino && b.st_size == 0 && b.st_nlink == 1);
+	ck_assert_int_eq(pool_entries(), 1);
+	ck_assert_int_eq(joblog_fnote(fd, "attempt=1 start"), 0);
+	ck_assert_int_gt(log_size("j"), 0);
+	close(fd);
+	/* A clean close leaves the pool directory empty. */
+	joblog_pool_close(&p);
+	ck_assert_int_eq(pool_entries(), 0);
+}
+END_TEST
+
+START_TEST(test_a_pool_log_never_replaces_an_existing_log)
+{
+	struct joblog_pool p;
+	off_t before;
+	int fd;
+
+	fd = joblog_open(&t_spool, "j");
+	ck_assert_int_ne(fd, -1);
+	ck_assert_int_eq(joblog_fnote(fd, "attempt=1 start"), 0);
+	close(fd);
+	before = log_size("j");
+	ck_assert_int_eq(joblog_pool_open(&p, &t_spool), 0);
+	ck_assert_int_eq(joblog_pool_fill(&p, &t_spool), 0);
+	ck_assert_int_eq(p.n, 1);
+	errno = 0;
+	ck_assert_int_eq(joblog_pool_take(&p, &t_spool, "j"), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	/* log/j is as it was, and the pool keeps its file for the next job. */
+	ck_assert_int_eq(log_size("j"), before);
+	ck_assert_int_eq(p.n, 1);
+	ck_assert_int_eq(pool_entries(), 1);
+	joblog_pool_close(&p);
+}
+END_TEST
+
+START_TEST(test_a_dead_owners_pool_is_emptied_and_an_empty_pool_says_so)
+{
+	struct joblog_pool p;
+	int fd;
+
+	/* What an owner killed with -9 leaves: open, a file and its spare logs. */
+	ck_assert_int_eq(joblog_pool_open(&p, &t_spool), 0);
+	p.want = 3;
+	ck_assert_int_eq(joblog_pool_fill(&p, &t_spool), 0);
+	for (int i = 0; i < p.n; i++)
+		close(p.fd[i]);
+	close(p.dir);
+	ck_assert_int_eq(pool_entries(), 3);
+	ck_assert_int_eq(joblog_pool_open(&p, &t_spool), 0);
+	ck_assert_int_eq(pool_entries(), 0);
+	errno = 0;
+	ck_assert_int_eq(joblog_pool_take(&p, &t_spool, "j"), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(log_size("j"), -1);
+	/* A spare log's name that is taken is skipped, not reused. */
+	fd = openat(p.dir, "0", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ne(fd, -1);
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	close(fd);
+	ck_assert_int_eq(joblog_pool_fill(&p, &t_spool), 0);
+	ck_assert_int_eq(p.n, 1);
+	ck_assert_uint_eq(p.name[0], 1);
+	joblog_pool_close(&p);
+	ck_assert_int_eq(pool_entries(), 1);	/* "0" was not ours */
+}
+END_TEST
+
+START_TEST(test_no_pool_where_log_pool_is_not_a_directory)
+{
+	struct joblog_pool p;
+	int fd;
+
+	fd = openat(t_spool.dir[ST_LOG], ".pool", O_WRONLY | O_CREAT |
+	    O_CLOEXEC, 0600);
+	ck_assert_int_ne(fd, -1);
+	close(fd);
+	errno = 0;
+	ck_assert_int_eq(joblog_pool_open(&p, &t_spool), -1);
+	ck_assert_int_eq(errno, ENOTDIR);
+	ck_assert_int_eq(joblog_pool_fill(&p, &t_spool), 0);
+	ck_assert_int_eq(joblog_pool_take(&p, &t_spool, "j"), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	joblog_pool_close(&p);
+}
+END_TEST
+
 Suite *
 joblog_suite(void)
 {
@@ -114,6 +249,10 @@ joblog_suite(void)
 	tc = tcase_create("file");
 	tcase_add_checked_fixture(tc, t_spool_setup, t_spool_teardown);
 	tcase_add_test(tc, test_our_line_starts_on_a_new_line_after_unterminated_output);
+	tcase_add_test(tc, test_a_pool_log_becomes_log_id_by_rename);
+	tcase_add_test(tc, test_a_pool_log_never_replaces_an_existing_log);
+	tcase_add_test(tc, test_a_dead_owners_pool_is_emptied_and_an_empty_pool_says_so);
+	tcase_add_test(tc, test_no_pool_where_log_pool_is_not_a_directory);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,6 +4,7 @@
  * triggers must find every job anyway; the ready index holds a bounded
  * window of the oldest jobs.
  */
+#include <sys/stat.h>
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -155,6 +156,49 @@ START_TEST(test_memory_holds_a_bounded_window_of_the_oldest_jobs)
 }
 END_TEST
 
+/*
+ * A job without a log gets one of the pool's, by rename; a job that has
+ * one (it ran before) appends to it and counts its attempts from it, and
+ * the pool's file waits for the next job.  The pool is refilled to as
+ * many as one claim asked for.
+ */
+START_TEST(test_claims_take_logs_from_the_pool_and_keep_existing_ones)
+{
+	struct claim ca, cb, *cv[2] = { &ca, &cb };
+	struct stat st;
+	int fd;
+
+	drop("a");
+	drop("b");
+	/* a is older and has run once already. */
+	ck_assert_int_eq(utimensat(sq->sp.dir[ST_NEW], "a", (struct timespec[2]){
+	    { .tv_nsec = UTIME_OMIT }, { .tv_sec = 1000000 } }, 0), 0);
+	ck_assert_int_ne(fd = joblog_open(&sq->sp, "a"), -1);
+	ck_assert_int_eq(joblog_fnote(fd, "attempt=1 start"), 0);
+	close(fd);
+	ck_assert_int_eq(joblog_pool_open(&sq->pool, &sq->sp), 0);
+	ck_assert_int_eq(joblog_pool_fill(&sq->pool, &sq->sp), 0);
+	ck_assert_int_eq(sq->pool.n, 1);
+	scan_all(true);
+	ck_assert_int_eq(sq->q.be->claim(&sq->q, cv, 2), 2);
+	ck_assert_str_eq(ca.id, "a");
+	ck_assert_int_eq(ca.attempt, 2);
+	ck_assert_int_ne(ca.logfd, -1);
+	ck_assert_str_eq(cb.id, "b");
+	ck_assert_int_eq(cb.attempt, 1);
+	ck_assert_int_ne(cb.logfd, -1);
+	ck_assert_int_eq(cb.logend, 0);
+	ck_assert_int_eq(sq->pool.n, 0);
+	ck_assert_int_eq(fstatat(sq->sp.dir[ST_LOG], "b", &st, 0), 0);
+	ck_assert(st.st_size == 0);
+	ck_assert_int_eq(fstatat(sq->sp.dir[ST_CUR], "b", &st, 0), 0);
+	sq->q.be->prepare(&sq->q);
+	ck_assert_int_eq(sq->pool.n, 2);
+	sq->q.be->release(&sq->q, &ca);
+	sq->q.be->release(&sq->q, &cb);
+}
+END_TEST
+
 Suite *
 queue_spool_suite(void)
 {
@@ -167,6 +211,7 @@ queue_spool_suite(void)
 	tcase_add_test(tc, test_events_for_vanished_files_queue_nothing);
 	tcase_add_test(tc, test_unchanged_new_is_not_reread_by_the_safety_rescan);
 	tcase_add_test(tc, test_memory_holds_a_bounded_window_of_the_oldest_jobs);
+	tcase_add_test(tc, test_claims_take_logs_from_the_pool_and_keep_existing_ones);
 	suite_add_tcase(s, tc);
 	return s;
 }
