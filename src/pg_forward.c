@@ -819,7 +819,9 @@ int
 pgcmd_forward(int argc, char **argv)
 {
 	static char host[256];
-	struct queue_conf qc = { .policy = { .max_attempts = INT_MAX } };
+	/* No attempt is counted, and a job left claimed is sent again. */
+	struct queue_conf qc = { .policy = { .max_attempts = INT_MAX },
+	    .recovered = "resent after forward's restart" };
 	struct fwd f = { .batch = FWD_BATCH, .sigfd = -1, .origin = host };
 	const char *spool = NULL;
 	int rc;

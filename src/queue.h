@@ -33,6 +33,10 @@ struct claim {
 struct queue_conf {
 	bool	 persistent;	/* workers will inherit queue->worker_fd */
 	struct retry_policy policy;	/* for jobs a dead owner left */
+	/* What a job a dead owner left in cur/ is told on its way back to
+	 * new/ (log and owner's line); NULL: the outcome table's note.
+	 * forward, which counts no attempts, says its own. */
+	const char *recovered;
 	/* A claimed job was cancelled (why: for the owner's line); now:
 	 * its handler must go at once (SIGKILL), not after the grace. */
 	void	(*cancelled)(void *, const char *id, const char *why, bool now);

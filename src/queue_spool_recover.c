@@ -32,20 +32,30 @@ recover_to(struct spoolq *sq, const char *name, int fd,
 	struct attempt_end e = { .end = END_ABANDONED, .attempt = ji->attempts,
 	    .elapsed = -1 };
 	struct outcome out;
+	const char *own;
 	char vis[1024];
 	int rc;
 
 	outcome_decide(&e, &sq->c.policy, arc4random_uniform, &out);
 	vis_name(name, vis, sizeof(vis));
-	joblog_note(&sq->sp, name, "attempt=%d %s", ji->attempts, out.note);
+	/* The owner's own words, where it gave some (queue_conf.recovered). */
+	own = out.to == ST_NEW ? sq->c.recovered : NULL;
+	if (own != NULL)
+		joblog_note(&sq->sp, name, "%s", own);
+	else
+		joblog_note(&sq->sp, name, "attempt=%d %s", ji->attempts,
+		    out.note);
 	if (out.to == ST_NEW)
 		rc = state_requeue(&sq->sp, name);
 	else
 		rc = state_finish(&sq->sp, name, out.to, fd, now_ms()) == -1 ?
 		    -1 : 0;
-	if (rc == 0) {
+	if (rc == 0 && own != NULL)
+		say("job=%s cur->new %s", vis, own);
+	else if (rc == 0)
 		say("job=%s cur->%s attempt=%d %s", vis, state_names[out.to],
 		    ji->attempts, out.why);
+	if (rc == 0) {
 		if (out.to == ST_NEW)
 			spoolq_admit(sq, name, RF_MOVED);
 	} else if (errno != ENOENT) {

@@ -279,6 +279,7 @@ expect_500_once(void)
 
 START_TEST(test_kill_9_at_random_instants_creates_nothing_twice)
 {
+	bool left[500];
 	pid_t fw;
 	int done;
 
@@ -298,12 +299,22 @@ START_TEST(test_kill_9_at_random_instants_creates_nothing_twice)
 		    "killed");
 	}
 	done = t_count_state("done");
+	for (int i = 0; i < 500; i++)
+		left[i] = t_exists(SP("cur", P("f%04d", i)));
 	fw = FORWARD(T.spool, "fw.last.log", "--drain");
 	EXPECT(t_reap(fw, 60000, "forward --drain") == 0, "last: %s",
 	    t_log_of(fw));
 	expect_500_once();
 	EXPECT(done < 500, "the rounds killed it before the end (%d done)",
 	    done);
+	/* A job a killed forward left claimed says so in forward's words. */
+	for (int i = 0; i < 500; i++) {
+		const char *log = SP("log", P("f%04d", i));
+
+		EXPECT(occurrences(log, "abandoned") == 0 && (!left[i] ||
+		    occurrences(log, "resent after forward's restart") >= 1),
+		    "f%04d: %s", i, t_slurp(log));
+	}
 }
 END_TEST
 
