@@ -124,7 +124,7 @@ struct torture_cfg cfg = { .rounds = 200 };
 static char default_chute[] = "./build/chute";
 
 char work[PATH_MAX], *target;
-static char spool[PATH_MAX + 16];
+char spool[PATH_MAX + 16];
 pid_t main_pid;
 volatile sig_atomic_t stop_sig;
 sigset_t chld_set;
@@ -656,19 +656,21 @@ sub_refused(struct sub *s, int st, const char *id)
 
 /*
  * chute submit of nfiles payloads in one call (one on stdin, sometimes;
- * against the database, a single one sometimes with an --id of ours).
+ * against the database, a single one sometimes with an --id of ours) to
+ * target, or with --pgsql to the spool forward reads (to_spool: 'f').
  */
 static void
-sub_chute(struct sub *s, int nfiles, bool delay)
+sub_chute(struct sub *s, int nfiles, bool delay, bool to_spool)
 {
 	char *argv[16], *files[8], *out = NULL, how[32], id[64];
 	bool use_stdin = nfiles == 1 && rnd(&s->rng, 3) == 0;
-	bool use_id = cfg.pgsql && nfiles == 1 && rnd(&s->rng, 2) == 0;
+	bool to_db = cfg.pgsql && !to_spool;
+	bool use_id = to_db && nfiles == 1 && rnd(&s->rng, 2) == 0;
 	int ac = 0, in = -1, st, got = 0;
 
 	argv[ac++] = cfg.chute;
 	argv[ac++] = "submit";
-	argv[ac++] = target;
+	argv[ac++] = to_spool ? spool : target;
 	if (delay) {
 		argv[ac++] = "--delay";
 		argv[ac++] = "30ms";
@@ -696,11 +698,12 @@ sub_chute(struct sub *s, int nfiles, bool delay)
 			break;
 		*nl = '\0';
 		if (*line != '\0') {
-			sub_record(delay ? 'd' : 'c', line);
+			sub_record(delay ? 'd' : to_spool ? 'f' : 'c', line);
 			got++;
 		}
 	}
-	if ((st != 0 || got != nfiles) && !sub_refused(s, st, use_id ? id : NULL))
+	if ((st != 0 || got != nfiles) && (!to_db ||
+	    !sub_refused(s, st, use_id ? id : NULL)))
 		sub_error(s, "chute submit of %d file(s) printed %d ID(s), %s "
 		    "(stderr in submit.err)", nfiles, got, st == -1 ?
 		    "timed out" : describe(st, how, sizeof(how)));
@@ -751,11 +754,15 @@ sub_main(struct sub *s)
 		unsigned r = rnd(&s->rng, 100);
 
 		if (r < 45)
-			sub_chute(s, 1 + rnd(&s->rng, 3), false);
+			sub_chute(s, 1 + rnd(&s->rng, 3), false, false);
 		else if (r < 55)
-			sub_chute(s, 1 + rnd(&s->rng, 2), true);
+			sub_chute(s, 1 + rnd(&s->rng, 2), true, false);
+		else if (cfg.pgsql && r < 70)	/* through forward's spool */
+			sub_chute(s, 1 + rnd(&s->rng, 3), false, true);
+		else if (cfg.pgsql && r < 80)
+			sub_mv(s);
 		else if (cfg.pgsql)	/* a database has no tmp/ */
-			sub_chute(s, 1, false);
+			sub_chute(s, 1, false, false);
 		else
 			for (int i = 1 + rnd(&s->rng, 2); i > 0; i--)
 				sub_mv(s);

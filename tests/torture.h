@@ -37,6 +37,7 @@ struct torture_cfg {
 extern struct torture_cfg cfg;
 extern char work[PATH_MAX];
 extern char *target;			/* what chute submit is given */
+extern char spool[PATH_MAX + 16];	/* the spool; --pgsql: forward's */
 extern pid_t main_pid;
 extern volatile sig_atomic_t stop_sig;
 extern sigset_t chld_set;

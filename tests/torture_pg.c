@@ -185,6 +185,7 @@ static struct {
 	int	 timeout_norun, handbacks;
 	int	 failed_lost, failed_flaky;
 	int	 fenced, expired, leftover_dirs;
+	int	 fwd_kills, fwd_starts, fwd_jobs, fwd_resent;
 	int64_t	 drain_ms;
 } st;
 
@@ -1055,6 +1056,127 @@ server_hang(int n)
 	st.hangs++;
 }
 
+/* ---- forward: the spool at the edge ---- */
+
+#define FWD_STOP_MS	30000	/* forward's SIGTERM, at most */
+
+/* The forward running now, if any; its output is WORK/forward.log. */
+static struct {
+	struct kid	*k;
+	pid_t		 pid;
+} fwd;
+
+/*
+ * `chute forward SPOOL URL&application_name=tf --batch N`, N from 1 to
+ * 64 (small batches: more of them in flight at a kill), or with --drain.
+ */
+static void
+forward_start(bool drain)
+{
+	char url[700], batch[16], *argv[10];
+	int ac = 0;
+	pid_t pid;
+
+	snprintf(url, sizeof(url), "%s&application_name=tf", pg.url);
+	snprintf(batch, sizeof(batch), "%u", 1 + rnd(&rng, 64));
+	argv[ac++] = cfg.chute;
+	argv[ac++] = "forward";
+	argv[ac++] = spool;
+	argv[ac++] = url;
+	argv[ac++] = "--batch";
+	argv[ac++] = batch;
+	if (drain)
+		argv[ac++] = "--drain";
+	argv[ac] = NULL;
+	if ((pid = fork()) == -1)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int log = open(path("%s/forward.log", work), O_WRONLY |
+		    O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+		child_setup();
+		setpgid(0, 0);
+		dup2(null, 0);
+		dup2(log, 1);
+		dup2(log, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	fwd.pid = pid;
+	fwd.k = kid_add(pid, K_CMD, -1);
+	st.fwd_starts++;
+}
+
+/* The round's forward must still run: it never exits by itself. */
+static void
+forward_alive(void)
+{
+	char how[32];
+
+	reap();
+	if (fwd.k == NULL || !fwd.k->done)
+		return;
+	violation("forward (pid %ld) exited by itself: %s (see forward.log)",
+	    (long)fwd.pid, describe(fwd.k->status, how, sizeof(how)));
+	kid_forget(fwd.k);
+	fwd.k = NULL;
+	forward_start(false);
+}
+
+/* kill -9 at this instant (whatever it is doing), and a new one. */
+static void
+forward_kill(void)
+{
+	forward_alive();
+	kill(fwd.pid, SIGKILL);
+	if (!kid_wait(fwd.k, KILL_WAIT_MS, false))
+		die("forward pid %ld did not die within %d ms of SIGKILL",
+		    (long)fwd.pid, KILL_WAIT_MS);
+	kid_forget(fwd.k);
+	fwd.k = NULL;
+	st.fwd_kills++;
+	forward_start(false);
+}
+
+/* Wait for the forward to exit (bounded): 0 it must, or a violation. */
+static void
+forward_reap(const char *what, int64_t ms)
+{
+	char how[32];
+
+	if (!kid_wait(fwd.k, ms, true)) {
+		if (stop_sig)
+			return;
+		violation("forward (%s) did not exit within %" PRId64 " s",
+		    what, ms / 1000);
+		kill(fwd.pid, SIGKILL);
+		kid_wait(fwd.k, KILL_WAIT_MS, false);
+	} else if (fwd.k->status != 0)
+		violation("forward (%s) ended with %s (see forward.log)", what,
+		    describe(fwd.k->status, how, sizeof(how)));
+	kid_forget(fwd.k);
+	fwd.k = NULL;
+}
+
+/*
+ * After the rounds: the round's forward stops on SIGTERM (exit 0), then
+ * `forward --drain` moves what is left and exits 0, before the drain
+ * workers start.
+ */
+static void
+forward_finish(void)
+{
+	forward_alive();
+	kill(fwd.pid, SIGTERM);
+	forward_reap("SIGTERM", FWD_STOP_MS);
+	if (stop_sig)
+		return;
+	forward_start(true);
+	forward_reap("--drain", DRAIN_MS);
+}
+
 /* ---- the rounds ---- */
 
 static void
@@ -1150,6 +1272,11 @@ round_pg(int round)
 		server_outage();
 	if (rnd(&rng, 100) < 10)
 		server_hang(worker_pick(0));
+	if (rnd(&rng, 100) < 40) {	/* forward, at a random instant */
+		nap_us(rnd(&rng, 150000));
+		forward_kill();
+	}
+	forward_alive();
 	workers_top_up(round, 2);
 	nap_us(rnd(&rng, 500000));
 }
@@ -1797,6 +1924,100 @@ count_worker_logs(void)
 	closedir(dp);
 }
 
+/* ---- the checks: the spool at the edge ---- */
+
+/* The bytes of a file as lowercase hex (psql's encode(body, 'hex')). */
+static char *
+hex_of(const char *file)
+{
+	size_t len = 0;
+	char *b = slurp(file, &len), *h;
+
+	if (b == NULL || (h = malloc(2 * len + 1)) == NULL) {
+		free(b);
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++)
+		snprintf(h + 2 * i, 3, "%02x", (unsigned char)b[i]);
+	h[2 * len] = '\0';
+	free(b);
+	return h;
+}
+
+/* One row forward inserted: from our spool, under its own ID, exactly. */
+static void
+check_forwarded(char **f)
+{
+	int j = job_get(f[1], false);
+	char *local;
+
+	st.fwd_jobs++;
+	if (j == -1 || (jobs[j].method != 'f' && jobs[j].method != 'm')) {
+		violation("%s: forwarded from %s, never accepted into it", f[1],
+		    f[2]);
+		return;
+	}
+	if (strcmp(f[0], f[1]) != 0 || strcmp(f[2], spool) != 0)
+		violation("%s: forwarded as %s from '%s'", f[1], f[0], f[2]);
+	local = hex_of(path("%s/done/%s", spool, f[1]));
+	if (local == NULL || strcmp(local, f[3]) != 0)
+		violation("%s: its payload in the database is not the file in "
+		    "done/ (%s)", f[1], local == NULL ? "no such file" :
+		    "other bytes");
+	free(local);
+}
+
+/*
+ * Every job accepted into the spool is in its done/ and nowhere else
+ * there; every row forward inserted is one of them, with its bytes (the
+ * rows themselves are checked with the others: exactly one per ID, run,
+ * done or failed).
+ */
+static void
+check_edge(void)
+{
+	static const char *const elsewhere[] = { "new", "cur", "defer",
+	    "failed" };
+	char *out, *line, *save, *f[4];
+	struct stat sb;
+
+	for (int j = 0; j < njobs; j++) {
+		if (jobs[j].method != 'f' && jobs[j].method != 'm')
+			continue;
+		if (lstat(path("%s/done/%s", spool, jobs[j].id), &sb) == -1)
+			violation("%s: accepted into the spool, not in its done/",
+			    jobs[j].id);
+		for (size_t i = 0; i < 4; i++)
+			if (lstat(path("%s/%s/%s", spool, elsewhere[i],
+			    jobs[j].id), &sb) == 0)
+				violation("%s: still in the spool's %s/",
+				    jobs[j].id, elsewhere[i]);
+	}
+	sql_or_die("SELECT j.id, j.origin_id, j.origin_spool,"
+	    " coalesce(encode(p.body, 'hex'), '') FROM chute.jobs j"
+	    " LEFT JOIN chute.payloads p USING (queue, id)"
+	    " WHERE j.origin IS NOT NULL", &out);
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (fields(line, f, 4) == 4)
+			check_forwarded(f);
+		else
+			violation("chute.jobs: unreadable row: %.100s", line);
+	free(out);
+}
+
+/* What forward said: jobs a killed one left claimed, sent again. */
+static void
+count_forward_log(void)
+{
+	char *log = slurp(path("%s/forward.log", work), NULL);
+
+	for (char *p = log; p && (p = strstr(p, "resent after forward's "
+	    "restart")); p++)
+		st.fwd_resent++;
+	free(log);
+}
+
 static void
 check_all_pg(void)
 {
@@ -1812,7 +2033,9 @@ check_all_pg(void)
 		check_job_pg(&jobs[j], j);
 		check_runs(&jobs[j], false);
 	}
+	check_edge();
 	count_worker_logs();
+	count_forward_log();
 }
 
 /* ---- the whole run ---- */
@@ -1834,6 +2057,14 @@ setup_pg(void)
 		die("chute init %s: %s; %s", pg.url, rc == -1 ? "timed out" :
 		    describe(rc, how, sizeof(how)),
 		    tail(path("%s/init.err", work), 400));
+	/* The spool at the edge: submitters feed it, forward empties it. */
+	snprintf(spool, sizeof(spool), "%s/spool", work);
+	argv[2] = spool;
+	rc = capture(argv, -1, &out, path("%s/init.err", work), CMD_MS);
+	free(out);
+	if (rc != 0)
+		die("chute init %s: %s", spool, rc == -1 ? "timed out" :
+		    describe(rc, how, sizeof(how)));
 	sql_or_die(audit_sql, NULL);
 	ino_setup_pg();
 }
@@ -1862,13 +2093,15 @@ summary(int64_t t0)
 	    "(fenced)=%d; leases given up=%d; submits refused by a restart=%d "
 	    "(committed, ID unprinted=%d); failed by lost claims=%d, by the "
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
-	    "reaped=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
+	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, resent after "
+	    "a kill=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
 	    st.k_running, st.k_ended, st.k_live, nclaims, st.lost,
 	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.lost_self,
 	    st.timeout_norun,
 	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,
 	    st.failed_lost, st.failed_flaky, nworkers, st.leftover_dirs,
-	    tally.orphans_reaped, st.drain_ms / 1000.0,
+	    tally.orphans_reaped, st.fwd_starts, st.fwd_kills, st.fwd_jobs,
+	    st.fwd_resent, st.drain_ms / 1000.0,
 	    (mono_ms() - t0) / 1000.0);
 	print_violations(cfg.freeze ? " --pgsql --freeze" : " --pgsql");
 }
@@ -1890,10 +2123,13 @@ torture_pg(void)
 	    cfg.chute, work, pg.dir);
 	fflush(stdout);
 	workers_top_up(-1, 2 + (int)rnd(&rng, 2));
+	forward_start(false);
 	for (int r = 0; r < cfg.rounds && !stop_sig; r++)
 		round_pg(r);
 	if (!stop_sig)
 		subs_wait_all(CMD_MS);
+	if (!stop_sig)
+		forward_finish();
 	if (!stop_sig)
 		drain_pg();
 	if (!stop_sig)
