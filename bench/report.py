@@ -501,6 +501,17 @@ def cmd_fleet(tsv, spawn_ms=None):
                   fleet_ratio(tput("chute", "exec-true-2x2", n), sp), ">= 0.8", ge(0.8), "%.2fx"))
         t.append(("exec per job, one process (report)", "chute URL, 1 process x -j 2 / chute SPOOL -j 2",
                   fleet_ratio(tput("chute", "exec-true-1x2", n), sp), "(report)", None, "%.2fx"))
+    for k in sorted(k for k in rows if k[0] == "chute-forward"):
+        raw = ("forward-raw-insert", k[1], k[2])
+        t.append(("chute forward, %s jobs (%s): >= 0.8x a raw batched INSERT of the same batch" % (
+                      "{:,}".format(int(k[2])), k[1]),
+                  "chute forward SPOOL URL --drain / fwdraw: forward's statement, the same batches, from memory",
+                  fleet_ratio(fleet_get(rows, k, "jobs_per_s"), fleet_get(rows, raw, "jobs_per_s")),
+                  ">= 0.8", ge(0.8), "%.2fx"))
+        t.append(("chute forward: client CPU per job, us (report)", "user+sys of chute forward / jobs",
+                  fleet_get(rows, k, "n:cpu_client_us") or None, "(report)", None, "%.0f"))
+        t.append(("raw batched INSERT: client CPU per job, us (report)", "user+sys of fwdraw / jobs",
+                  fleet_get(rows, raw, "n:cpu_client_us") or None, "(report)", None, "%.0f"))
     gw50, gw99 = lat("graphile-worker", "defaults", "p50_ms"), lat("graphile-worker", "defaults", "p99_ms")
     t.append(("latency p50 no worse than graphile-worker's", "chute persistent worker, jobs over one connection / graphile-worker",
               fleet_ratio(lat("chute", "persistent-conn", "p50_ms"), gw50), "<= 1", le(1), "%.2fx"))

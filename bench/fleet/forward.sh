@@ -8,13 +8,15 @@
 #   forward.sh raw URI N BATCH SIZE     fwdraw: the same INSERT statement, BATCH
 #                                       jobs each, payloads from memory, no spool
 #
-# Prints "JOBS SECONDS JOBS_PER_S - - notes" (run.sh's chute.sh line); fails
+# Prints "JOBS SECONDS JOBS_PER_S - - notes" (run.sh's chute.sh line; notes:
+# batch, size, cpu_client_us: user+sys of forward or fwdraw per job); fails
 # unless the database then holds exactly N jobs with N payloads of SIZE bytes.
 # Needs CHUTE (a chute with chute-pgsql next to it) and FLEET_BIN (fwdraw);
 # works in FLEET_WORK (default: a temporary directory).
 set -euo pipefail
 mode=$1 uri=$2 n=$3 batch=$4 size=$5
 work=${FLEET_WORK:-$(mktemp -d)}
+TIMEFORMAT='%3U %3S'	# bash's time: the client's user and system seconds
 now() { date +%s.%N; }
 psql_1() { psql -X -A -t -q -v ON_ERROR_STOP=1 -d "$uri" -c "$1"; }
 
@@ -36,19 +38,21 @@ for i in range(n):
 PY
 	sync
 	t0=$(now)
-	"$CHUTE" forward "$spool" "$uri" --drain --batch "$batch" 2>"$work/forward.log"
+	{ time "$CHUTE" forward "$spool" "$uri" --drain --batch "$batch" 2>"$work/forward.log"; } 2>"$work/cpu"
 	t1=$(now)
 	left=$(find "$spool/new" "$spool/cur" "$spool/failed" -type f | wc -l)
 	[[ $left == 0 ]] || { echo "forward.sh: $left jobs left in the spool" >&2; exit 1; }
 	;;
 raw)
 	t0=$(now)
-	"$FLEET_BIN/fwdraw" "$uri" "$n" "$batch" "$size" >/dev/null
+	{ time "$FLEET_BIN/fwdraw" "$uri" "$n" "$batch" "$size" >/dev/null; } 2>"$work/cpu"
 	t1=$(now)
 	;;
 *) echo "usage: forward.sh chute|raw URI N BATCH SIZE" >&2; exit 64 ;;
 esac
 got=$(psql_1 "SELECT count(*) FROM chute.jobs j JOIN chute.payloads p USING (queue, id) WHERE length(p.body) = $size")
 [[ $got == "$n" ]] || { echo "forward.sh: $got of $n jobs in the database" >&2; exit 1; }
-awk -v n="$n" -v a="$t0" -v b="$t1" -v batch="$batch" -v size="$size" \
-	'BEGIN { s = b - a; printf "%d %.3f %.0f - - batch=%d,size=%d\n", n, s, n / s, batch, size }'
+read -r cpu_u cpu_s <"$work/cpu"
+awk -v n="$n" -v a="$t0" -v b="$t1" -v batch="$batch" -v size="$size" -v u="$cpu_u" -v y="$cpu_s" \
+	'BEGIN { s = b - a; printf "%d %.3f %.0f - - batch=%d,size=%d,cpu_client_us=%.0f\n",
+		n, s, n / s, batch, size, 1e6 * (u + y) / n }'

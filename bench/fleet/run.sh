@@ -14,6 +14,9 @@
 # (bench/fleet/chute.sh) add: exec per job (/bin/true) through the database and
 # through chute's own spool, latency with a persistent and an exec'd handler, and
 # the claim rate with 1,000 queued, 1,000,000 queued and after 1,000,000 finished.
+# `chute forward` (bench/fleet/forward.sh): N jobs of 100 bytes from a spool into
+# the database in batches of 256, against fwdraw, forward's own statement sent
+# from memory in the same batches over one connection (alternating, each round).
 #
 # Environment (all optional):
 #   ROUNDS               rounds of everything (default 1; make bench uses its own, 3)
@@ -26,7 +29,8 @@
 #   BENCH_FLEET_TMPDIR   where the cluster lives (default /var/tmp: a real disk, fsync on)
 #   BENCH_FLEET_TIMEOUT  seconds allowed for any one measurement (default 600)
 #   BENCH_FLEET_ONLY     space-separated subset of: gw boss raw latency chute chute-exec
-#                        chute-latency chute-claim (latency: the peers'; chute: its throughput)
+#                        chute-latency chute-claim forward (latency: the peers'; chute: its
+#                        throughput; forward: chute forward and the raw INSERT loop)
 #   BENCH_FLEET_NO_INSTALL=1  do not run setup.sh (node_modules must be there)
 #   CHUTE_BIN            the chute measured (default build/chute; chute-pgsql next to it)
 #
@@ -47,7 +51,8 @@ JOBS=${BENCH_FLEET_JOBS:-20000}
 OUT=${BENCH_FLEET_OUT:-$HERE/results.tsv}
 TMPBASE=${BENCH_FLEET_TMPDIR:-/var/tmp}
 TIMEOUT=${BENCH_FLEET_TIMEOUT:-600}
-ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim} "
+ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim forward} "
+FWD_BATCH=256 FWD_SIZE=100
 LAT_JOBS=200 LAT_RATE=20
 EXEC_JOBS=${BENCH_FLEET_EXEC_JOBS:-2000}
 BACKLOG=${BENCH_FLEET_BACKLOG:-1000000}
@@ -70,7 +75,7 @@ want() { [[ $ONLY == *" $1 "* ]]; }
 [[ -x $PG_BIN/initdb ]] || { log "no PostgreSQL server binaries in $PG_BIN (apt-get install postgresql)"; exit 1; }
 command -v node >/dev/null || { log "no node (apt-get install nodejs npm)"; exit 1; }
 want_chute=0
-for k in chute chute-exec chute-latency chute-claim; do want "$k" && want_chute=1; done
+for k in chute chute-exec chute-latency chute-claim forward; do want "$k" && want_chute=1; done
 if ((want_chute)); then
 	[[ -x $CHUTE_BIN && -x $(dirname "$CHUTE_BIN")/chute-pgsql ]] ||
 		{ log "no $CHUTE_BIN with chute-pgsql next to it (make first)"; exit 1; }
@@ -126,6 +131,9 @@ if ((want_chute)); then
 	# shellcheck disable=SC2046
 	cc -O2 -Wall -Wextra -D_GNU_SOURCE $(pkg-config --cflags libpq) -o "$DIR/bin/psubmit" \
 		"$HERE/psubmit.c" $(pkg-config --libs libpq)
+	# shellcheck disable=SC2046
+	cc -O2 -Wall -Wextra $(pkg-config --cflags libpq) -o "$DIR/bin/fwdraw" \
+		"$HERE/fwdraw.c" $(pkg-config --libs libpq)
 	export CHUTE=$DIR/bin/chute FLEET_BIN=$DIR/bin
 	log "chute: $CHUTE_BIN ($(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?'))"
 fi
@@ -184,12 +192,13 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # chute.sh NAME ARGS...: one of chute's measurements, bounded like the others, in a
 # scratch directory of its own; its line "JOBS SECONDS RATE P50 P99 NOTES" -> a TSV row.
+# ROW_SH=forward.sh: the same with forward.sh.
 chute_row() {
 	local sys=$1 cfg=$2 round=$3 jobs s rate p50 p99 notes
 	shift 3
 	FLEET_WORK=$(mktemp -d "$DIR/work.XXXXXX")
 	export FLEET_WORK
-	bounded "$HERE/chute.sh" "$@"
+	bounded "$HERE/${ROW_SH:-chute.sh}" "$@"
 	read -r jobs s rate p50 p99 notes <"$RES"
 	row "$sys" "$cfg" "$round" "$jobs" "$s" "$rate" "$p50" "$p99" "$notes"
 	ran_any=1
@@ -239,6 +248,15 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"
 			db chute
 			chute_row chute persistent-2x2-tmp "$round" throughput "$URI" "$n"
+		fi
+		if want forward; then
+			cfg=b$FWD_BATCH-s$FWD_SIZE
+			log "round $round: raw batched INSERT (fwdraw), $cfg, $n jobs (load $(load))"
+			db fwdraw
+			ROW_SH=forward.sh chute_row forward-raw-insert "$cfg" "$round" raw "$URI" "$n" "$FWD_BATCH" "$FWD_SIZE"
+			log "round $round: chute forward, $cfg, $n jobs (load $(load))"
+			db forward
+			ROW_SH=forward.sh chute_row chute-forward "$cfg" "$round" chute "$URI" "$n" "$FWD_BATCH" "$FWD_SIZE"
 		fi
 	done
 	if want latency; then
