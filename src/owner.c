@@ -148,13 +148,18 @@ drain_progress(struct owner *ow, size_t queued, size_t deferred)
 static void
 title(struct owner *ow)
 {
+	static char shown[128];
 	size_t queued, deferred;
 	char counts[128];
 
 	ow->q->be->counts(ow->q, &queued, &deferred);
 	snprintf(counts, sizeof(counts), "running=%d queued=%zu deferred=%zu%s",
 	    ow->running, queued, deferred, ow->stopping ? " stopping" : "");
-	setproctitle("%s %s", ow->q->name, counts);
+	/* setproctitle rewrites the whole title: not for every turn of a job. */
+	if (strcmp(counts, shown) != 0) {
+		setproctitle("%s %s", ow->q->name, counts);
+		strlcpy(shown, counts, sizeof(shown));
+	}
 	notify_status(counts);
 	if (ow->o->drain)
 		drain_progress(ow, queued, deferred);

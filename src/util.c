@@ -87,12 +87,17 @@ msec_t mono_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 void
 iso_time(msec_t ms, char *buf, size_t len)
 {
+	/* The date and time of the last second asked: two log lines per job. */
+	static time_t last = -1;
+	static char s[32];
 	time_t t = ms / 1000;
 	struct tm tm;
-	char s[32];
 
-	gmtime_r(&t, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (t != last || s[0] == '\0') {
+		gmtime_r(&t, &tm);
+		strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+		last = t;
+	}
 	snprintf(buf, len, "%s.%03dZ", s, (int)(ms % 1000));
 }
 
@@ -143,6 +148,19 @@ read_full(int fd, void *buf, size_t len)
 void
 vis_name(const char *name, char *buf, size_t len)
 {
+	size_t n = 0;
+
+	/*
+	 * Printable ASCII but the backslash is what strnvis leaves as it is,
+	 * in any locale; it costs a mbrtowc per byte, and every job's ID goes
+	 * through here twice or more.
+	 */
+	while (name[n] > ' ' && name[n] < 0x7f && name[n] != '\\')
+		n++;
+	if (name[n] == '\0' && n < len) {
+		memcpy(buf, name, n + 1);
+		return;
+	}
 	strnvis(buf, name, len, VIS_CSTYLE | VIS_OCTAL | VIS_TAB | VIS_NL |
 	    VIS_SP);
 }

@@ -1,8 +1,10 @@
-/* check_util.c: durations and backoff. */
+/* check_util.c: durations, backoff, escaped names and time stamps. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#define LIBBSD_OPENBSD_VIS 1	/* as util.c: the same strnvis */
+#include <vis.h>
 
 #include "chute.h"
 #include "suites.h"
@@ -93,6 +95,55 @@ START_TEST(test_log_names_cannot_forge_lines)
 }
 END_TEST
 
+/*
+ * vis_name copies plain IDs as they are, without strnvis: what it writes
+ * must still be strnvis's answer, byte for byte, for every byte value in
+ * every position, and when the buffer is too small.
+ */
+START_TEST(test_log_names_are_escaped_as_strnvis_would)
+{
+	const int flags = VIS_CSTYLE | VIS_OCTAL | VIS_TAB | VIS_NL | VIS_SP;
+	char name[8], got[40], want[40];
+
+	for (int c = 1; c < 256; c++) {
+		for (int at = 0; at < 3; at++) {
+			strcpy(name, "a1.");
+			name[at] = (char)c;
+			vis_name(name, got, sizeof(got));
+			strnvis(want, name, sizeof(want), flags);
+			ck_assert_msg(strcmp(got, want) == 0, "byte %d at %d: %s, "
+			    "not %s", c, at, got, want);
+		}
+	}
+	vis_name("1796011780.120514.0004242_0000.vm", got, sizeof(got));
+	ck_assert_str_eq(got, "1796011780.120514.0004242_0000.vm");
+	/* Too long for the buffer: as strnvis truncates it. */
+	memset(got, 'x', sizeof(got));
+	memset(want, 'x', sizeof(want));
+	vis_name("abcdefgh", got, 4);
+	strnvis(want, "abcdefgh", 4, flags);
+	ck_assert(memcmp(got, want, sizeof(got)) == 0);
+}
+END_TEST
+
+/* iso_time remembers the last second it formatted: it must never be stale. */
+START_TEST(test_iso_times_follow_the_clock)
+{
+	char a[40], b[40], c[40];
+
+	iso_time(1796011780123, a, sizeof(a));
+	iso_time(1796011780999, b, sizeof(b));
+	iso_time(1796011781000, c, sizeof(c));
+	ck_assert_str_eq(a, "2026-11-30T04:09:40.123Z");
+	ck_assert_str_eq(b, "2026-11-30T04:09:40.999Z");
+	ck_assert_str_eq(c, "2026-11-30T04:09:41.000Z");
+	iso_time(0, a, sizeof(a));
+	ck_assert_str_eq(a, "1970-01-01T00:00:00.000Z");
+	iso_time(1796011780123, a, sizeof(a));
+	ck_assert_str_eq(a, "2026-11-30T04:09:40.123Z");
+}
+END_TEST
+
 Suite *
 util_suite(void)
 {
@@ -106,6 +157,8 @@ util_suite(void)
 	tcase_add_test(tc, test_backoff_survives_huge_attempt_counts);
 	tcase_add_test(tc, test_duration_format_reads_back);
 	tcase_add_test(tc, test_log_names_cannot_forge_lines);
+	tcase_add_test(tc, test_log_names_are_escaped_as_strnvis_would);
+	tcase_add_test(tc, test_iso_times_follow_the_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }
