@@ -563,6 +563,37 @@ write_handler(void)
 
 /* ---- owners ---- */
 
+/*
+ * fork and exec argv in a process group of its own (a terminal's ^C
+ * reaches us, not it), stdin /dev/null, stdout and stderr appended to log,
+ * TMPDIR set to tmpdir unless NULL.  Returns its pid.
+ */
+pid_t
+spawn_logged(char *const argv[], const char *log, const char *tmpdir)
+{
+	pid_t pid;
+
+	if ((pid = fork()) == -1)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		    0644);
+
+		child_setup();
+		setpgid(0, 0);
+		if (tmpdir != NULL)
+			setenv("TMPDIR", tmpdir, 1);
+		dup2(null, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
 static struct kid *
 owner_start(bool drain, int round)
 {
@@ -588,22 +619,7 @@ owner_start(bool drain, int round)
 	argv[ac++] = "--";
 	argv[ac++] = hpath;
 	argv[ac] = NULL;
-	if ((pid = fork()) == -1)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int log = open(path("%s/owner.log", work), O_WRONLY | O_APPEND |
-		    O_CREAT | O_CLOEXEC, 0644);
-
-		child_setup();
-		setpgid(0, 0);	/* a terminal's ^C reaches us, not the owner */
-		dup2(null, 0);
-		dup2(log, 1);
-		dup2(log, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
+	pid = spawn_logged(argv, path("%s/owner.log", work), NULL);
 	free(hpath);
 	return kid_add(pid, K_OWNER, round);
 }

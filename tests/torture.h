@@ -88,6 +88,7 @@ struct runas {
 };
 
 struct kid *kid_add(pid_t, enum kind, int);
+pid_t	 spawn_logged(char *const [], const char *, const char *);
 void	 reap(void);
 void	 wait_chld(int64_t);
 bool	 kid_wait(struct kid *, int64_t, bool);

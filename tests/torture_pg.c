@@ -789,23 +789,8 @@ worker_start(bool drain, int round)
 	argv[ac++] = "--";
 	argv[ac++] = hpath;
 	argv[ac] = NULL;
-	if ((pid = fork()) == -1)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int log = open(path("%s/worker.%d.log", work, n), O_WRONLY |
-		    O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-
-		child_setup();
-		setpgid(0, 0);	/* a terminal's ^C reaches us, not it */
-		setenv("TMPDIR", path("%s/wtmp", work), 1);
-		dup2(null, 0);
-		dup2(log, 1);
-		dup2(log, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
+	pid = spawn_logged(argv, path("%s/worker.%d.log", work, n),
+	    path("%s/wtmp", work));
 	workers[nworkers] = (struct worker){ pid, kid_add(pid, K_WORKER, round),
 	    drain };
 	return nworkers++;
@@ -1088,22 +1073,7 @@ forward_start(bool drain)
 	if (drain)
 		argv[ac++] = "--drain";
 	argv[ac] = NULL;
-	if ((pid = fork()) == -1)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int log = open(path("%s/forward.log", work), O_WRONLY |
-		    O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-
-		child_setup();
-		setpgid(0, 0);
-		dup2(null, 0);
-		dup2(log, 1);
-		dup2(log, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
+	pid = spawn_logged(argv, path("%s/forward.log", work), NULL);
 	fwd.pid = pid;
 	fwd.k = kid_add(pid, K_CMD, -1);
 	st.fwd_starts++;
