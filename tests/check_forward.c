@@ -277,17 +277,31 @@ expect_500_once(void)
 	    "all in done/, none failed");
 }
 
+/* Mark the jobs a killed forward left claimed in cur/; how many. */
+static int
+mark_left(bool *left, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (t_exists(SP("cur", P("f%04d", i)))) {
+			left[i] = true;
+			k++;
+		}
+	return k;
+}
+
 START_TEST(test_kill_9_at_random_instants_creates_nothing_twice)
 {
-	bool left[500];
+	bool left[500] = { false };
 	pid_t fw;
-	int done;
+	int mid = 0;
 
 	drop_many(500);
 	srandom((unsigned)getpid());
 	for (int round = 0; round < 20; round++) {
 		/* Killed once the spool has moved on by a random amount. */
-		int target = t_count_state("done") + 1 + (int)(random() % 30);
+		int target = t_count_state("done") + 1 + (int)(random() % 10);
 
 		fw = FORWARD(T.spool, P("fw.%d.log", round), "--batch",
 		    P("%d", 1 + (int)(random() % 24)));
@@ -297,16 +311,14 @@ START_TEST(test_kill_9_at_random_instants_creates_nothing_twice)
 		kill(fw, SIGKILL);
 		EXPECT(t_reap(fw, 10000, "killed forward") == 128 + SIGKILL,
 		    "killed");
+		mid += mark_left(left, 500) > 0;
 	}
-	done = t_count_state("done");
-	for (int i = 0; i < 500; i++)
-		left[i] = t_exists(SP("cur", P("f%04d", i)));
+	/* Its pipeline holds claims while it works: kills found some. */
+	EXPECT(mid > 0, "no kill left a batch claimed in cur/");
 	fw = FORWARD(T.spool, "fw.last.log", "--drain");
 	EXPECT(t_reap(fw, 60000, "forward --drain") == 0, "last: %s",
 	    t_log_of(fw));
 	expect_500_once();
-	EXPECT(done < 500, "the rounds killed it before the end (%d done)",
-	    done);
 	/* A job a killed forward left claimed says so in forward's words. */
 	for (int i = 0; i < 500; i++) {
 		const char *log = SP("log", P("f%04d", i));
