@@ -147,26 +147,6 @@ run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 	return 0;
 }
 
-/*
- * --if-unowned: does another live process own the spool?  Asked the way
- * the owner takes it, with the lock, which is let go at once.  Anything
- * else (not a spool, NFS) is for run_main to say.  A process that takes
- * the spool in the instant between this and run_main makes run_main say
- * "owned by" and exit 75, as without the option.
- */
-static bool
-owned_elsewhere(const char *path)
-{
-	struct spool sp;
-	bool owned;
-
-	if (spool_open(&sp, path) == -1)
-		return false;
-	owned = lock_take(&sp) == -1 && errno == EWOULDBLOCK;
-	spool_close(&sp);
-	return owned;
-}
-
 int
 cmd_run(int argc, char **argv)
 {
@@ -178,9 +158,6 @@ cmd_run(int argc, char **argv)
 		return cmd_help("run");
 	if (rc != 0)
 		return rc;
-	/* Under cron an owner already at work is the normal case: no mail. */
-	if (o.if_unowned && owned_elsewhere(spool))
-		return 0;
 	if ((o.path = spawn_which(o.argv[0])) == NULL) {
 		fprintf(stderr, "chute: run: %s: handler not found or not "
 		    "executable: %s\n", o.argv[0], strerror(errno));

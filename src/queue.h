@@ -37,6 +37,9 @@ struct queue_conf {
 	 * new/ (log and owner's line); NULL: the outcome table's note.
 	 * forward, which counts no attempts, says its own. */
 	const char *recovered;
+	/* Another live owner holds the spool: open returns 0 with no queue
+	 * and says nothing (run --if-unowned, for cron). */
+	bool	 quiet_if_owned;
 	/* A claimed job was cancelled (why: for the owner's line); now:
 	 * its handler must go at once (SIGKILL), not after the grace. */
 	void	(*cancelled)(void *, const char *id, const char *why, bool now);

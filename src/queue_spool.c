@@ -643,6 +643,9 @@ lock_spool(struct spoolq *sq, bool wait)
 	return lock_wait(&sq->sp);
 }
 
+/* take_spool: another owner holds it and c.quiet_if_owned is set. */
+#define OWNED_QUIETLY	(-1)
+
 /* The spool, checked and locked; returns 0 or an exit status, said. */
 static int
 take_spool(struct spoolq *sq, const char *path, bool wait)
@@ -671,6 +674,8 @@ take_spool(struct spoolq *sq, const char *path, bool wait)
 			    sq->sp.path, strerror(errno));
 			return EX_IOERR;
 		}
+		if (sq->c.quiet_if_owned)
+			return OWNED_QUIETLY;
 		fprintf(stderr, "%s: %s: owned by pid %ld; not starting a "
 		    "second owner\n", getprogname(), sq->sp.path,
 		    (long)lock_owner(&sq->sp));
@@ -721,7 +726,8 @@ queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
 	return 0;
 fail:
 	sq_close(&sq->q);
-	return rc;
+	/* Owned, and asked to say nothing: 0, with *qp NULL. */
+	return rc == OWNED_QUIETLY ? 0 : rc;
 }
 
 static const struct queue_backend spool_backend = {
