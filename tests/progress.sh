@@ -17,28 +17,11 @@ if ! command -v tmux >/dev/null; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-progress.XXXXXX") || exit 1
 spool=$tmp/spool
-tm() { tmux -S "$tmp/tmux" -f /dev/null "$@"; }
+pane=p
+. "$(dirname "$0")/tmux-tap.sh"
 cleanup() { touch "$tmp/release"; tm kill-server 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-pass=0 fail=0
-ok()    { pass=$((pass + 1)); printf 'ok - %s\n' "$*"; }
-notok() {
-	fail=$((fail + 1)); printf 'not ok - %s\n' "$*"
-	[ -s "$tmp/screen" ] && sed 's/^/#   |/' "$tmp/screen"
-}
-check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; fi; }
-ms() { date +%s%3N; }
-until_ok() {
-	local deadline=$(($(ms) + $1)); shift
-	until "$@"; do
-		[ "$(ms)" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
-grab() { tm capture-pane -p -t p > "$tmp/screen"; }
-has() { grab && grep -Eq -- "$1" "$tmp/screen"; }
-hasnt() { grab && ! grep -Eq -- "$1" "$tmp/screen"; }
 screen() { until_ok 15000 has "$1"; }
 
 # Job ID waits for $tmp/release or $tmp/release-ID (30 s at most), then

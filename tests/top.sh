@@ -19,7 +19,8 @@ if ! command -v tmux >/dev/null; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-top.XXXXXX") || exit 1
 spool=$tmp/spool owner=''
-tm() { tmux -S "$tmp/tmux" -f /dev/null "$@"; }
+pane=top
+. "$(dirname "$0")/tmux-tap.sh"
 cleanup() {
 	[ -n "$owner" ] && kill "$owner" 2>/dev/null && wait "$owner" 2>/dev/null
 	tm kill-server 2>/dev/null
@@ -27,27 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass=0 fail=0
-ok()    { pass=$((pass + 1)); printf 'ok - %s\n' "$*"; }
-notok() {
-	fail=$((fail + 1)); printf 'not ok - %s\n' "$*"
-	[ -s "$tmp/screen" ] && sed 's/^/#   |/' "$tmp/screen"
-}
-# check DESCRIPTION COMMAND...
-check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; fi; }
-
-ms() { date +%s%3N; }
-# until MS COMMAND...: run COMMAND every 50 ms until it succeeds or MS pass.
-until_ok() {
-	local deadline=$(($(ms) + $1)); shift
-	until "$@"; do
-		[ "$(ms)" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
-# The pane's screen, as text, into $tmp/screen.
-grab() { tm capture-pane -p -t top > "$tmp/screen"; }
-has() { grab && grep -Eq -- "$1" "$tmp/screen"; }
 # screen REGEX: wait (10 s at most) for a line of the screen to match.
 screen() { until_ok 10000 has "$1"; }
 alt() { [ "$(tm display-message -p -t top '#{alternate_on}')" = "$1" ]; }
