@@ -448,13 +448,14 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 {
 	struct pgq *pq = (struct pgq *)q;
 	msec_t mono = mono_ms();
-	int got = 0, want;
+	int got = 0, want, ahead;
 
 	arm(pq, mono);
 
-	if (pq->nahead <= target_ahead(pq, mono) / 4 && pq->up &&
+	ahead = target_ahead(pq, mono);
+	if (pq->nahead <= ahead / 4 && pq->up &&
 	    (pq->wake || mono >= pq->next_poll)) {
-		want = n + target_ahead(pq, mono) - pq->nahead;
+		want = n + ahead - pq->nahead;
 		if ((size_t)(want + pq->nahead) > pq->capahead)
 			want = (int)pq->capahead - pq->nahead;
 		pq->wake = false;
