@@ -13,6 +13,7 @@
  * the outcome.  Every statement is short and autocommitted: no transaction
  * is ever open while a handler runs.
  */
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +55,7 @@ struct pgq {
 	char		 dir[PATH_MAX];	/* the local copies of jobs and logs */
 	int		 dirfd;
 	bool		 up, said_down, fatal;
+	bool		 logfiles;	/* logs are files in dir, not memfds */
 	msec_t		 reconnect_at, reconnect_delay;
 	bool		 wake;		/* claim at the next chance */
 	msec_t		 next_poll;	/* ...or at the latest then (mono) */
@@ -277,7 +279,17 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
 	return 0;
 }
 
-/* dir/.ID.log, fresh for the attempt. */
+/*
+ * The attempt's log, fresh.  Under --persistent only chute writes to it
+ * (its own short lines: the worker's stderr stays the owner's), and only
+ * through this descriptor, so it is an anonymous memory file: a file in
+ * dir costs an inode of the local file system per job, and on ext4
+ * without a journal each new inode is searched for past every inode
+ * freed in the last 5 to 10 seconds, which at a few thousand jobs a
+ * second made the worker's CPU per job grow with the length of a run
+ * (fleet.md, Local copies).  An exec'd handler writes its output there,
+ * unbounded: that stays a file, dir/.ID.log, as where memfd_create fails.
+ */
 static void
 open_log(struct pgq *pq, struct claim *c)
 {
@@ -286,6 +298,10 @@ open_log(struct pgq *pq, struct claim *c)
 	snprintf(name, sizeof(name), ".%s.log", c->id);
 	c->logend = 0;
 	c->logerr = 0;
+	if (!pq->logfiles &&
+	    (c->logfd = memfd_create(name, MFD_CLOEXEC)) != -1)
+		return;
+	pq->logfiles = true;	/* from now on: release removes them */
 	c->logfd = fresh(pq, name, O_RDWR | O_APPEND);
 	if (c->logfd == -1)
 		c->logerr = errno;
@@ -838,8 +854,10 @@ pq_release(struct queue *q, struct claim *c)
 	if (c->logfd != -1)
 		close(c->logfd);
 	unlinkat(pq->dirfd, c->id, 0);
-	snprintf(name, sizeof(name), ".%s.log", c->id);
-	unlinkat(pq->dirfd, name, 0);
+	if (pq->logfiles) {
+		snprintf(name, sizeof(name), ".%s.log", c->id);
+		unlinkat(pq->dirfd, name, 0);
+	}
 	free(c->path);
 	memset(c, 0, sizeof(*c));
 	c->fd = c->logfd = -1;
@@ -977,12 +995,20 @@ pq_renew(struct queue *q, struct claim *const *c, int n)
 	return pq->up ? renew(pq, mono) : -1;
 }
 
-/* Nothing left in new, cur or defer, here or on any other worker. */
+/*
+ * Nothing left in new, cur or defer, here or on any other worker.  Two
+ * lookups, each in the order of a partial index (jobs_due, jobs_claimed)
+ * and with its predicate: one EXISTS over the three states matches
+ * neither index, and the planner, expecting a waiting row early, scanned
+ * the whole table, a million finished jobs in half a second (fleet.md).
+ */
 static bool
 pq_drained(struct queue *q)
 {
-	static const char sql[] = "SELECT EXISTS (SELECT 1 FROM chute.jobs"
-	    " WHERE queue = $1 AND state IN ('new', 'cur', 'defer'))";
+	static const char sql[] = "SELECT (SELECT run_at FROM chute.jobs"
+	    " WHERE queue = $1 AND state IN ('new', 'defer') ORDER BY run_at"
+	    " LIMIT 1) IS NULL AND (SELECT token FROM chute.jobs"
+	    " WHERE queue = $1 AND state = 'cur' ORDER BY token LIMIT 1) IS NULL";
 	struct pgq *pq = (struct pgq *)q;
 	const char *p[1] = { pq->pg.queue };
 	PGresult *r;
@@ -995,7 +1021,7 @@ pq_drained(struct queue *q)
 		failed(pq, "drained");
 		return false;
 	}
-	empty = strcmp(PQgetvalue(r, 0, 0), "f") == 0;
+	empty = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 	PQclear(r);
 	if (!empty && pq->next_poll > mono_ms() + 100)
 		pq->next_poll = mono_ms() + 100;	/* others' jobs: look again soon */
@@ -1157,6 +1183,7 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->capahead = (size_t)slots + (size_t)prefetch;
 	pq->done_t0 = mono_ms();
 	pq->dirfd = -1;
+	pq->logfiles = !c->persistent;
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
 	sweep_dead(tmp);
