@@ -147,6 +147,7 @@ int	 state_submit(struct spool *, int, const char *, msec_t, int *);
 int	 state_claim(struct spool *, const char *);
 int	 state_unsubmit(struct spool *, const char *, int);
 int	 state_finish(struct spool *, const char *, int, int, msec_t);
+int	 state_settle(struct spool *, const char *, int, int, msec_t);
 int	 state_promote(struct spool *, const char *);
 int	 state_reject(struct spool *, const char *);
 int	 state_requeue(struct spool *, const char *);
@@ -222,7 +223,11 @@ enum ready {
 #define RF_MOVED	0x1	/* arrived by rename: complete by protocol */
 #define RF_CLOSED	0x2	/* a writer was seen closing it */
 #define RF_TMPLINK	0x4	/* still linked as tmp/NAME: link-style submitter */
+#define RF_REG		0x8	/* a regular file when admitted (spoolq_admit) */
+#define RF_PEEK		0x10	/* read by us, run by no handler: not locked */
 enum ready ready_check(struct spool *, const char *, unsigned, int *, struct stat *);
+enum ready ready_checkb(struct spool *, const char *, unsigned, int *, struct stat *,
+	    struct timespec *);
 enum ready ready_fallback(const struct stat *, unsigned, msec_t);
 
 /* ---- spawn.c ---- */

@@ -1,9 +1,10 @@
 /*
  * pg_forward.c: `chute forward SPOOL URL`: a local spool as the fleet's
  * durable edge buffer.  It owns the spool as `chute run` does (the same
- * lock, recovery and claims, through queue_spool.c) and moves each job into
- * the database's queue, a batch per statement; a job leaves cur/ for done/
- * only after the statement that inserted it has committed.  fleet.md,
+ * lock and recovery, through queue_spool.c) and moves each job into the
+ * database's queue, a batch per statement.  Its claims stay in new/
+ * (queue_conf.in_place: no rename to cur/ and back), and a job leaves new/
+ * for done/ only after the statement that inserted it has committed.  fleet.md,
  * "Forwarding from a spool", lists the statements and their crash windows.
  *
  * Idempotent: every row carries its origin (host, spool, local ID, and the
@@ -11,7 +12,7 @@
  * the same name shares), under a unique index; a batch sent again after a
  * kill -9 or a lost connection finds its jobs there and inserts nothing.
  * No attempt is counted: forwarding writes no `start` line, and a batch
- * that cannot be sent stays claimed in cur/ and is sent again.
+ * that cannot be sent stays claimed in new/ and is sent again.
  */
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -177,48 +178,46 @@ arr_end(struct arr *a)
 /* ---- the spool side ---- */
 
 /*
- * The job's size, and its identity in its spool for the unique key:
- * inode and birth time, which the spool's renames keep and a later file
- * of the same name (after a purge) does not share.  Where the file system
- * keeps no birth time, the inode alone (fleet.md says what that risks).
- * One statx for both.  Returns 0, or -1 with errno.
+ * The job's identity in its spool for the unique key: inode and birth
+ * time, which the spool's renames keep and a later file of the same name
+ * (after a purge) does not share.  Where the file system keeps no birth
+ * time, the inode alone (fleet.md says what that risks).  The claim's
+ * statx saw both (queue_conf.in_place).
  */
-static int
-identify(int fd, off_t *size, char *buf, size_t len)
+static void
+identify(const struct claim *c, char *buf, size_t len)
 {
-	struct statx sx;
-	struct stat st;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_BTIME,
-	    &sx) == 0) {
-		*size = (off_t)sx.stx_size;
-		if (sx.stx_mask & STATX_BTIME)
-			snprintf(buf, len, "%llu:%lld.%09u",
-			    (unsigned long long)sx.stx_ino,
-			    (long long)sx.stx_btime.tv_sec,
-			    sx.stx_btime.tv_nsec);
-		else
-			snprintf(buf, len, "%llu", (unsigned long long)sx.stx_ino);
-		return 0;
-	}
-	/* A kernel older than statx(2). */
-	if (fstat(fd, &st) == -1)
-		return -1;
-	*size = st.st_size;
-	snprintf(buf, len, "%llu", (unsigned long long)st.st_ino);
-	return 0;
+	if (c->btime.tv_sec != -1)
+		snprintf(buf, len, "%llu:%lld.%09ld", (unsigned long long)c->ino,
+		    (long long)c->btime.tv_sec, (long)c->btime.tv_nsec);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)c->ino);
 }
 
-/* Send the claim where out says, note it, and let it go. */
-static void
-finish(struct fwd *f, struct claim *c, int to, const char *why)
+/*
+ * Send the claim where out says (the claim is kept).  Returns false when
+ * it had left new/ first (cancelled or moved away).
+ */
+static bool
+settle(struct fwd *f, struct claim *c, int to, const char *why)
 {
 	struct outcome out = { .to = to };
 
 	strlcpy(out.why, why, sizeof(out.why));
-	if (f->q->be->record(f->q, c, &out, now_ms()) == -1 && errno != ENOENT)
-		say("job=%s cur->%s: %s; it stays in cur/ until the next start",
-		    vis_id(c->id), state_names[to], strerror(errno));
+	if (f->q->be->record(f->q, c, &out, now_ms()) == 0)
+		return true;
+	if (errno == ENOENT)
+		return false;
+	say("job=%s new->%s: %s; will retry", vis_id(c->id), state_names[to],
+	    strerror(errno));
+	return true;
+}
+
+/* settle, and let the claim go. */
+static void
+finish(struct fwd *f, struct claim *c, int to, const char *why)
+{
+	settle(f, c, to, why);
 	f->q->be->release(f->q, c);
 }
 
@@ -233,7 +232,7 @@ too_large(struct fwd *f, struct claim *c, off_t size)
 	    PG_MAX_JOB >> 20);
 	if (c->logfd != -1)
 		joblog_lnote(c->logfd, &c->logend, false, "%s", why);
-	say("job=%s cur->failed %s", vis_id(c->id), why);
+	say("job=%s new->failed %s", vis_id(c->id), why);
 	finish(f, c, ST_FAILED, "rejected: too large");
 }
 
@@ -286,12 +285,8 @@ batch_put(struct batch *b, int i)
 static bool
 batch_take(struct fwd *f, struct batch *b, struct claim *c, int i)
 {
-	if (identify(c->fd, &b->size[i], b->born[i], sizeof(b->born[i])) == -1) {
-		say("job=%s: fstat: %s; back to new/", vis_id(c->id),
-		    strerror(errno));
-		finish(f, c, ST_NEW, "handed back");
-		return false;
-	}
+	b->size[i] = c->size;
+	identify(c, b->born[i], sizeof(b->born[i]));
 	if (b->size[i] > PG_MAX_JOB) {
 		too_large(f, c, b->size[i]);
 		return false;
@@ -606,6 +601,24 @@ complete(struct fwd *f, struct batch *b)
 	}
 }
 
+/*
+ * A job left new/ (chute cancel, an operator's mv) while its batch was in
+ * flight: the database has it all the same.  Its log (which the cancel
+ * wrote to as well) and the journal say so, and how to stop it there.
+ */
+static void
+left_meanwhile(struct fwd *f, struct claim *c, const char *dbid)
+{
+	if (c->logfd != -1)
+		joblog_lnote(c->logfd, NULL, false, "left new/ while being "
+		    "forwarded, after it reached %s at %s as %s: it runs there "
+		    "unless cancelled there too", f->pg.queue, f->pg.name,
+		    vis_id(dbid));
+	say("job=%s left new/ while being forwarded; it is in %s as %s: "
+	    "chute cancel URL %s to stop it there", vis_id(c->id), f->pg.queue,
+	    vis_id(dbid), vis_id(dbid));
+}
+
 /* b is in the database: note where each job went, then done/. */
 static void
 batch_done(struct fwd *f, struct batch *b)
@@ -620,9 +633,12 @@ batch_done(struct fwd *f, struct batch *b)
 			    f->pg.name, vis_id(b->dbid[i]), derived ?
 			    " (its ID was taken there)" : "", b->again[i] ?
 			    " (found there from an earlier try)" : "");
-		say("job=%s cur->done forwarded to %s as %s", vis_id(c->id),
-		    f->pg.queue, vis_id(b->dbid[i]));
-		finish(f, c, ST_DONE, "forwarded");
+		say("job=%s new->done forwarded to %s as %s%s", vis_id(c->id),
+		    f->pg.queue, vis_id(b->dbid[i]), b->again[i] ?
+		    " (found there from an earlier try)" : "");
+		if (!settle(f, c, ST_DONE, "forwarded"))
+			left_meanwhile(f, c, b->dbid[i]);
+		f->q->be->release(f->q, c);
 	}
 	f->forwarded += (size_t)b->n;
 	b->n = 0;
@@ -821,7 +837,7 @@ pgcmd_forward(int argc, char **argv)
 	static char host[256];
 	/* No attempt is counted, and a job left claimed is sent again. */
 	struct queue_conf qc = { .policy = { .max_attempts = INT_MAX },
-	    .recovered = "resent after forward's restart" };
+	    .in_place = true, .recovered = "resent after forward's restart" };
 	struct fwd f = { .batch = FWD_BATCH, .sigfd = -1, .origin = host };
 	const char *spool = NULL;
 	int rc;

@@ -28,6 +28,11 @@ struct claim {
 	bool	 logshared;	/* a handler writes to the log too */
 	int	 attempt;	/* this attempt, 1 for the first */
 	uint64_t token;		/* fencing token; 0 where the store needs none */
+	/* In place (queue_conf.in_place): the file as the claim saw it, for
+	 * forward's origin key; btime.tv_sec -1: no birth time kept. */
+	off_t	 size;
+	uint64_t ino;
+	struct timespec btime;
 };
 
 struct queue_conf {
@@ -37,6 +42,9 @@ struct queue_conf {
 	 * new/ (log and owner's line); NULL: the outcome table's note.
 	 * forward, which counts no attempts, says its own. */
 	const char *recovered;
+	/* forward: a claim leaves the job in new/, and its outcome moves
+	 * it from there (take_in_place in queue_spool.c says why). */
+	bool	 in_place;
 	/* Another live owner holds the spool: open returns 0 with no queue
 	 * and says nothing (run --if-unowned, for cron). */
 	bool	 quiet_if_owned;

@@ -329,6 +329,58 @@ unhold(struct spoolq *sq, struct claim *c)
 		}
 }
 
+static void
+hold(struct spoolq *sq, struct claim *c, const char *name, int fd)
+{
+	memset(c, 0, sizeof(*c));
+	strlcpy(c->id, name, sizeof(c->id));
+	c->fd = fd;
+	sq->held[sq->nheld++] = c;	/* room made by sq_claim */
+}
+
+/*
+ * forward's claim (queue_conf.in_place): the job stays in new/, read by
+ * us and run by no handler.  cur/ would only say "claimed", and nobody
+ * needs telling: the spool lock keeps every other owner out, and a job
+ * a kill -9 leaves in new/ is simply sent again (the database's unique
+ * key finds it there).  Its log is made with O_EXCL: when none was there,
+ * the name is not some older job's (whose log it would share), and the
+ * three lookups in defer/, done/ and failed/ are saved; the final
+ * RENAME_NOREPLACE still catches a job there without a log
+ * (record_in_place).
+ */
+static bool
+take_in_place(struct spoolq *sq, const char *name, unsigned flags, int fd,
+    struct claim *c)
+{
+	int logfd, other;
+
+	logfd = openat(sq->sp.dir[ST_LOG], name, O_RDWR | O_APPEND | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, spool_fmode(&sq->sp, ST_LOG));
+	if (logfd == -1 && errno == EEXIST &&
+	    (other = taken_elsewhere(sq, name)) != ST_NONE) {
+		close(fd);
+		rename_dropped(sq, name, flags, other);
+		return false;
+	}
+	if (nameq_add(sq->flight, name, 0, 0) == -1) {
+		close(fd);
+		if (logfd != -1)
+			close(logfd);
+		errno = ENOMEM;
+		later(sq, name, flags, READY_ERR, NULL);
+		return false;
+	}
+	hold(sq, c, name, fd);
+	if (logfd == -1) {
+		open_log(sq, c);	/* there already: read its attempts */
+		return true;
+	}
+	c->logfd = logfd;
+	c->attempt = 1;
+	return true;
+}
+
 /*
  * Try to claim new/name into c.  Returns true when it is ours; otherwise
  * the name went where it had to (renamed, rejected, back to wait).
@@ -336,15 +388,19 @@ unhold(struct spoolq *sq, struct claim *c)
 static bool
 take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 {
+	struct timespec btime;
 	struct stat st;
 	enum ready r;
 	int fd, other = ST_NONE;
 
-	if (!id_valid(name) || (other = taken_elsewhere(sq, name)) != ST_NONE) {
+	if (!id_valid(name) || (!sq->c.in_place &&
+	    (other = taken_elsewhere(sq, name)) != ST_NONE)) {
 		rename_dropped(sq, name, flags, id_valid(name) ? other : ST_NONE);
 		return false;
 	}
-	r = ready_check(&sq->sp, name, flags, &fd, &st);
+	if (sq->c.in_place)
+		flags |= RF_PEEK;
+	r = ready_checkb(&sq->sp, name, flags, &fd, &st, &btime);
 	if (r == READY_GONE) {
 		say("job=%s left new/ before its claim (cancelled or moved "
 		    "away)", vis_id(name));
@@ -358,6 +414,14 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 		later(sq, name, flags, r, &st);
 		return false;
 	}
+	if (sq->c.in_place && !take_in_place(sq, name, flags, fd, c))
+		return false;
+	if (sq->c.in_place) {
+		c->size = st.st_size;
+		c->ino = st.st_ino;
+		c->btime = btime;
+		return true;
+	}
 	if (state_claim(&sq->sp, name) == -1) {
 		int saved = errno;
 
@@ -370,11 +434,8 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 		}
 		return false;
 	}
-	memset(c, 0, sizeof(*c));
-	strlcpy(c->id, name, sizeof(c->id));
-	c->fd = fd;
+	hold(sq, c, name, fd);
 	c->path = spool_jobpath(&sq->sp, ST_CUR, name);
-	sq->held[sq->nheld++] = c;	/* room made by sq_claim */
 	open_log(sq, c);
 	if (c->path == NULL && c->logfd != -1) {
 		/* Out of memory: the attempt fails like a failed spawn. */
@@ -437,6 +498,68 @@ sq_renew(struct queue *q, struct claim *const *c, int n)
 /* ---- outcomes ---- */
 
 /*
+ * The name of an in_place claim was taken in out->to by a job without a
+ * log (an operator's mv): it goes there under a derived ID instead, its
+ * log with it.  0, or -1 with errno.
+ */
+static int
+settle_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
+    msec_t when)
+{
+	char id[NAME_MAX + 1];
+
+	if (state_rename_new(&sq->sp, c->id, id, sizeof(id)) == -1)
+		return -1;
+	/* Only ours can be there: made with O_EXCL, or read as this job's. */
+	if (renameat2(sq->sp.dir[ST_LOG], c->id, sq->sp.dir[ST_LOG], id,
+	    RENAME_NOREPLACE) == -1 && errno != ENOENT)
+		say("job=%s log/: cannot rename to %s: %s", vis_id(c->id),
+		    vis_id(id), strerror(errno));
+	if (c->logfd != -1)
+		joblog_lnote(c->logfd, &c->logend, false, "renamed to %s (name "
+		    "taken by a job in %s/)", vis_id(id), state_names[out->to]);
+	say("job=%s renamed to=%s (name taken by a job in %s/)",
+	    vis_id(c->id), vis_id(id), state_names[out->to]);
+	nameq_take(sq->flight, c->id, NULL);
+	strlcpy(c->id, id, sizeof(c->id));
+	nameq_add(sq->flight, c->id, 0, 0);
+	return state_settle(&sq->sp, c->id, out->to, c->fd, when);
+}
+
+/*
+ * An in_place claim's outcome: from new/ to done/ or failed/, or left in
+ * new/ (handed back) to be looked at again after a pause.  ENOENT: a
+ * cancel or an operator's mv took it out of new/ first.
+ */
+static int
+record_in_place(struct spoolq *sq, struct claim *c, const struct outcome *out,
+    msec_t when)
+{
+	int rc;
+
+	if (out->to == ST_NEW)
+		return nameq_add(sq->waiting, c->id, mono_ms() + RETRY_MS, 0) ==
+		    -1 ? -1 : 0;
+	rc = state_settle(&sq->sp, c->id, out->to, c->fd, when);
+	if (rc == -1 && errno == EEXIST)
+		rc = settle_derived(sq, c, out, when);
+	if (rc == 1) {
+		say("job=%s new->%s: cannot set its time stamp (%s): its age "
+		    "will be wrong", vis_id(c->id), state_names[out->to],
+		    strerror(errno));
+		rc = 0;
+	}
+	if (rc == -1 && errno != ENOENT) {
+		/* Still in new/, and no event will say so: look again. */
+		int saved = errno;
+
+		nameq_add(sq->waiting, c->id, mono_ms() + RETRY_MS, 0);
+		errno = saved;
+	}
+	return rc;
+}
+
+/*
  * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
  * mv) got there first and wins; it is noted in the job's log.
  */
@@ -447,6 +570,8 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	struct spoolq *sq = (struct spoolq *)q;
 	int rc;
 
+	if (sq->c.in_place)
+		return record_in_place(sq, c, out, when);
 	if (out->to == ST_NEW)
 		rc = state_requeue(&sq->sp, c->id);
 	else if ((rc = state_finish(&sq->sp, c->id, out->to, c->fd, when)) == 1) {
@@ -478,6 +603,8 @@ sq_release(struct queue *q, struct claim *c)
 	struct spoolq *sq = (struct spoolq *)q;
 
 	unhold(sq, c);
+	if (sq->flight != NULL)
+		nameq_take(sq->flight, c->id, NULL);
 	if (c->fd != -1)
 		close(c->fd);
 	if (c->logfd != -1)
@@ -575,6 +702,7 @@ sq_close(struct queue *q)
 	nameq_free(sq->waiting);
 	nameq_free(sq->orphans);
 	nameq_free(sq->promoted);
+	nameq_free(sq->flight);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
 	if (sq->sp.root != -1 || sq->sp.path != NULL)
@@ -601,7 +729,8 @@ spoolq_new(const struct queue_conf *c)
 	if ((sq->ready = nameq_new()) == NULL ||
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
-	    (sq->promoted = nameq_new()) == NULL) {
+	    (sq->promoted = nameq_new()) == NULL ||
+	    (c->in_place && (sq->flight = nameq_new()) == NULL)) {
 		sq_close(&sq->q);
 		return NULL;
 	}

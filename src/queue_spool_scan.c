@@ -29,8 +29,13 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 	struct stat st;
 	int64_t key;
 
+	/* forward's claims stay in new/ (take_in_place): not twice. */
+	if (sq->flight != NULL && nameq_has(sq->flight, name))
+		return;
 	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return;
+	if (S_ISREG(st.st_mode))
+		flags |= RF_REG;	/* ready_check need not look again */
 	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	/*
 	 * Memory must not grow with the backlog: keep only the WINDOW oldest

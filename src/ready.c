@@ -11,8 +11,10 @@
  */
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "chute.h"
@@ -71,10 +73,53 @@ probe_writers(int fd, const struct stat *st, unsigned flags)
 }
 
 /*
+ * fstat, by statx so that the file's birth time comes in the same call
+ * (forward's origin key): btime->tv_sec is -1 where the file system keeps
+ * none.  0, or -1 with errno.
+ */
+static int
+fd_stat(int fd, struct stat *st, struct timespec *btime)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME,
+	    &sx) == -1)
+		return errno == ENOSYS ? fstat(fd, st) : -1;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	st->st_size = (off_t)sx.stx_size;
+	st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
+	st->st_atim.tv_sec = sx.stx_atime.tv_sec;
+	st->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
+	if (btime != NULL && (sx.stx_mask & STATX_BTIME)) {
+		btime->tv_sec = sx.stx_btime.tv_sec;
+		btime->tv_nsec = sx.stx_btime.tv_nsec;
+	}
+	return 0;
+}
+
+/* fstatat without following: READY_YES for a regular file. */
+static enum ready
+look(int dir, const char *name, struct stat *st)
+{
+	if (fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? READY_GONE : READY_ERR;
+	return S_ISREG(st->st_mode) ? READY_YES : READY_NOTREG;
+}
+
+/*
  * Check new/name.  On READY_YES, *fdp is the job file, open read-only and
- * flock()ed: the lock travels with the descriptor into the handler, so a
- * later owner can see that a handler for this job still runs
- * (READY_BUSY).  Never follows a symlink and never opens anything but a
+ * (unless RF_PEEK) flock()ed: the lock travels with the descriptor into
+ * the handler, so a later owner can see that a handler for this job still
+ * runs (READY_BUSY).  Never follows a symlink and never opens anything but a
  * regular file (READY_NOTREG, with st filled in for the message), and
  * refuses one with other hard links (READY_LINKED).
  */
@@ -82,14 +127,29 @@ enum ready
 ready_check(struct spool *sp, const char *name, unsigned flags, int *fdp,
     struct stat *st)
 {
+	return ready_checkb(sp, name, flags, fdp, st, NULL);
+}
+
+/* ready_check, and the file's birth time ({ -1, 0 }: not kept). */
+enum ready
+ready_checkb(struct spool *sp, const char *name, unsigned flags, int *fdp,
+    struct stat *st, struct timespec *btime)
+{
 	int dir = sp->dir[ST_NEW], fd;
 	enum ready r;
 
 	*fdp = -1;
-	if (fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW) == -1)
-		return errno == ENOENT ? READY_GONE : READY_ERR;
-	if (!S_ISREG(st->st_mode))
-		return READY_NOTREG;
+	if (btime != NULL)
+		*btime = (struct timespec){ .tv_sec = -1 };
+	/*
+	 * Look before opening, so that nothing but a regular file is ever
+	 * opened (a device's open can act).  RF_REG: spoolq_admit's look a
+	 * moment ago saw one, and this look is saved; to swap a device in
+	 * since then takes mknod on this file system, and the fstat below
+	 * still refuses it.
+	 */
+	if ((flags & RF_REG) == 0 && (r = look(dir, name, st)) != READY_YES)
+		return r;
 	/* O_NONBLOCK: if a FIFO is swapped in after fstatat, do not hang. */
 	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 	    O_CLOEXEC);
@@ -98,15 +158,23 @@ ready_check(struct spool *sp, const char *name, unsigned flags, int *fdp,
 			return READY_GONE;
 		if (errno == EACCES || errno == EPERM)
 			return READY_DENIED;
-		return errno == ELOOP ? READY_NOTREG : READY_ERR;
+		if (errno != ELOOP)
+			return READY_ERR;
+		/* A symlink swapped in: look, for the reason's file type. */
+		return look(dir, name, st) == READY_YES ? READY_ERR : READY_NOTREG;
 	}
-	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
+	if (fd_stat(fd, st, btime) == -1 || !S_ISREG(st->st_mode)) {
 		close(fd);
 		return READY_NOTREG;
 	}
 	if ((r = check_links(sp, name, st, &flags)) != READY_YES ||
 	    (r = probe_writers(fd, st, flags)) != READY_YES)
 		goto out;
+	if (flags & RF_PEEK) {
+		/* forward: read here, never a handler's stdin, no lock. */
+		*fdp = fd;
+		return READY_YES;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		r = errno == EWOULDBLOCK ? READY_BUSY : READY_ERR;
 		goto out;

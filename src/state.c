@@ -166,6 +166,22 @@ state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
 	return stamped == -1 ? 1 : 0;
 }
 
+/*
+ * new -> done or failed without passing through cur/: forward's claims,
+ * which the spool lock alone keeps (queue_spool.c, take_in_place).  The
+ * same stamp and durable move as state_finish.
+ */
+int
+state_settle(struct spool *sp, const char *id, int to, int fd, msec_t when)
+{
+	int stamped = stamp(sp, ST_NEW, id, fd, when), saved = errno;
+
+	if (move(sp, ST_NEW, id, to, id, true) == -1)
+		return -1;
+	errno = saved;
+	return stamped == -1 ? 1 : 0;
+}
+
 /* defer -> new, when its time has come. */
 int
 state_promote(struct spool *sp, const char *id)

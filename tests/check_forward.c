@@ -210,6 +210,69 @@ END_TEST
  * failed, no attempt used, one line when it went and one when it came
  * back; everything arrives and runs after.
  */
+/*
+ * Claims stay in new/: a job whose name an operator's mv already used in
+ * done/ (no log with it) is only found at its final rename, and goes to
+ * done/ under a derived ID; nothing is overwritten.
+ */
+START_TEST(test_a_name_taken_in_done_without_a_log_gets_a_derived_id)
+{
+	char *log;
+	pid_t fw;
+
+	t_write(SP("done", "x1"), "the old job\n");
+	t_drop("x1", body_of("x1"));
+	fw = FORWARD(T.spool, "fw.log", "--drain");
+	EXPECT(t_reap(fw, 30000, "forward --drain") == 0, "forward: %s",
+	    t_log_of(fw));
+	EXPECT(strcmp(t_slurp(SP("done", "x1")), "the old job\n") == 0,
+	    "done/x1 untouched");
+	EXPECT(t_count_state("done") == 2 && t_count_state("new") == 0,
+	    "the job is in done/ under another name");
+	log = t_slurp(SP("log", "x1"));
+	EXPECT(log == NULL || strstr(log, "forwarded") == NULL,
+	    "no log/x1 of the forwarded job: %s", log ? log : "");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE origin_id = 'x1'")
+	    == 1 && exact_payloads() == 1, "in the database once, exact");
+	EXPECT(strstr(t_log_of(fw), "renamed to=") != NULL, "said: %s",
+	    t_log_of(fw));
+}
+END_TEST
+
+/*
+ * chute cancel of a job while its batch waits for the database: the
+ * cancel wins locally (failed/), the database gets it all the same, and
+ * its log and forward's journal say so and how to stop it there.
+ */
+START_TEST(test_a_cancel_while_the_batch_is_in_flight_is_told)
+{
+	pid_t fw;
+	char *log;
+
+	t_drop("c1", body_of("c1"));
+	t_drop("c2", body_of("c2"));
+	t_pg_down();
+	fw = FORWARD(T.spool, "fw.log", "--batch", "8");
+	WAIT_UNTIL(occurrences(RP("fw.log"), "unreachable") == 1, 20000,
+	    "forward said nothing: %s", t_log_of(fw));
+	EXPECT(CHUTE("cancel", T.spool, "c1") == 0, "cancel: %s", T.err);
+	t_pg_up();
+	WAIT_UNTIL(t_count_state("done") == 1, 30000, "c2 in done/: %s",
+	    t_log_of(fw));
+	WAIT_UNTIL(occurrences(RP("fw.log"), "left new/") == 1, 10000,
+	    "said: %s", t_log_of(fw));
+	EXPECT(t_exists(SP("failed", "c1")) && t_exists(SP("done", "c2")),
+	    "c1 cancelled here, c2 done");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 2, "both there");
+	log = t_slurp(SP("log", "c1"));
+	EXPECT(strstr(log, "left new/ while being forwarded") &&
+	    strstr(log, " as c1"), "c1's log: %s", log);
+	EXPECT(strstr(t_log_of(fw), "chute cancel URL c1"), "how: %s",
+	    t_log_of(fw));
+	EXPECT(t_stop(fw) == 0, "forward stops: %s", t_log_of(fw));
+}
+END_TEST
+
 START_TEST(test_the_database_down_for_10s_loses_nothing_and_uses_no_attempt)
 {
 	pid_t fw = FORWARD(T.spool, "fw.log", "--batch", "16");
@@ -277,14 +340,20 @@ expect_500_once(void)
 	    "all in done/, none failed");
 }
 
-/* Mark the jobs a killed forward left claimed in cur/; how many. */
+/*
+ * Mark the jobs a killed forward left half done: in the database, still
+ * in new/ (its claims stay there); how many.
+ */
 static int
 mark_left(bool *left, int n)
 {
+	const char *ids = t_sql("SELECT ',' || string_agg(origin_id, ',') || ',' "
+	    "FROM chute.jobs");
 	int k = 0;
 
 	for (int i = 0; i < n; i++)
-		if (t_exists(SP("cur", P("f%04d", i)))) {
+		if (t_exists(SP("new", P("f%04d", i))) &&
+		    strstr(ids, P(",f%04d,", i)) != NULL) {
 			left[i] = true;
 			k++;
 		}
@@ -314,19 +383,25 @@ START_TEST(test_kill_9_at_random_instants_creates_nothing_twice)
 		mid += mark_left(left, 500) > 0;
 	}
 	/* Its pipeline holds claims while it works: kills found some. */
-	EXPECT(mid > 0, "no kill left a batch claimed in cur/");
+	EXPECT(mid > 0, "no kill left a batch sent and still in new/");
 	fw = FORWARD(T.spool, "fw.last.log", "--drain");
 	EXPECT(t_reap(fw, 60000, "forward --drain") == 0, "last: %s",
 	    t_log_of(fw));
 	expect_500_once();
-	/* A job a killed forward left claimed says so in forward's words. */
+	/*
+	 * A job a killed forward left sent says it was found there.  (A kill
+	 * between its log line and its rename to done/ leaves the line
+	 * twice: the crash window of fleet.md.)
+	 */
 	for (int i = 0; i < 500; i++) {
 		const char *log = SP("log", P("f%04d", i));
 
-		EXPECT(occurrences(log, "abandoned") == 0 && (!left[i] ||
-		    occurrences(log, "resent after forward's restart") >= 1),
+		EXPECT(occurrences(log, "abandoned") == 0 &&
+		    occurrences(log, "forwarded to") >= 1 && (!left[i] ||
+		    occurrences(log, "found there from an earlier try") >= 1),
 		    "f%04d: %s", i, t_slurp(log));
 	}
+	EXPECT(t_count_state("cur") == 0, "nothing in cur/");
 }
 END_TEST
 
@@ -359,6 +434,8 @@ forward_suite(void)
 	tcase_add_test(tc, test_forward_owns_the_spool_as_run_does);
 	tcase_add_test(tc, test_two_hosts_spools_with_the_same_names_both_arrive);
 	tcase_add_test(tc, test_init_upgrades_a_version_1_database);
+	tcase_add_test(tc, test_a_name_taken_in_done_without_a_log_gets_a_derived_id);
+	tcase_add_test(tc, test_a_cancel_while_the_batch_is_in_flight_is_told);
 	tcase_add_test(tc, test_the_database_down_for_10s_loses_nothing_and_uses_no_attempt);
 	tcase_add_test(tc, test_kill_9_at_random_instants_creates_nothing_twice);
 	tcase_add_test(tc, test_a_server_crash_in_the_middle_of_a_batch_loses_and_doubles_nothing);

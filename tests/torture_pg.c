@@ -1976,14 +1976,14 @@ check_edge(void)
 	free(out);
 }
 
-/* What forward said: jobs a killed one left claimed, sent again. */
+/* What forward said: jobs a killed one had sent, found there again. */
 static void
 count_forward_log(void)
 {
 	char *log = slurp(path("%s/forward.log", work), NULL);
 
-	for (char *p = log; p && (p = strstr(p, "resent after forward's "
-	    "restart")); p++)
+	for (char *p = log; p && (p = strstr(p, "found there from an "
+	    "earlier try")); p++)
 		st.fwd_resent++;
 	free(log);
 }
@@ -2063,8 +2063,8 @@ summary(int64_t t0)
 	    "(fenced)=%d; leases given up=%d; submits refused by a restart=%d "
 	    "(committed, ID unprinted=%d); failed by lost claims=%d, by the "
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
-	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, resent after "
-	    "a kill=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
+	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, found "
+	    "again after a kill=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
 	    st.k_running, st.k_ended, st.k_live, nclaims, st.lost,
 	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.lost_self,
 	    st.timeout_norun,
