@@ -642,7 +642,13 @@ batch_done(struct fwd *f, struct batch *b)
 	}
 	f->forwarded += (size_t)b->n;
 	b->n = 0;
-	f->q->be->commit(f->q, false);
+	/*
+	 * Group commit across batches while more keep coming (the loop
+	 * commits at once when it runs out): a power loss inside the delay
+	 * only puts jobs back in new/, sent again and found there by their
+	 * origin key.
+	 */
+	f->q->be->commit(f->q, true);
 	say_flush();
 }
 
