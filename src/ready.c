@@ -82,9 +82,10 @@ fd_stat(int fd, struct stat *st, struct timespec *btime)
 {
 	struct statx sx;
 
+	/* Without statx (an old kernel, a seccomp filter): no birth time. */
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME,
 	    &sx) == -1)
-		return errno == ENOSYS ? fstat(fd, st) : -1;
+		return fstat(fd, st);
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	st->st_ino = sx.stx_ino;
