@@ -616,7 +616,7 @@ def cmd_fleet(tsv, spawn_ms=None):
         return out
     if small and big:
         t.append(("claim rate with %s queued >= 0.9x with %s queued" % ("{:,}".format(big[1]), "{:,}".format(small[1])),
-                  "one worker --persistent -j 2, steady rate (jobs 10%-100% of those timed, by handler start)",
+                  "one worker --persistent -j 2, local copies on a tmpfs (RuntimeDirectory), steady rate (jobs 10%-100% of those timed, by handler start)",
                   fleet_ratio(steady(big[0]), steady(small[0])), ">= 0.9", ge(0.9), "%.2fx"))
         t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
                   fleet_ratio(fleet_get(rows, big[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
