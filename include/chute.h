@@ -122,6 +122,8 @@ int	 joblog_note(struct spool *, const char *, const char *, ...)
 int	 joblog_fnote(int, const char *, ...) __attribute__((format(printf, 2, 3)));
 int	 joblog_vnote(int, off_t *, bool, const char *, va_list)
 	    __attribute__((format(printf, 4, 0)));
+int	 joblog_vmem(char **, size_t *, const char *, va_list)
+	    __attribute__((format(printf, 3, 0)));
 int	 joblog_lnote(int, off_t *, bool, const char *, ...)
 	    __attribute__((format(printf, 4, 5)));
 int	 joblog_fread(int, struct joblog_info *, off_t *);

@@ -28,6 +28,19 @@ joblog_open(struct spool *sp, const char *id)
 	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
 }
 
+/* "@chute TIME text\n" into line[n..size); returns the line's length. */
+static size_t
+format_line(char *line, size_t size, size_t n, const char *fmt, va_list ap)
+{
+	char ts[40];
+
+	iso_time(now_ms(), ts, sizeof(ts));
+	n += snprintf(line + n, size - n, MARK "%s ", ts);
+	vsnprintf(line + n, size - n - 1, fmt, ap);
+	strlcat(line, "\n", size);
+	return strlen(line);
+}
+
 /*
  * Append one "@chute TIME text" line.  The handler may have left its last
  * line without a newline; start a fresh line so ours stays parseable.
@@ -40,7 +53,7 @@ joblog_open(struct spool *sp, const char *id)
 int
 joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 {
-	char line[1024], ts[40];
+	char line[1024];
 	struct stat st;
 	size_t n = 0, len;
 	char last = '\n';
@@ -52,11 +65,7 @@ joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 	else if (st.st_size > 0 && (end == NULL || st.st_size != *end) &&
 	    pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
 		line[n++] = '\n';
-	iso_time(now_ms(), ts, sizeof(ts));
-	n += snprintf(line + n, sizeof(line) - n, MARK "%s ", ts);
-	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	strlcat(line, "\n", sizeof(line));
-	len = strlen(line);
+	len = format_line(line, sizeof(line), n, fmt, ap);
 	if (write_all(fd, line, len) == -1) {
 		if (end != NULL)
 			*end = -1;
@@ -64,6 +73,28 @@ joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 	}
 	if (end != NULL)
 		*end = st.st_size >= 0 ? st.st_size + (off_t)len : -1;
+	return 0;
+}
+
+/*
+ * joblog_vnote for a log kept in memory, *buf (malloc'd, *len bytes, not
+ * NUL-terminated), where no handler writes (a --persistent worker's job:
+ * queue_pg.c): every line ends with our newline, so none is read back,
+ * and no descriptor or system call is needed.  Returns 0, or -1 with
+ * errno ENOMEM and the log as it was.
+ */
+int
+joblog_vmem(char **buf, size_t *len, const char *fmt, va_list ap)
+{
+	char line[1024];
+	size_t n = format_line(line, sizeof(line), 0, fmt, ap);
+	char *p;
+
+	if ((p = realloc(*buf, *len + n)) == NULL)
+		return -1;
+	memcpy(p + *len, line, n);
+	*buf = p;
+	*len += n;
 	return 0;
 }
 

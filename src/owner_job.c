@@ -20,10 +20,13 @@ note(struct ojob *j, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (j->c.logfd == -1)
+	if (j->c.logfd == -1 && !j->c.logmem)
 		return;
 	va_start(ap, fmt);
-	joblog_vnote(j->c.logfd, &j->c.logend, j->c.logshared, fmt, ap);
+	if (j->c.logmem)
+		joblog_vmem(&j->c.logbuf, &j->c.loglen, fmt, ap);
+	else
+		joblog_vnote(j->c.logfd, &j->c.logend, j->c.logshared, fmt, ap);
 	va_end(ap);
 }
 
@@ -132,7 +135,7 @@ launch(struct owner *ow, int i)
 	ow->running++;
 	note(j, "attempt=%d start", j->c.attempt);
 	say("job=%s new->cur attempt=%d", vis_id(j->c.id), j->c.attempt);
-	if (j->c.logfd == -1) {
+	if (j->c.logfd == -1 && !j->c.logmem) {
 		sup_hold(ow->sup, i, j->c.attempt, j->c.logerr);
 		return;
 	}

@@ -26,6 +26,12 @@ struct claim {
 	int	 logerr;	/* then the errno that said why */
 	off_t	 logend;	/* for joblog_vnote */
 	bool	 logshared;	/* a handler writes to the log too */
+	/* Or, where no handler writes to it, the log in memory: logfd -1,
+	 * chute's lines in logbuf (malloc'd, loglen bytes), for the queue
+	 * to store (queue_pg.c under --persistent: no descriptor per job). */
+	bool	 logmem;
+	char	*logbuf;
+	size_t	 loglen;
 	int	 attempt;	/* this attempt, 1 for the first */
 	uint64_t token;		/* fencing token; 0 where the store needs none */
 	/* In place (queue_conf.in_place): the file as the claim saw it, for

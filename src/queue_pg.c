@@ -9,11 +9,11 @@
  *
  * The handler sees the job as on a spool: a local regular file (written
  * here from the payload, in a private directory) as stdin and {}, and a
- * local log file, whose first PG_LOG_CAP bytes per attempt are stored with
- * the outcome.  Every statement is short and autocommitted: no transaction
+ * local log file (in memory under --persistent, where only chute writes
+ * to it), whose first PG_LOG_CAP bytes per attempt are stored with the
+ * outcome.  Every statement is short and autocommitted: no transaction
  * is ever open while a handler runs.
  */
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
@@ -55,7 +55,6 @@ struct pgq {
 	char		 dir[PATH_MAX];	/* the local copies of jobs and logs */
 	int		 dirfd;
 	bool		 up, said_down, fatal;
-	bool		 logfiles;	/* logs are files in dir, not memfds */
 	msec_t		 reconnect_at, reconnect_delay;
 	bool		 wake;		/* claim at the next chance */
 	msec_t		 next_poll;	/* ...or at the latest then (mono) */
@@ -254,7 +253,11 @@ fresh(struct pgq *pq, const char *name, int mode)
 	return fd;
 }
 
-/* dir/ID with the payload, opened read-only for the handler's stdin. */
+/*
+ * dir/ID with the payload, opened read-only for the handler's stdin.  A
+ * persistent worker is only given the path (worker_send), so there it is
+ * not opened again: two system calls per job fewer, and c->fd stays -1.
+ */
 static int
 write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
 {
@@ -269,8 +272,9 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
 		errno = saved;
 		return -1;
 	}
-	c->fd = openat(pq->dirfd, c->id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (c->fd == -1)
+	if (!pq->c.persistent &&
+	    (c->fd = openat(pq->dirfd, c->id, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
 		return -1;
 	if (asprintf(&c->path, "%s/%s", pq->dir, c->id) == -1) {
 		c->path = NULL;
@@ -281,27 +285,29 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
 
 /*
  * The attempt's log, fresh.  Under --persistent only chute writes to it
- * (its own short lines: the worker's stderr stays the owner's), and only
- * through this descriptor, so it is an anonymous memory file: a file in
- * dir costs an inode of the local file system per job, and on ext4
- * without a journal each new inode is searched for past every inode
- * freed in the last 5 to 10 seconds, which at a few thousand jobs a
- * second made the worker's CPU per job grow with the length of a run
- * (fleet.md, Local copies).  An exec'd handler writes its output there,
- * unbounded: that stays a file, dir/.ID.log, as where memfd_create fails.
+ * (its own short lines: the worker's stderr stays the owner's), so it is
+ * kept in memory (claim.logmem): a file in dir costs an inode of the
+ * local file system per job, and on ext4 without a journal each new
+ * inode is searched for past every inode freed in the last 5 to 10
+ * seconds, which at a few thousand jobs a second made the worker's CPU
+ * per job grow with the length of a run (fleet.md, Local copies); a
+ * memfd, which was next, still cost six system calls per job.  An
+ * exec'd handler writes its output there, unbounded: that stays a file,
+ * dir/.ID.log.
  */
 static void
 open_log(struct pgq *pq, struct claim *c)
 {
 	char name[NAME_MAX + 8];
 
-	snprintf(name, sizeof(name), ".%s.log", c->id);
 	c->logend = 0;
 	c->logerr = 0;
-	if (!pq->logfiles &&
-	    (c->logfd = memfd_create(name, MFD_CLOEXEC)) != -1)
+	c->logfd = -1;
+	c->logbuf = NULL;
+	c->loglen = 0;
+	if ((c->logmem = pq->c.persistent))
 		return;
-	pq->logfiles = true;	/* from now on: release removes them */
+	snprintf(name, sizeof(name), ".%s.log", c->id);
 	c->logfd = fresh(pq, name, O_RDWR | O_APPEND);
 	if (c->logfd == -1)
 		c->logerr = errno;
@@ -558,7 +564,8 @@ token_back(PGresult *r, uint64_t token)
 static void
 forget_ahead(struct pgq *pq, struct claim *c)
 {
-	close(c->fd);
+	if (c->fd != -1)
+		close(c->fd);
 	unlinkat(pq->dirfd, c->id, 0);
 	free(c->path);
 }
@@ -765,36 +772,53 @@ flush(struct pgq *pq)
 	return 0;
 }
 
-/* The attempt's log, read back (capped) and hex-encoded for decode(). */
+/*
+ * The first keep bytes of a log of n, hex-encoded for decode(), with a
+ * marker after them if n was more.
+ */
 static char *
-read_log(struct claim *c)
+hex_log(const char *raw, size_t keep, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	static const char marker[] = "\n@chute log truncated: the first "
 	    "bytes of the attempt are kept\n";
+	size_t mark = n > keep ? sizeof(marker) - 1 : 0, i;
+	char *out;
+
+	if ((out = malloc(2 * (keep + mark) + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < keep + mark; i++) {
+		unsigned char ch = i < keep ? raw[i] : marker[i - keep];
+
+		out[2 * i] = hex[ch >> 4];
+		out[2 * i + 1] = hex[ch & 15];
+	}
+	out[2 * i] = '\0';
+	return out;
+}
+
+/* The attempt's log, read back (capped) and hex-encoded for decode(). */
+static char *
+read_log(struct claim *c)
+{
 	struct stat st;
-	size_t n, keep, mark;
+	size_t n, keep;
 	char *raw, *out;
 
+	if (c->logmem)
+		return hex_log(c->logbuf, c->loglen > PG_LOG_CAP ? PG_LOG_CAP :
+		    c->loglen, c->loglen);
 	if (c->logfd == -1 || fstat(c->logfd, &st) == -1)
 		return NULL;
 	n = (size_t)st.st_size;
 	keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
-	mark = n > PG_LOG_CAP ? sizeof(marker) - 1 : 0;
-	if ((raw = malloc(keep + mark + 1)) == NULL)
+	if ((raw = malloc(keep + 1)) == NULL)
 		return NULL;
 	if (pread(c->logfd, raw, keep, 0) != (ssize_t)keep) {
 		free(raw);
 		return NULL;
 	}
-	memcpy(raw + keep, marker, mark);
-	if ((out = malloc(2 * (keep + mark) + 1)) != NULL) {
-		for (size_t i = 0; i < keep + mark; i++) {
-			out[2 * i] = hex[(unsigned char)raw[i] >> 4];
-			out[2 * i + 1] = hex[(unsigned char)raw[i] & 15];
-		}
-		out[2 * (keep + mark)] = '\0';
-	}
+	out = hex_log(raw, keep, n);
 	free(raw);
 	return out;
 }
@@ -853,8 +877,9 @@ pq_release(struct queue *q, struct claim *c)
 		close(c->fd);
 	if (c->logfd != -1)
 		close(c->logfd);
+	free(c->logbuf);
 	unlinkat(pq->dirfd, c->id, 0);
-	if (pq->logfiles) {
+	if (!pq->c.persistent) {
 		snprintf(name, sizeof(name), ".%s.log", c->id);
 		unlinkat(pq->dirfd, name, 0);
 	}
@@ -1183,7 +1208,6 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->capahead = (size_t)slots + (size_t)prefetch;
 	pq->done_t0 = mono_ms();
 	pq->dirfd = -1;
-	pq->logfiles = !c->persistent;
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
 	sweep_dead(tmp);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -498,6 +499,75 @@ START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
 }
 END_TEST
 
+/* ---- --persistent ---- */
+
+/* Entries of dir, dot files too; -1 if it cannot be read. */
+static int
+entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Persistent workers against the database: the worker reads each job's
+ * local copy by its path and answers by its first word; the owner keeps
+ * each attempt's log in memory (queue_pg.c, open_log), so its start and
+ * reply lines reach chute.logs only through the outcome's upload.  The
+ * local copies live under RUNTIME_DIRECTORY, which must be empty after.
+ */
+START_TEST(test_persistent_workers_store_each_attempt_s_log)
+{
+	const char *w = t_handler("worker", "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id path; do\n"
+	    "  read -r what < \"$path\"\n"
+	    "  echo \"$id $what\" >> \"$R/wj\"\n"
+	    "  case \"$what\" in\n"
+	    "  fail) echo \"fail it said no\" ;;\n"
+	    "  retry) echo \"retry later please\" ;;\n"
+	    "  *) echo ok ;;\n"
+	    "  esac\n"
+	    "done\n");
+	pid_t p;
+	char *wj;
+
+	EXPECT(mkdir(RP("rt"), 0700) == 0, "mkdir rt: %s", strerror(errno));
+	setenv("RUNTIME_DIRECTORY", RP("rt"), 1);
+	t_fleet_submit("default", "pa", "ok\n");
+	t_fleet_submit("default", "pb", "fail\n");
+	t_fleet_submit("default", "pc", "retry\n");
+	p = WORKER("--persistent", "-j", "2", "--drain", "--max-attempts", "2",
+	    QUICK, "--", w);
+	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+	wj = t_slurp(RP("wj"));
+	EXPECT(wj && strstr(wj, "pa ok\n") && strstr(wj, "pb fail\n") &&
+	    strstr(wj, "pc retry\n"), "the workers read: %s", t_snip(wj));
+	free(wj);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'pa'") == 1 &&
+	    t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'pc'") == 2,
+	    "one log per attempt");
+	EXPECT(CHUTE("log", t_uri, "pa") == 0 && strstr(T.out,
+	    "attempt=1 start\n") && strstr(T.out, "attempt=1 reply=ok"),
+	    "log pa: %s%s", T.out, T.err);
+	EXPECT(CHUTE("log", t_uri, "pb") == 0 && strstr(T.out,
+	    "attempt=1 start\n") && strstr(T.out, "it said no"),
+	    "log pb: %s%s", T.out, T.err);
+	EXPECT(CHUTE("log", t_uri, "pc") == 0 && strstr(T.out,
+	    "attempt=1 start\n") && strstr(T.out, "attempt=2 start\n") &&
+	    strstr(T.out, "later please"), "log pc: %s%s", T.out, T.err);
+	EXPECT(entries(RP("rt")) == 0, "%d left in the local directory",
+	    entries(RP("rt")));
+}
+END_TEST
+
 Suite *
 pgsql_suite(void)
 {
@@ -521,6 +591,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
 	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
+	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);
