@@ -34,8 +34,9 @@ static const char insert_sql[] =
 " w AS (SELECT pg_notify('chute', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n, j.id, f.queue, f.id FROM b"
 " LEFT JOIN j ON j.origin_id = b.lid"
-" LEFT JOIN chute.jobs f ON j.id IS NULL AND f.origin = $2"
-" AND f.origin_spool = $3 AND f.origin_id = b.lid AND f.origin_birth = b.birth"
+" LEFT JOIN LATERAL (SELECT o.queue, o.id FROM chute.jobs o"
+" WHERE j.id IS NULL AND o.origin = $2 AND o.origin_spool = $3"
+" AND o.origin_id = b.lid AND o.origin_birth = b.birth LIMIT 1) f ON true"
 " WHERE (SELECT count(*) FROM w) >= 0"
 " ORDER BY b.n";
 
