@@ -103,15 +103,23 @@ buf_add(struct buf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
-/* One element, quoted: inside "", only " and \ need a backslash. */
+/*
+ * One element, quoted: inside "", only " and \ need a backslash.  The
+ * runs between them are copied whole: an outcome's log, a few hundred hex
+ * digits per job, went through here a byte at a time.
+ */
 static void
 arr_add(struct buf *b, const char *s)
 {
+	size_t n;
+
 	buf_add(b, b->len == 0 ? "{\"" : ",\"", 2);
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
+	for (; *s != '\0'; s += n) {
+		if ((n = strcspn(s, "\"\\")) == 0) {
 			buf_add(b, "\\", 1);
-		buf_add(b, s, 1);
+			n = 1;
+		}
+		buf_add(b, s, n);
 	}
 	buf_add(b, "\"", 1);
 }
