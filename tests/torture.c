@@ -719,10 +719,18 @@ sub_chute(struct sub *s, int nfiles, bool delay, bool to_spool)
 		}
 	}
 	if ((st != 0 || got != nfiles) && (!to_db ||
-	    !sub_refused(s, st, use_id ? id : NULL)))
-		sub_error(s, "chute submit of %d file(s) printed %d ID(s), %s "
-		    "(stderr in submit.err)", nfiles, got, st == -1 ?
-		    "timed out" : describe(st, how, sizeof(how)));
+	    !sub_refused(s, st, use_id ? id : NULL))) {
+		/* Its stderr, which the next submit overwrites. */
+		char *err = slurp(path("%s/submit.err", work), NULL), *nl;
+
+		if (err != NULL && (nl = strchr(err, '\n')) != NULL)
+			*nl = '\0';
+		sub_error(s, "chute submit %s of %d file(s) printed %d ID(s), "
+		    "%s: %.300s", to_db ? "URL" : "SPOOL", nfiles, got,
+		    st == -1 ? "timed out" : describe(st, how, sizeof(how)),
+		    err != NULL && *err != '\0' ? err : "(nothing on stderr)");
+		free(err);
+	}
 	if (in != -1)
 		close(in);
 	for (int i = 0; i < nfiles; i++) {
