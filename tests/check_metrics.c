@@ -300,22 +300,6 @@ END_TEST
 
 /* ---- contrib/chute-metrics.sh, the textfile collector's writer ---- */
 
-/* Names in dir, dot files too; -1 if it cannot be read. */
-static int
-entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
 static pid_t pid_sh;	/* the last chute-metrics.sh, for its output */
 
 /* contrib/chute-metrics.sh SPOOL into root/textfile; its exit status. */
@@ -353,17 +337,17 @@ START_TEST(test_chute_metrics_sh_writes_one_whole_file_per_spool)
 	EXPECT(code == 0, "chute-metrics.sh exited %d: %s", code,
 	    t_log_of(pid_sh));
 	text = t_slurp(RP("textfile/chute-spool.prom"));
-	EXPECT(text != NULL && entries(RP("textfile")) == 1, "expected only "
-	    "textfile/chute-spool.prom, found %d entries", entries(RP("textfile")));
+	EXPECT(text != NULL && t_entries(RP("textfile")) == 1, "expected only "
+	    "textfile/chute-spool.prom, found %d entries", t_entries(RP("textfile")));
 	expect_promtool_accepts(text);
 	EXPECT(strstr(text, P("chute_owner_up{spool=\"%s\"} 0\n", T.spool)) !=
 	    NULL, "the file is not this spool's stats:\n%s", t_snip(text));
 	free(text);
 
 	code = metrics_sh(RP("gone"));
-	EXPECT(code != 0 && entries(RP("textfile")) == 1, "a missing spool: "
+	EXPECT(code != 0 && t_entries(RP("textfile")) == 1, "a missing spool: "
 	    "exit %d, %d entries (a temporary file left?)", code,
-	    entries(RP("textfile")));
+	    t_entries(RP("textfile")));
 }
 END_TEST
 

@@ -501,22 +501,6 @@ END_TEST
 
 /* ---- --persistent ---- */
 
-/* Entries of dir, dot files too; -1 if it cannot be read. */
-static int
-entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL)
-		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
 /*
  * Persistent workers against the database: the worker reads each job's
  * local copy by its path and answers by its first word; the owner keeps
@@ -564,8 +548,8 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	EXPECT(CHUTE("log", t_uri, "pc") == 0 && strstr(T.out,
 	    "attempt=1 start\n") && strstr(T.out, "attempt=2 start\n") &&
 	    strstr(T.out, "later please"), "log pc: %s%s", T.out, T.err);
-	EXPECT(entries(RP("rt")) == 0, "%d left in the local directory",
-	    entries(RP("rt")));
+	EXPECT(t_entries(RP("rt")) == 0, "%d left in the local directory",
+	    t_entries(RP("rt")));
 }
 END_TEST
 

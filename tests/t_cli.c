@@ -122,9 +122,12 @@ t_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
-/* Entries in dir that do not start with '.'; -1 if dir cannot be read. */
+/*
+ * Entries in dir, those starting with '.' only if dots (never . and ..);
+ * -1 if dir cannot be read.
+ */
 static int
-t_count(const char *dir)
+t_count(const char *dir, bool dots)
 {
 	struct dirent *de;
 	DIR *d;
@@ -133,7 +136,8 @@ t_count(const char *dir)
 	if ((d = opendir(dir)) == NULL)
 		return -1;
 	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
+		if (de->d_name[0] != '.' || (dots &&
+		    strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0))
 			n++;
 	closedir(d);
 	return n;
@@ -142,7 +146,13 @@ t_count(const char *dir)
 int
 t_count_state(const char *state)
 {
-	return t_count(P("%s/%s", T.spool, state));
+	return t_count(P("%s/%s", T.spool, state), false);
+}
+
+int
+t_entries(const char *dir)
+{
+	return t_count(dir, true);
 }
 
 /* Name of the only non-dot entry in dir other than except, or NULL. */

@@ -99,6 +99,8 @@ char	*t_slurp(const char *path);
 bool	 t_exists(const char *path);
 /* Entries of T.spool/state whose names do not start with '.'; -1 if unreadable. */
 int	 t_count_state(const char *state);
+/* Entries of dir, dot files too (not . and ..); -1 if unreadable. */
+int	 t_entries(const char *dir);
 /* Name of the only non-dot entry in dir other than except, or NULL (static). */
 char	*t_other_entry(const char *dir, const char *except);
 /* Set path's atime and mtime (not following a symlink); fails the test on error. */
