@@ -29,7 +29,7 @@ joblog_open(struct spool *sp, const char *id)
 }
 
 /* "@chute TIME text\n" into line[n..size); returns the line's length. */
-static size_t
+static size_t __attribute__((format(printf, 4, 0)))
 format_line(char *line, size_t size, size_t n, const char *fmt, va_list ap)
 {
 	char ts[40];
