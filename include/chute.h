@@ -41,6 +41,8 @@
 #define WINDOW		65536	/* most names of new/ held in memory */
 #define SCAN_CHUNK	4096	/* names of new/ read per loop iteration */
 #define LOGPOOL_MAX	16	/* empty logs made ahead in log/.pool/, at most */
+/* forward's log line for a job that kept its ID: "forwarded to Q at URI " FWD_SAME_ID */
+#define FWD_SAME_ID	"under the same ID"
 #define NOTIFY_WAIT_MS	250	/* longest wait on systemd's full notify queue */
 #define NOTIFY_STATUS_MS 1000	/* at most one STATUS= to systemd this often */
 
@@ -138,10 +140,15 @@ struct joblog_pool {
 	unsigned seq;			/* the next file's name */
 	int	 fd[LOGPOOL_MAX];
 	unsigned name[LOGPOOL_MAX];
+	char	*note;			/* joblog_pool_link's line, in nNOTENAME */
+	unsigned notename;
 };
 int	 joblog_pool_open(struct joblog_pool *, struct spool *);
 int	 joblog_pool_fill(struct joblog_pool *, struct spool *);
 int	 joblog_pool_take(struct joblog_pool *, struct spool *, const char *);
+int	 joblog_pool_link(struct joblog_pool *, struct spool *, const char *,
+	    const char *);
+void	 joblog_pool_unnote(struct joblog_pool *);
 void	 joblog_pool_close(struct joblog_pool *);
 
 /* ---- state.c: the only code that renames a job ---- */

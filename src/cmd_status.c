@@ -16,8 +16,10 @@
 /*
  * A job `chute forward` moved into a database queue is in done/ with a
  * "forwarded to QUEUE at URI as ID" line in its log (the last one counts:
- * a job sent again after a crash has two).  That line's text after
- * "forwarded " into buf; false if the log has none.
+ * a job sent again after a crash has two), or "... at URI under the same
+ * ID", the line its log may share with the rest of its batch.  That
+ * line's text after "forwarded " into buf, always with "as ID"; false if
+ * the log has none.
  */
 static bool
 forwarded(struct spool *sp, const char *id, char *buf, size_t len)
@@ -44,8 +46,16 @@ forwarded(struct spool *sp, const char *id, char *buf, size_t len)
 		    (sp2 = memchr(sp1 + 1, ' ', eol - sp1 - 1)) != NULL &&
 		    (size_t)(eol - sp2 - 1) > strlen(FORWARDED) &&
 		    memcmp(sp2 + 1, FORWARDED, strlen(FORWARDED)) == 0) {
+			size_t n, same = strlen(" " FWD_SAME_ID);
+
 			found = sp2 + 1 + strlen("forwarded ");
-			snprintf(buf, len, "%.*s", (int)(eol - found), found);
+			n = (size_t)(eol - found);
+			if (n > same && memcmp(eol - same, " " FWD_SAME_ID,
+			    same) == 0)
+				snprintf(buf, len, "%.*s as %s",
+				    (int)(n - same), found, vis_id(id));
+			else
+				snprintf(buf, len, "%.*s", (int)n, found);
 		}
 		p = eol + 1;
 	}

@@ -4,6 +4,7 @@
  * "@chute " and the UTC time.  The attempt count is not stored anywhere
  * else: it is read back from these lines (see spool-layout.md).
  */
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <dirent.h>
@@ -19,13 +20,99 @@
 
 #define MARK	"@chute "
 
-/* Append-only, never through a symlink; group-readable in a group spool. */
+/* Copy the log fd (size bytes) into out.  0, or -1 with errno set. */
+static int
+copy_log(int fd, int out, off_t size)
+{
+	char buf[16384];
+	off_t off = 0;
+	ssize_t n;
+
+	while (off < size) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 ? 0 : -1;
+		if (write_all(out, buf, (size_t)n) == -1)
+			return -1;
+		off += n;
+	}
+	return 0;
+}
+
+/*
+ * log/ID has other names: forward links one file, its batch's line, as
+ * the log of every job of the batch (joblog_pool_link), and a backup made
+ * of hard links shares logs too.  Before anything is appended, the job
+ * gets a copy of its own, written in tmp/ and renamed over log/ID, so
+ * that no line meant for one job shows in another's log.  The shared file
+ * is flock()ed meanwhile: of two appenders, the second finds log/ID
+ * replaced and opens the copy.  Returns 0 (replaced: open log/ID again),
+ * or -1 with errno set.
+ */
+static int
+unshare(struct spool *sp, const char *id, int fd, const struct stat *st)
+{
+	static unsigned seq;
+	char tmp[64];
+	struct stat now;
+	int out, rc = -1, saved;
+
+	if (flock(fd, LOCK_EX) == -1)
+		return -1;
+	if (fstatat(sp->dir[ST_LOG], id, &now, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
+		/* Replaced (or removed) meanwhile: open whatever is there now. */
+		flock(fd, LOCK_UN);
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), "log.%ld.%u", (long)getpid(), seq++);
+	out = openat(sp->dir[ST_TMP], tmp, O_RDWR | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
+	if (out != -1) {
+		/* The rename replaces only our name; the others keep theirs. */
+		if (copy_log(fd, out, now.st_size) == 0 && renameat(
+		    sp->dir[ST_TMP], tmp, sp->dir[ST_LOG], id) == 0)
+			rc = 0;
+		saved = errno;
+		if (rc == -1)
+			unlinkat(sp->dir[ST_TMP], tmp, 0);
+		close(out);
+		errno = saved;
+	}
+	saved = errno;
+	flock(fd, LOCK_UN);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * Append-only, never through a symlink; group-readable in a group spool.
+ * A log shared with other jobs is first made this job's own (unshare).
+ */
 int
 joblog_open(struct spool *sp, const char *id)
 {
-	/* O_RDWR, not O_WRONLY: joblog_vnote reads back the last byte. */
-	return openat(sp->dir[ST_LOG], id, O_RDWR | O_APPEND | O_CREAT |
-	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
+	struct stat st;
+	int fd;
+
+	for (int tries = 0;; tries++) {
+		/* O_RDWR, not O_WRONLY: joblog_vnote reads back the last byte. */
+		fd = openat(sp->dir[ST_LOG], id, O_RDWR | O_APPEND | O_CREAT |
+		    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
+		if (fd == -1 || fstat(fd, &st) == -1 || st.st_nlink <= 1 ||
+		    !S_ISREG(st.st_mode))
+			return fd;
+		/*
+		 * Cannot unshare (tmp/ not writable, say), or lost the race
+		 * too often: append to the shared file rather than lose the
+		 * line.
+		 */
+		if (tries == 3 || unshare(sp, id, fd, &st) == -1)
+			return fd;
+		close(fd);
+	}
 }
 
 /* "@chute TIME text\n" into line[n..size); returns the line's length. */
@@ -386,6 +473,77 @@ joblog_pool_take(struct joblog_pool *p, struct spool *sp, const char *id)
 	return -1;
 }
 
+/* Forget the shared line of joblog_pool_link; the logs linked to it keep it. */
+void
+joblog_pool_unnote(struct joblog_pool *p)
+{
+	char name[16];
+
+	if (p->note == NULL)
+		return;
+	snprintf(name, sizeof(name), "n%u", p->notename);
+	unlinkat(p->dir, name, 0);
+	free(p->note);
+	p->note = NULL;
+}
+
+/* log/.pool/nSEQ, holding the line "@chute TIME text": 0, or -1 with errno. */
+static int
+note_make(struct joblog_pool *p, struct spool *sp, const char *text)
+{
+	char name[16];
+	int fd, rc, saved;
+
+	if ((p->note = strdup(text)) == NULL)
+		return -1;
+	p->notename = p->seq++;
+	snprintf(name, sizeof(name), "n%u", p->notename);
+	fd = openat(p->dir, name, O_RDWR | O_APPEND | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
+	if (fd == -1 || (rc = joblog_fnote(fd, "%s", text)) == -1) {
+		saved = errno;
+		if (fd != -1) {
+			close(fd);
+			unlinkat(p->dir, name, 0);
+		}
+		free(p->note);
+		p->note = NULL;
+		errno = saved;
+		return -1;
+	}
+	close(fd);
+	return rc;
+}
+
+/*
+ * Make log/ID another name of the file holding "@chute TIME text", made
+ * in log/.pool/ the first time this text is asked for (until
+ * joblog_pool_unnote).  forward gives every job of a batch the same line,
+ * and so one inode instead of one each: on a file system that must search
+ * for a free inode (ext4 without a journal, after many deletions), a
+ * log's create costs more than the rest of the job's forwarding.
+ * joblog_open gives a job its own copy before anything is appended.
+ * Returns 0, or -1 with errno set (EEXIST: log/ID exists; ENOENT: no
+ * pool): the caller then appends the line with joblog_note.
+ */
+int
+joblog_pool_link(struct joblog_pool *p, struct spool *sp, const char *id,
+    const char *text)
+{
+	char name[16];
+
+	if (p->dir == -1) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (p->note != NULL && strcmp(p->note, text) != 0)
+		joblog_pool_unnote(p);
+	if (p->note == NULL && note_make(p, sp, text) == -1)
+		return -1;
+	snprintf(name, sizeof(name), "n%u", p->notename);
+	return linkat(p->dir, name, sp->dir[ST_LOG], id, 0);
+}
+
 /* Remove the spare logs: nothing is left in log/.pool/ after a clean exit. */
 void
 joblog_pool_close(struct joblog_pool *p)
@@ -394,6 +552,7 @@ joblog_pool_close(struct joblog_pool *p)
 
 	if (p->dir == -1)
 		return;
+	joblog_pool_unnote(p);
 	while (p->n > 0) {
 		p->n--;
 		snprintf(name, sizeof(name), "%u", p->name[p->n]);

@@ -230,8 +230,7 @@ too_large(struct fwd *f, struct claim *c, off_t size)
 	snprintf(why, sizeof(why), "rejected: %lld bytes, larger than %lld "
 	    "MiB, the limit of a job in a PostgreSQL queue", (long long)size,
 	    PG_MAX_JOB >> 20);
-	if (c->logfd != -1)
-		joblog_lnote(c->logfd, &c->logend, false, "%s", why);
+	queue_spool_note(f->q, c, false, "%s", why);
 	say("job=%s new->failed %s", vis_id(c->id), why);
 	finish(f, c, ST_FAILED, "rejected: too large");
 }
@@ -610,17 +609,20 @@ complete(struct fwd *f, struct batch *b)
 static void
 left_meanwhile(struct fwd *f, struct claim *c, const char *dbid)
 {
-	if (c->logfd != -1)
-		joblog_lnote(c->logfd, NULL, false, "left new/ while being "
-		    "forwarded, after it reached %s at %s as %s: it runs there "
-		    "unless cancelled there too", f->pg.queue, f->pg.name,
-		    vis_id(dbid));
+	queue_spool_note(f->q, c, false, "left new/ while being forwarded, "
+	    "after it reached %s at %s as %s: it runs there unless cancelled "
+	    "there too", f->pg.queue, f->pg.name, vis_id(dbid));
 	say("job=%s left new/ while being forwarded; it is in %s as %s: "
 	    "chute cancel URL %s to stop it there", vis_id(c->id), f->pg.queue,
 	    vis_id(dbid), vis_id(dbid));
 }
 
-/* b is in the database: note where each job went, then done/. */
+/*
+ * b is in the database: note where each job went, then done/.  A job
+ * that kept its ID gets the batch's one line, "under the same ID"
+ * (cmd_status.c reads it as "as ID"), which its log may share with the
+ * rest of the batch (queue_spool_note); the others get lines of their own.
+ */
 static void
 batch_done(struct fwd *f, struct batch *b)
 {
@@ -628,10 +630,13 @@ batch_done(struct fwd *f, struct batch *b)
 		struct claim *c = &b->slot[i];
 		bool derived = strcmp(c->id, b->dbid[i]) != 0;
 
-		if (c->logfd != -1)
-			joblog_lnote(c->logfd, &c->logend, false,
-			    "forwarded to %s at %s as %s%s%s", f->pg.queue,
-			    f->pg.name, vis_id(b->dbid[i]), derived ?
+		if (!derived && !b->again[i])
+			queue_spool_note(f->q, c, true, "forwarded to %s at %s "
+			    FWD_SAME_ID, f->pg.queue, f->pg.name);
+		else
+			queue_spool_note(f->q, c, false, "forwarded to %s at %s "
+			    "as %s%s%s", f->pg.queue, f->pg.name,
+			    vis_id(b->dbid[i]), derived ?
 			    " (its ID was taken there)" : "", b->again[i] ?
 			    " (found there from an earlier try)" : "");
 		say("job=%s new->done forwarded to %s as %s%s", vis_id(c->id),

@@ -39,6 +39,7 @@ struct claim {
 	off_t	 size;
 	uint64_t ino;
 	struct timespec btime;
+	bool	 lognew;	/* in place, no log yet: queue_spool_note makes it */
 };
 
 struct queue_conf {
@@ -111,6 +112,8 @@ struct queue {
 };
 
 /* queue_spool.c: prints one line and returns an exit status on error. */
+void	 queue_spool_note(struct queue *, struct claim *, bool, const char *,
+	    ...) __attribute__((format(printf, 4, 5)));
 int	 queue_spool_open(const char *, bool, const struct queue_conf *,
 	    struct queue **);
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,42 +344,75 @@ hold(struct spoolq *sq, struct claim *c, const char *name, int fd)
  * us and run by no handler.  cur/ would only say "claimed", and nobody
  * needs telling: the spool lock keeps every other owner out, and a job
  * a kill -9 leaves in new/ is simply sent again (the database's unique
- * key finds it there).  Its log is made with O_EXCL: when none was there,
- * the name is not some older job's (whose log it would share), and the
- * three lookups in defer/, done/ and failed/ are saved; the final
- * RENAME_NOREPLACE still catches a job there without a log
- * (record_in_place).
+ * key finds it there).  When it has no log, the name is not some older
+ * job's (whose log it would share): the three lookups in defer/, done/
+ * and failed/ are saved, and its log is made only with its outcome's
+ * line (queue_spool_note); the final RENAME_NOREPLACE still catches a job
+ * there without a log (record_in_place).
  */
 static bool
 take_in_place(struct spoolq *sq, const char *name, unsigned flags, int fd,
     struct claim *c)
 {
-	int logfd, other;
+	struct stat st;
+	int other = ST_NONE;
+	bool haslog;
 
-	logfd = openat(sq->sp.dir[ST_LOG], name, O_RDWR | O_APPEND | O_CREAT |
-	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, spool_fmode(&sq->sp, ST_LOG));
-	if (logfd == -1 && errno == EEXIST &&
-	    (other = taken_elsewhere(sq, name)) != ST_NONE) {
+	haslog = fstatat(sq->sp.dir[ST_LOG], name, &st, AT_SYMLINK_NOFOLLOW) ==
+	    0 || errno != ENOENT;
+	if (haslog && (other = taken_elsewhere(sq, name)) != ST_NONE) {
 		close(fd);
 		rename_dropped(sq, name, flags, other);
 		return false;
 	}
 	if (nameq_add(sq->flight, name, 0, 0) == -1) {
 		close(fd);
-		if (logfd != -1)
-			close(logfd);
 		errno = ENOMEM;
 		later(sq, name, flags, READY_ERR, NULL);
 		return false;
 	}
 	hold(sq, c, name, fd);
-	if (logfd == -1) {
+	if (haslog) {
 		open_log(sq, c);	/* there already: read its attempts */
 		return true;
 	}
-	c->logfd = logfd;
+	c->logfd = -1;
+	c->logend = 0;
 	c->attempt = 1;
+	c->lognew = true;
 	return true;
+}
+
+/*
+ * forward: append "@chute TIME text" to c's log.  A claim that found no
+ * log (take_in_place) has none open: with share, log/ID becomes a name of
+ * one file holding this line for every job that gets it until the next
+ * commit (a batch: joblog_pool_link); otherwise, or where that cannot be,
+ * the line is appended by name.
+ */
+void
+queue_spool_note(struct queue *q, struct claim *c, bool share,
+    const char *fmt, ...)
+{
+	struct spoolq *sq = (struct spoolq *)q;
+	char text[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (c->logfd != -1) {
+		joblog_lnote(c->logfd, &c->logend, false, "%s", text);
+		return;
+	}
+	if (c->lognew && share &&
+	    joblog_pool_link(&sq->pool, &sq->sp, c->id, text) == 0) {
+		c->lognew = false;
+		return;
+	}
+	c->lognew = false;
+	if (joblog_note(&sq->sp, c->id, "%s", text) == -1)
+		say("job=%s log/: %s", vis_id(c->id), strerror(errno));
 }
 
 /*
@@ -510,7 +544,8 @@ settle_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
 
 	if (state_rename_new(&sq->sp, c->id, id, sizeof(id)) == -1)
 		return -1;
-	/* Only ours can be there: made with O_EXCL, or read as this job's. */
+	/* Only ours can be there: our note made it, or we read it as this
+	 * job's. */
 	if (renameat2(sq->sp.dir[ST_LOG], c->id, sq->sp.dir[ST_LOG], id,
 	    RENAME_NOREPLACE) == -1 && errno != ENOENT)
 		say("job=%s log/: cannot rename to %s: %s", vis_id(c->id),
@@ -518,6 +553,9 @@ settle_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	if (c->logfd != -1)
 		joblog_lnote(c->logfd, &c->logend, false, "renamed to %s (name "
 		    "taken by a job in %s/)", vis_id(id), state_names[out->to]);
+	else
+		joblog_note(&sq->sp, id, "renamed to %s (name taken by a job "
+		    "in %s/)", vis_id(id), state_names[out->to]);
 	say("job=%s renamed to=%s (name taken by a job in %s/)",
 	    vis_id(c->id), vis_id(id), state_names[out->to]);
 	nameq_take(sq->flight, c->id, NULL);
@@ -627,6 +665,8 @@ sq_commit(struct queue *q, bool busy)
 	struct spoolq *sq = (struct spoolq *)q;
 	msec_t mono;
 
+	/* The batch's shared line is done with (queue_spool_note). */
+	joblog_pool_unnote(&sq->pool);
 	if (sq->sp.dirty == 0) {
 		sq->dirty_since = 0;
 		return INT64_MAX;

@@ -125,6 +125,46 @@ START_TEST(test_forwarded_jobs_arrive_once_and_both_sides_say_where)
 }
 END_TEST
 
+/*
+ * One batch, one log file: the jobs that kept their IDs share the line
+ * that says where they went, and a line later written for one of them
+ * (an operator puts it back in new/, and forward sends it again) goes to
+ * that job's own copy only.
+ */
+START_TEST(test_a_batch_shares_one_log_line_until_one_job_gets_more)
+{
+	struct stat a, b;
+	char *st;
+	pid_t fw;
+
+	drop_many(3);
+	fw = FORWARD(T.spool, "fw.log", "--drain");
+	EXPECT(t_reap(fw, 30000, "forward --drain") == 0, "forward: %s",
+	    t_log_of(fw));
+	EXPECT(stat(SP("log", "f0000"), &a) == 0 && stat(SP("log", "f0002"),
+	    &b) == 0 && a.st_ino == b.st_ino && a.st_nlink == 3,
+	    "one log file for the batch (links %lu)", (unsigned long)a.st_nlink);
+	EXPECT(t_entries(SP("log", ".pool")) == 0, "nothing left in log/.pool/");
+	st = t_status("f0001");
+	EXPECT(t_token(st, "forwarded") && strstr(st, " as f0001"),
+	    "status SPOOL says the ID: %s", st);
+	EXPECT(rename(SP("done", "f0001"), SP("new", "f0001")) == 0, "mv");
+	fw = FORWARD(T.spool, "fw2.log", "--drain");
+	EXPECT(t_reap(fw, 30000, "forward --drain again") == 0, "forward: %s",
+	    t_log_of(fw));
+	EXPECT(occurrences(SP("log", "f0001"), "forwarded to default") == 2 &&
+	    occurrences(SP("log", "f0001"), "from an earlier try") == 1,
+	    "the job sent again: %s", t_slurp(SP("log", "f0001")));
+	EXPECT(occurrences(SP("log", "f0000"), "forwarded to default") == 1 &&
+	    occurrences(SP("log", "f0002"), "forwarded to default") == 1,
+	    "the others' logs are untouched: %s", t_slurp(SP("log", "f0000")));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 3, "still 3 rows");
+	EXPECT(stat(SP("log", "f0000"), &a) == 0 && a.st_nlink == 2 &&
+	    stat(SP("log", "f0001"), &b) == 0 && b.st_nlink == 1,
+	    "f0001 has its own log now");
+}
+END_TEST
+
 START_TEST(test_forward_owns_the_spool_as_run_does)
 {
 	pid_t fw = FORWARD(T.spool, "fw.log", "--batch", "8");
@@ -431,6 +471,7 @@ forward_suite(void)
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "forward", 300);
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_forwarded_jobs_arrive_once_and_both_sides_say_where);
+	tcase_add_test(tc, test_a_batch_shares_one_log_line_until_one_job_gets_more);
 	tcase_add_test(tc, test_forward_owns_the_spool_as_run_does);
 	tcase_add_test(tc, test_two_hosts_spools_with_the_same_names_both_arrive);
 	tcase_add_test(tc, test_init_upgrades_a_version_1_database);

@@ -101,12 +101,11 @@ START_TEST(test_our_line_starts_on_a_new_line_after_unterminated_output)
 }
 END_TEST
 
-/* Names in log/.pool/, "." and ".." aside. */
+/* Names in the directory name under dir, "." and ".." aside. */
 static int
-pool_entries(void)
+entries_in(int dir, const char *name)
 {
-	int fd = openat(t_spool.dir[ST_LOG], ".pool", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC);
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *de;
 	int n = 0;
 	DIR *d;
@@ -117,6 +116,13 @@ pool_entries(void)
 		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
 	closedir(d);
 	return n;
+}
+
+/* Names in log/.pool/. */
+static int
+pool_entries(void)
+{
+	return entries_in(t_spool.dir[ST_LOG], ".pool");
 }
 
 static off_t
@@ -179,6 +185,87 @@ START_TEST(test_a_pool_log_never_replaces_an_existing_log)
 	ck_assert_int_eq(p.n, 1);
 	ck_assert_int_eq(pool_entries(), 1);
 	joblog_pool_close(&p);
+}
+END_TEST
+
+/* log/id's text, NUL-terminated, into buf. */
+static void
+log_text(const char *id, char *buf, size_t len)
+{
+	int fd = openat(t_spool.dir[ST_LOG], id, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	ck_assert_int_ne(fd, -1);
+	n = read(fd, buf, len - 1);
+	ck_assert_int_ge(n, 0);
+	buf[n] = '\0';
+	close(fd);
+}
+
+static nlink_t
+log_links(const char *id)
+{
+	struct stat st;
+
+	ck_assert_int_eq(fstatat(t_spool.dir[ST_LOG], id, &st,
+	    AT_SYMLINK_NOFOLLOW), 0);
+	return st.st_nlink;
+}
+
+START_TEST(test_a_batch_line_is_one_file_linked_under_each_id)
+{
+	struct joblog_pool p;
+	char a[256], b[256];
+	struct stat sa, sb;
+
+	ck_assert_int_eq(joblog_pool_open(&p, &t_spool), 0);
+	ck_assert_int_eq(joblog_pool_link(&p, &t_spool, "a", "forwarded to q"), 0);
+	ck_assert_int_eq(joblog_pool_link(&p, &t_spool, "b", "forwarded to q"), 0);
+	ck_assert_int_eq(fstatat(t_spool.dir[ST_LOG], "a", &sa, 0), 0);
+	ck_assert_int_eq(fstatat(t_spool.dir[ST_LOG], "b", &sb, 0), 0);
+	ck_assert(sa.st_ino == sb.st_ino);
+	ck_assert_int_eq(sa.st_nlink, 3);	/* a, b and the pool's name */
+	log_text("a", a, sizeof(a));
+	ck_assert_ptr_nonnull(strstr(a, "@chute "));
+	ck_assert_ptr_nonnull(strstr(a, " forwarded to q\n"));
+	/* Another text: another file; an existing log is never replaced. */
+	ck_assert_int_eq(joblog_pool_link(&p, &t_spool, "c", "other"), 0);
+	ck_assert_int_eq(log_links("a"), 2);
+	errno = 0;
+	ck_assert_int_eq(joblog_pool_link(&p, &t_spool, "a", "other"), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	log_text("b", b, sizeof(b));
+	ck_assert_str_eq(a, b);
+	joblog_pool_unnote(&p);
+	ck_assert_int_eq(pool_entries(), 0);
+	ck_assert_int_eq(log_links("c"), 1);
+	joblog_pool_close(&p);
+}
+END_TEST
+
+START_TEST(test_a_shared_log_is_copied_before_a_line_is_appended)
+{
+	char a[256], b[256];
+	int fd;
+
+	fd = joblog_open(&t_spool, "a");
+	ck_assert_int_ne(fd, -1);
+	ck_assert_int_eq(joblog_fnote(fd, "forwarded to q"), 0);
+	close(fd);
+	ck_assert_int_eq(linkat(t_spool.dir[ST_LOG], "a", t_spool.dir[ST_LOG],
+	    "b", 0), 0);
+	ck_assert_int_eq(joblog_note(&t_spool, "a", "reset by test"), 0);
+	log_text("a", a, sizeof(a));
+	log_text("b", b, sizeof(b));
+	/* a has both lines; b only the one it shared, and each its own file. */
+	ck_assert_ptr_nonnull(strstr(a, "forwarded to q\n"));
+	ck_assert_ptr_nonnull(strstr(a, "reset by test\n"));
+	ck_assert_ptr_nonnull(strstr(b, "forwarded to q\n"));
+	ck_assert_ptr_null(strstr(b, "reset by test"));
+	ck_assert_int_eq(log_links("a"), 1);
+	ck_assert_int_eq(log_links("b"), 1);
+	/* Nothing is left behind in tmp/. */
+	ck_assert_int_eq(entries_in(t_spool.dir[ST_TMP], "."), 0);
 }
 END_TEST
 
@@ -251,6 +338,8 @@ joblog_suite(void)
 	tcase_add_test(tc, test_our_line_starts_on_a_new_line_after_unterminated_output);
 	tcase_add_test(tc, test_a_pool_log_becomes_log_id_by_rename);
 	tcase_add_test(tc, test_a_pool_log_never_replaces_an_existing_log);
+	tcase_add_test(tc, test_a_batch_line_is_one_file_linked_under_each_id);
+	tcase_add_test(tc, test_a_shared_log_is_copied_before_a_line_is_appended);
 	tcase_add_test(tc, test_a_dead_owners_pool_is_emptied_and_an_empty_pool_says_so);
 	tcase_add_test(tc, test_no_pool_where_log_pool_is_not_a_directory);
 	suite_add_tcase(s, tc);
