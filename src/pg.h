@@ -40,12 +40,16 @@ struct pg {
 	 */
 	msec_t		 deadline;
 	bool		 late;
+	/* The SQLSTATE of the last statement that failed; "" when it got no
+	 * result at all (the connection broke on the way). */
+	char		 state[6];
 };
 
 /* pg_conn.c */
 bool	 pg_is_uri(const char *);
 int	 pg_parse(struct pg *, const char *, const char *);
 int	 pg_connect(struct pg *, bool, msec_t);
+ExecStatusType pg_result(struct pg *, const PGresult *);
 void	 pg_close(struct pg *);
 bool	 pg_ok(struct pg *);
 const char *pg_error(struct pg *);

@@ -233,7 +233,7 @@ insert(struct pg *pg, const struct submit *sb, const char *id, const char *body,
 	snprintf(at, sizeof(at), "%lld", (long long)sb->at);
 	snprintf(size, sizeof(size), "%zu", len);
 	r = PQexecParams(pg->conn, sql, 6, NULL, p, lens, fmts, 0);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+	if (pg_result(pg, r) != PGRES_COMMAND_OK) {
 		PQclear(r);
 		return -1;
 	}
@@ -754,7 +754,7 @@ pgcmd_log(int argc, char **argv)
 	p[0] = pg.queue;
 	p[1] = argv[1];
 	r = PQexecParams(pg.conn, sql, 2, NULL, p, NULL, NULL, 1);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+	if (pg_result(&pg, r) != PGRES_TUPLES_OK) {
 		PQclear(r);
 		return done_with(&pg, pg_fail(&pg, "log"));
 	}

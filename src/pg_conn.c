@@ -149,6 +149,7 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 	const char *vals[sizeof(keys) / sizeof(keys[0])];
 
 	pg_close(pg);
+	strlcpy(pg->state, "00000", sizeof(pg->state));	/* nothing failed */
 	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_SECS);
 	snprintf(opts, sizeof(opts), "-c statement_timeout=%lld "
 	    "-c idle_in_transaction_session_timeout=%d "
@@ -251,6 +252,25 @@ broken:
 }
 
 /*
+ * The status of a statement's result r (NULL: none came), its SQLSTATE
+ * kept in pg->state for pg_fail.  Every statement's result passes here.
+ */
+ExecStatusType
+pg_result(struct pg *pg, const PGresult *r)
+{
+	ExecStatusType st = PQresultStatus(r);
+	const char *state;
+
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		state = "00000";
+	else if (r == NULL || (state = PQresultErrorField(r,
+	    PG_DIAG_SQLSTATE)) == NULL)
+		state = "";
+	strlcpy(pg->state, state, sizeof(pg->state));
+	return st;
+}
+
+/*
  * Run one statement with text parameters (never a string built from
  * input), or, without parameters, the statements of a fixed text; results
  * in text, or in binary (bin).  Returns the result of a successful
@@ -281,11 +301,28 @@ run(struct pg *pg, const char *sql, int n, const char *const *params,
 			    NULL, NULL, bin);
 		r = sent ? await(pg) : NULL;
 	}
-	st = PQresultStatus(r);
+	st = pg_result(pg, r);
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return r;
 	PQclear(r);
 	return NULL;
+}
+
+/*
+ * A statement's failure that trying again later can cure: no result at
+ * all, or the server going away or short of resources while the
+ * connection still looked up (class 08, connection exception; 57P01-03,
+ * shut down, crashed or starting up; 57014, the statement timed out on a
+ * hung or overloaded server; 53, insufficient resources; 40001 and 40P01,
+ * serialization failure and deadlock).
+ */
+static bool
+transient(const char *state)
+{
+	return state[0] == '\0' || strncmp(state, "08", 2) == 0 ||
+	    strncmp(state, "57P", 3) == 0 || strcmp(state, "57014") == 0 ||
+	    strncmp(state, "53", 2) == 0 || strcmp(state, "40001") == 0 ||
+	    strcmp(state, "40P01") == 0;
 }
 
 PGresult *
@@ -370,8 +407,9 @@ pg_cmd(struct pg *pg, const char *sql, int n, const char *const *params)
 
 /*
  * Say what failed ("chute: NAME: what: reason") and return the exit status
- * for it: 75 when the server is unreachable or went away (try later), 77
- * when it refused our credentials, 74 otherwise.
+ * for it: 75 when the server is unreachable, went away or failed the last
+ * statement for a passing reason (try later: transient), 77 when it
+ * refused our credentials, 74 otherwise.
  */
 int
 pg_fail(struct pg *pg, const char *what)
@@ -385,5 +423,5 @@ pg_fail(struct pg *pg, const char *what)
 			return EX_NOPERM;
 		return EX_TEMPFAIL;
 	}
-	return EX_IOERR;
+	return transient(pg->state) ? EX_TEMPFAIL : EX_IOERR;
 }

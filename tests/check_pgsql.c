@@ -475,6 +475,45 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 }
 END_TEST
 
+/* Every insert into chute.jobs fails with SQLSTATE code, from the server. */
+static void
+refuse_inserts(const char *code)
+{
+	t_sql(P("DROP TRIGGER IF EXISTS refuse ON chute.jobs;"
+	    " CREATE OR REPLACE FUNCTION refuse() RETURNS trigger LANGUAGE"
+	    " plpgsql AS $$BEGIN RAISE EXCEPTION 'refused by the test'"
+	    " USING ERRCODE = TG_ARGV[0]; END$$;"
+	    " CREATE TRIGGER refuse BEFORE INSERT ON chute.jobs FOR EACH ROW"
+	    " EXECUTE FUNCTION refuse('%s')", code));
+}
+
+/*
+ * A statement that fails for a passing reason while the connection stays
+ * up (a deadlock, the server shutting down, out of resources) is 75, try
+ * again; a lasting one (a constraint) is 74.  Neither prints an ID.
+ */
+START_TEST(test_a_passing_server_error_is_75_and_a_lasting_one_74)
+{
+	static const char *const passing[] = { "40P01", "57P01", "53200" };
+
+	t_write(RP("in"), "x");
+	for (size_t i = 0; i < sizeof(passing) / sizeof(passing[0]); i++) {
+		refuse_inserts(passing[i]);
+		EXPECT(CHUTE_IN(RP("in"), "submit", t_uri) == 75 &&
+		    T.out[0] == '\0' && t_nlines(T.err) == 1 &&
+		    strstr(T.err, "refused by the test"), "%s: 75, one line, "
+		    "no ID: %s%s", passing[i], T.out, T.err);
+	}
+	refuse_inserts("23514");
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri) == 74 && T.out[0] == '\0',
+	    "a check violation: 74: %s%s", T.out, T.err);
+	t_sql("DROP TRIGGER refuse ON chute.jobs");
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri) == 0 && T.out[0] != '\0',
+	    "then accepted: %s", T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 1, "one job");
+}
+END_TEST
+
 START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
 {
 	int fd = open(RP("big"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -576,6 +615,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
 	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
+	tcase_add_test(tc, test_a_passing_server_error_is_75_and_a_lasting_one_74);
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
