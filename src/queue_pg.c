@@ -67,6 +67,10 @@ struct pgq {
 	size_t		 capahead;	/* slots + prefetch_max */
 	struct pending	*pend;
 	size_t		 npend, cappend;
+	/* pend[0, nsent) are in the statement in flight (flush_send): the
+	 * loop goes on running jobs while the server commits them. */
+	bool		 flushing;
+	size_t		 nsent;
 	size_t		 queued, deferred;	/* for the title, as last seen */
 };
 
@@ -145,6 +149,8 @@ down(struct pgq *pq, const char *what)
 	pq->said_down = true;
 	pg_close(&pq->pg);
 	pq->up = false;
+	pq->flushing = false;	/* its outcomes stay pending: sent again */
+	pq->nsent = 0;
 	pq->reconnect_delay = pq->reconnect_delay == 0 ? PG_RECONNECT_MIN_MS :
 	    pq->reconnect_delay * 2;
 	if (pq->reconnect_delay > PG_RECONNECT_MAX_MS)
@@ -163,6 +169,9 @@ failed(struct pgq *pq, const char *what)
 }
 
 static int renew(struct pgq *, msec_t);
+static PGresult *q_exec(struct pgq *, const char *, int, const char *const *,
+    bool);
+static int q_cmd(struct pgq *, const char *, int, const char *const *);
 
 /*
  * Bound every call of this turn of the loop (pg.h: deadline): a third of
@@ -367,7 +376,7 @@ claim_rows(struct pgq *pq, int n)
 
 	snprintf(nb, sizeof(nb), "%d", n);
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	if ((r = pg_exec_bin(&pq->pg, sql, 4, p)) == NULL)
+	if ((r = q_exec(pq, sql, 4, p, true)) == NULL)
 		return -1;
 	if (pq->first + pq->nahead + PQntuples(r) > (int)pq->capahead) {
 		memmove(pq->ahead, pq->ahead + pq->first, (size_t)pq->nahead *
@@ -411,7 +420,7 @@ look_ahead(struct pgq *pq, msec_t mono)
 	    " now()) - now()) * 1000, -1)::bigint"
 	    " FROM chute.jobs WHERE queue = $1 AND state IN ('new', 'defer')";
 	const char *p[1] = { pq->pg.queue };
-	PGresult *r = pg_exec(&pq->pg, sql, 1, p);
+	PGresult *r = q_exec(pq, sql, 1, p, false);
 	msec_t in;
 
 	pq->next_poll = mono + PG_POLL_MS;
@@ -626,7 +635,7 @@ renew(struct pgq *pq, msec_t mono)
 		return 0;
 	}
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	r = pg_exec(&pq->pg, sql, 3, p);
+	r = q_exec(pq, sql, 3, p, false);
 	free(b.p);
 	if (r == NULL) {
 		failed(pq, "renew");
@@ -691,7 +700,7 @@ recover(struct pgq *pq, msec_t mono)
 
 	pq->next_recover = mono + pq->lease / 2;
 	snprintf(max, sizeof(max), "%d", pq->c.policy.max_attempts);
-	if ((r = pg_exec(&pq->pg, sql, 2, p)) == NULL) {
+	if ((r = q_exec(pq, sql, 2, p, false)) == NULL) {
 		failed(pq, "recover");
 		return;
 	}
@@ -709,29 +718,35 @@ recover(struct pgq *pq, msec_t mono)
 /*
  * Record the pending outcomes in one statement: each where its token still
  * matches, with its log.  A refusal means someone else decides that job
- * now; it is said, and nothing else is done.
+ * now; it is said, and nothing else is done.  The statement is sent
+ * without waiting for it (flush_send): the owner goes on giving workers
+ * their next jobs while the server commits, and the result is taken when
+ * it comes (pq_wake) or before the next statement (settle).  Until then
+ * the outcomes stay pending: their leases are renewed, and a lost
+ * connection sends them again.
  */
+static const char flush_sql[] =
+    "WITH o AS (SELECT * FROM unnest($2::text[], $3::bigint[],"
+    " $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[])"
+    " AS o(id, token, state, delay, counted, last, log)),"
+    " rec AS (UPDATE chute.jobs j SET state = o.state,"
+    " run_at = CASE o.state WHEN 'new' THEN j.run_at"
+    " ELSE now() + o.delay * interval '1 millisecond' END,"
+    " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
+    " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
+    " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
+    " AND j.state = 'cur' RETURNING j.id),"
+    " logged AS (INSERT INTO chute.logs (queue, id, body)"
+    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> '')"
+    " SELECT id FROM rec";
+
+/* Send the pending outcomes' statement: 0, or -1 (they stay pending). */
 static int
-flush(struct pgq *pq)
+flush_send(struct pgq *pq)
 {
-	static const char sql[] =
-	    "WITH o AS (SELECT * FROM unnest($2::text[], $3::bigint[],"
-	    " $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[])"
-	    " AS o(id, token, state, delay, counted, last, log)),"
-	    " rec AS (UPDATE chute.jobs j SET state = o.state,"
-	    " run_at = CASE o.state WHEN 'new' THEN j.run_at"
-	    " ELSE now() + o.delay * interval '1 millisecond' END,"
-	    " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
-	    " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
-	    " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
-	    " AND j.state = 'cur' RETURNING j.id),"
-	    " logged AS (INSERT INTO chute.logs (queue, id, body)"
-	    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> '')"
-	    " SELECT id FROM rec";
 	struct buf a[7] = { { 0 } };
 	const char *p[8];
 	char d[24];
-	PGresult *r;
 	int rc = 0;
 
 	for (size_t i = 0; i < pq->npend; i++) {
@@ -748,36 +763,101 @@ flush(struct pgq *pq)
 	}
 	p[0] = pq->pg.queue;
 	for (int k = 0; k < 7; k++)
-		p[k + 1] = arr_end(&a[k]);
-	for (int k = 0; k < 7; k++)
-		if (p[k + 1] == NULL)
+		if ((p[k + 1] = arr_end(&a[k])) == NULL)
 			rc = -1;
-	if (rc == 0 && (r = pg_exec(&pq->pg, sql, 8, p)) != NULL) {
-		for (size_t i = 0; i < pq->npend; i++) {
-			int k;
-			for (k = 0; k < PQntuples(r); k++)
-				if (strcmp(PQgetvalue(r, k, 0), pq->pend[i].id) == 0)
-					break;
-			if (k == PQntuples(r))
-				say("job=%s outcome %s refused: its claim was lost "
-				    "(cancelled, or recovered after its lease); "
-				    "the job's current state stands",
-				    vis_id(pq->pend[i].id), pq->pend[i].to);
-		}
-		PQclear(r);
+	/* libpq copies the parameters into its buffer: a[] can go. */
+	if (rc == 0 && pg_send(&pq->pg, flush_sql, 8, NULL, p, NULL, NULL) == 0) {
+		pq->flushing = true;
+		pq->nsent = pq->npend;
 	} else {
 		rc = -1;
 		failed(pq, "record outcomes");
 	}
 	for (int k = 0; k < 7; k++)
 		free(a[k].p);
-	if (rc == -1)
+	return rc;
+}
+
+/* The result r of the statement in flight (NULL: none came): 0, or -1. */
+static int
+flush_take(struct pgq *pq, PGresult *r)
+{
+	size_t n = pq->nsent;
+
+	pq->flushing = false;
+	pq->nsent = 0;
+	if (pg_result(&pq->pg, r) != PGRES_TUPLES_OK) {
+		PQclear(r);
+		failed(pq, "record outcomes");
 		return -1;	/* kept: sent again after a reconnect */
-	for (size_t i = 0; i < pq->npend; i++)
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k;
+		for (k = 0; k < PQntuples(r); k++)
+			if (strcmp(PQgetvalue(r, k, 0), pq->pend[i].id) == 0)
+				break;
+		if (k == PQntuples(r))
+			say("job=%s outcome %s refused: its claim was lost "
+			    "(cancelled, or recovered after its lease); "
+			    "the job's current state stands",
+			    vis_id(pq->pend[i].id), pq->pend[i].to);
 		free(pq->pend[i].log);
-	pq->npend = 0;
+	}
+	PQclear(r);
+	memmove(pq->pend, pq->pend + n, (pq->npend - n) * sizeof(*pq->pend));
+	pq->npend -= n;
 	pq->wake = true;	/* slots freed: there may be work waiting */
 	return 0;
+}
+
+/*
+ * Wait for the outcomes in flight, if any: every other statement on the
+ * connection waits for them (one statement at a time), as does the end.
+ * 0, or -1 (the connection went down).
+ */
+static int
+settle(struct pgq *pq)
+{
+	if (!pq->flushing)
+		return 0;
+	return flush_take(pq, pg_await(&pq->pg));
+}
+
+/*
+ * Statements other than the outcomes' wait for those in flight first: one
+ * statement at a time on the connection.  NULL or -1: as pg_exec and
+ * pg_cmd (the connection may have gone down meanwhile).
+ */
+static PGresult *
+q_exec(struct pgq *pq, const char *sql, int n, const char *const *p, bool bin)
+{
+	if (settle(pq) == -1 && !pq->up)
+		return NULL;
+	return bin ? pg_exec_bin(&pq->pg, sql, n, p) :
+	    pg_exec(&pq->pg, sql, n, p);
+}
+
+static int
+q_cmd(struct pgq *pq, const char *sql, int n, const char *const *p)
+{
+	PGresult *r = q_exec(pq, sql, n, p, false);
+	int rc = r == NULL ? -1 : 0;
+
+	PQclear(r);
+	return rc;
+}
+
+/* Send the pending outcomes and wait for them: 0, or -1. */
+static int
+flush(struct pgq *pq)
+{
+	if (settle(pq) == -1)
+		return -1;
+	if (pq->npend == 0)
+		return 0;
+	if (flush_send(pq) == -1)
+		return -1;
+	return settle(pq);
 }
 
 /*
@@ -898,7 +978,9 @@ pq_release(struct queue *q, struct claim *c)
 
 /*
  * Send the batch: at once when nothing runs, else once the oldest outcome
- * has waited 5 ms, so that a busy worker records many per round trip.
+ * has waited 5 ms, so that a busy worker records many per round trip; and
+ * not while the last batch is in flight (its result, on the connection's
+ * socket, wakes the loop: pq_wake).
  */
 static msec_t
 pq_commit(struct queue *q, bool busy)
@@ -906,7 +988,7 @@ pq_commit(struct queue *q, bool busy)
 	struct pgq *pq = (struct pgq *)q;
 	msec_t mono;
 
-	if (pq->npend == 0)
+	if (pq->npend == 0 || (pq->up && pq->flushing))
 		return INT64_MAX;
 	if (!pq->up)
 		return pq->reconnect_at;
@@ -914,7 +996,7 @@ pq_commit(struct queue *q, bool busy)
 	if (busy && mono - pq->pend[0].since < 5)
 		return pq->pend[0].since + 5;
 	arm(pq, mono);
-	if (flush(pq) == -1)
+	if (flush_send(pq) == -1)
 		return pq->up ? mono + RETRY_MS : pq->reconnect_at;
 	return INT64_MAX;
 }
@@ -969,6 +1051,11 @@ pq_wake(struct queue *q)
 		return pq->fatal ? -1 : 0;
 	}
 	notifies(pq);
+	/* The outcomes in flight have their reply: take it. */
+	if (pq->flushing && !PQisBusy(pq->pg.conn)) {
+		arm(pq, mono_ms());
+		settle(pq);
+	}
 	return pq->fatal ? -1 : 0;
 }
 
@@ -1050,7 +1137,7 @@ pq_drained(struct queue *q)
 	if (!pq->up || pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
 		return false;
 	arm(pq, mono_ms());
-	if ((r = pg_exec(&pq->pg, sql, 1, p)) == NULL) {
+	if ((r = q_exec(pq, sql, 1, p, false)) == NULL) {
 		failed(pq, "drained");
 		return false;
 	}
@@ -1090,7 +1177,7 @@ hand_back(struct pgq *pq)
 	}
 	p[1] = arr_end(&b);
 	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
-	    pg_cmd(&pq->pg, sql, 2, p) == -1)
+	    q_cmd(pq, sql, 2, p) == -1)
 		failed(pq, "hand back");
 	pq->nahead = pq->first = 0;
 	free(b.p);
