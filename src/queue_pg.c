@@ -71,6 +71,7 @@ struct pgq {
 	 * loop goes on running jobs while the server commits them. */
 	bool		 flushing;
 	size_t		 nsent;
+	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
 	size_t		 queued, deferred;	/* for the title, as last seen */
 };
 
@@ -246,6 +247,7 @@ reconnect(struct pgq *pq, msec_t mono)
 	pq->said_down = false;
 	pq->up = true;
 	pq->reconnect_delay = 0;
+	pq->flush_again = 0;	/* outcomes a lost connection kept: at once */
 	pq->wake = true;
 	pq->next_recover = mono;
 	if (pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
@@ -789,7 +791,9 @@ flush_take(struct pgq *pq, PGresult *r)
 	if (pg_result(&pq->pg, r) != PGRES_TUPLES_OK) {
 		PQclear(r);
 		failed(pq, "record outcomes");
-		return -1;	/* kept: sent again after a reconnect */
+		/* Kept: sent again after a reconnect, or after a pause. */
+		pq->flush_again = mono_ms() + RETRY_MS;
+		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int k;
@@ -993,6 +997,8 @@ pq_commit(struct queue *q, bool busy)
 	if (!pq->up)
 		return pq->reconnect_at;
 	mono = mono_ms();
+	if (mono < pq->flush_again)
+		return pq->flush_again;
 	if (busy && mono - pq->pend[0].since < 5)
 		return pq->pend[0].since + 5;
 	arm(pq, mono);

@@ -514,6 +514,50 @@ START_TEST(test_a_passing_server_error_is_75_and_a_lasting_one_74)
 }
 END_TEST
 
+/* How many times needle occurs in s (NULL: none). */
+static int
+occurs(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while (s != NULL && (s = strstr(s, needle)) != NULL) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+/*
+ * The server refuses a batch of outcomes (here: every log insert, for a
+ * while): the worker says so, keeps the outcome, and sends it again after
+ * a pause, not in a loop; then it is recorded, and the job ran once.
+ */
+START_TEST(test_a_refused_outcome_batch_is_kept_and_sent_again)
+{
+	pid_t w;
+	int said;
+
+	t_sql("CREATE FUNCTION refuse_log() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$BEGIN RAISE EXCEPTION 'log refused by the test'"
+	    " USING ERRCODE = '23514'; END$$;"
+	    " CREATE TRIGGER refuse_log BEFORE INSERT ON chute.logs"
+	    " FOR EACH ROW EXECUTE FUNCTION refuse_log()");
+	t_fleet_submit("default", "o", "x");
+	w = WORKER("--drain", "--", h_journal());
+	WAIT_UNTIL(strstr(t_log_of(w), "record outcomes") != NULL, 20000,
+	    "the refusal said: %s", t_log_of(w));
+	t_sql("DROP TRIGGER refuse_log ON chute.logs");
+	EXPECT(t_reap(w, 30000, "drain") == 0, "the worker drains: %s",
+	    t_log_of(w));
+	said = occurs(t_log_of(w), "record outcomes");
+	EXPECT(said >= 1 && said <= 2, "said %d times, not once per turn: %s",
+	    said, t_log_of(w));
+	EXPECT(t_journal_count("o") == 1, "ran once");
+	EXPECT(CHUTE("status", t_uri, "o") == 0 && t_token(T.out, "done"),
+	    "recorded done: %s", T.out);
+}
+END_TEST
+
 START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
 {
 	int fd = open(RP("big"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -616,6 +660,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
 	tcase_add_test(tc, test_a_passing_server_error_is_75_and_a_lasting_one_74);
+	tcase_add_test(tc, test_a_refused_outcome_batch_is_kept_and_sent_again);
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
