@@ -817,7 +817,8 @@ flush_take(struct pgq *pq, PGresult *r)
 /*
  * Wait for the outcomes in flight, if any: every other statement on the
  * connection waits for them (one statement at a time), as does the end.
- * 0, or -1 (the connection went down).
+ * 0, or -1 (the batch was refused, or the connection went down: pq->up
+ * tells which; the outcomes stay pending either way).
  */
 static int
 settle(struct pgq *pq)
