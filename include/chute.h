@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 #define RETRY_MS	5000	/* an I/O error: try the same step again */
 #define RESCAN_MS	60000	/* the safety rescan of new/ and defer/ */
 #define SYNC_DELAY_MS	20	/* group commit: longest a finished job waits for fsync */
+#define SYNC_CHECK_MS	5	/* how soon the owner looks whether the keeper's fsync ended */
 #define SETTLE_MS	2000	/* no lease: a file untouched this long is complete */
 #define STALE_TMP_SECS	(36 * 3600)	/* tmp/ files older than this are removed */
 #define RESTART_MIN_MS	250	/* a persistent worker that died young: first delay */
@@ -134,17 +136,19 @@ void	 joblog_parse(const char *, size_t, struct joblog_info *);
 
 /* log/.pool/: empty logs made ahead, so that a claim need not create one */
 struct joblog_pool {
+	pthread_mutex_t mu;		/* n, want, seq, fd: keeper.c fills */
 	int	 dir;			/* log/.pool/; -1: no pool */
 	int	 want;			/* how many to keep ready */
-	int	 n;			/* ready now: fd[0..n-1], name[0..n-1] */
-	unsigned seq;			/* the next file's name */
+	int	 n;			/* ready now: fd[0..n-1], unnamed */
+	unsigned seq;			/* the next batch line's name */
 	int	 fd[LOGPOOL_MAX];
-	unsigned name[LOGPOOL_MAX];
 	char	*note;			/* joblog_pool_link's line, in nNOTENAME */
 	unsigned notename;
 };
 int	 joblog_pool_open(struct joblog_pool *, struct spool *);
 int	 joblog_pool_fill(struct joblog_pool *, struct spool *);
+void	 joblog_pool_want(struct joblog_pool *, int);
+bool	 joblog_pool_short(struct joblog_pool *);
 int	 joblog_pool_take(struct joblog_pool *, struct spool *, const char *);
 int	 joblog_pool_link(struct joblog_pool *, struct spool *, const char *,
 	    const char *);

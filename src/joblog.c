@@ -52,7 +52,7 @@ copy_log(int fd, int out, off_t size)
  * or -1 with errno set.
  */
 static int
-unshare(struct spool *sp, const char *id, int fd, const struct stat *st)
+own_copy(struct spool *sp, const char *id, int fd, const struct stat *st)
 {
 	static unsigned seq;
 	char tmp[64];
@@ -89,7 +89,7 @@ unshare(struct spool *sp, const char *id, int fd, const struct stat *st)
 
 /*
  * Append-only, never through a symlink; group-readable in a group spool.
- * A log shared with other jobs is first made this job's own (unshare).
+ * A log shared with other jobs is first made this job's own (own_copy).
  */
 int
 joblog_open(struct spool *sp, const char *id)
@@ -105,11 +105,11 @@ joblog_open(struct spool *sp, const char *id)
 		    !S_ISREG(st.st_mode))
 			return fd;
 		/*
-		 * Cannot unshare (tmp/ not writable, say), or lost the race
+		 * Cannot copy (tmp/ not writable, say), or lost the race
 		 * too often: append to the shared file rather than lose the
 		 * line.
 		 */
-		if (tries == 3 || unshare(sp, id, fd, &st) == -1)
+		if (tries == 3 || own_copy(sp, id, fd, &st) == -1)
 			return fd;
 		close(fd);
 	}
@@ -357,11 +357,15 @@ joblog_read(struct spool *sp, const char *id, struct joblog_info *ji)
  * The log pool.  Creating log/ID allocates an inode, and on ext4 right
  * after many files were removed (a nightly purge) the allocator scans past
  * every recently freed one: 100 us or more, on the path from a job's
- * arrival to its handler's exec.  So a few empty logs are made ahead in
- * log/.pool/, kept open, and a claim renames one to log/ID, which
- * allocates nothing.  The pool is refilled after the turn's handlers have
- * started.  Only the spool's owner touches it (it holds the spool's lock);
- * what a dead owner left there is removed by the next one.
+ * arrival to its handler's exec.  So a few empty logs are made ahead, kept
+ * open, and a claim links one as log/ID, which allocates nothing.  They
+ * are unnamed (O_TMPFILE in log/.pool/): making one locks no directory,
+ * so the owner's renames never wait for the keeper thread (keeper.c) that
+ * makes them after the turn's handlers have started, and a dead owner's
+ * spare logs vanish with it.  The counts are under the pool's mutex; each
+ * create runs outside it.  log/.pool/ also holds forward's batch lines
+ * (joblog_pool_link); only the spool's owner touches it (it holds the
+ * spool's lock), and what a dead owner left there is removed by the next.
  */
 #define POOL_DIR	".pool"
 
@@ -396,7 +400,8 @@ joblog_pool_open(struct joblog_pool *p, struct spool *sp)
 {
 	int saved;
 
-	*p = (struct joblog_pool){ .dir = -1, .want = 1 };
+	*p = (struct joblog_pool){ .mu = PTHREAD_MUTEX_INITIALIZER, .dir = -1,
+	    .want = 1 };
 	/* In a setgid log/ the pool inherits the group, as its files must. */
 	if (mkdirat(sp->dir[ST_LOG], POOL_DIR, 0700) == -1 && errno != EEXIST)
 		return -1;
@@ -414,35 +419,66 @@ joblog_pool_open(struct joblog_pool *p, struct spool *sp)
 	return 0;
 }
 
-/* Make empty logs until want are ready.  Returns 0, or -1 with errno set. */
+/* Keep n logs ready from now on (at most LOGPOOL_MAX). */
+void
+joblog_pool_want(struct joblog_pool *p, int n)
+{
+	pthread_mutex_lock(&p->mu);
+	if (n > LOGPOOL_MAX)
+		n = LOGPOOL_MAX;
+	if (n > p->want)
+		p->want = n;
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Fewer logs ready than wanted (and a pool to make them in)? */
+bool
+joblog_pool_short(struct joblog_pool *p)
+{
+	bool s;
+
+	if (p->dir == -1)
+		return false;
+	pthread_mutex_lock(&p->mu);
+	s = p->n < p->want;
+	pthread_mutex_unlock(&p->mu);
+	return s;
+}
+
+/*
+ * Make empty logs until want are ready.  Returns 0, or -1 with errno set
+ * (EOPNOTSUPP or EISDIR: the file system has no O_TMPFILE).  One caller
+ * at a time (the keeper, or the owner that has none): only this adds to
+ * the pool, so there is room for what it made.
+ */
 int
 joblog_pool_fill(struct joblog_pool *p, struct spool *sp)
 {
-	char name[16];
-	int fd;
+	int fd, saved;
 
 	if (p->dir == -1)
 		return 0;
-	if (p->want > LOGPOOL_MAX)
-		p->want = LOGPOOL_MAX;
+	pthread_mutex_lock(&p->mu);
 	while (p->n < p->want) {
-		snprintf(name, sizeof(name), "%u", p->seq);
-		fd = openat(p->dir, name, O_RDWR | O_APPEND | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
-		if (fd == -1 && errno != EEXIST)
+		pthread_mutex_unlock(&p->mu);
+		/* Outside the lock: the create may wait on the disk. */
+		fd = openat(p->dir, ".", O_TMPFILE | O_RDWR | O_APPEND |
+		    O_CLOEXEC, spool_fmode(sp, ST_LOG));
+		saved = errno;
+		pthread_mutex_lock(&p->mu);
+		if (fd == -1) {
+			pthread_mutex_unlock(&p->mu);
+			errno = saved;
 			return -1;
-		/* EEXIST: someone else's file; it is removed at the next start. */
-		if (fd != -1) {
-			p->fd[p->n] = fd;
-			p->name[p->n++] = p->seq;
 		}
-		p->seq++;
+		p->fd[p->n++] = fd;
 	}
+	pthread_mutex_unlock(&p->mu);
 	return 0;
 }
 
 /*
- * log/ID from the pool: one of its empty logs, renamed without replacing
+ * log/ID from the pool: one of its empty logs, linked without replacing
  * anything.  Returns the log, open for joblog_vnote and empty, or -1 with
  * errno set: EAGAIN, the pool is empty; EEXIST, log/ID exists (a job run
  * before), the pool keeps its file; anything else, that file is dropped.
@@ -451,24 +487,36 @@ joblog_pool_fill(struct joblog_pool *p, struct spool *sp)
 int
 joblog_pool_take(struct joblog_pool *p, struct spool *sp, const char *id)
 {
-	char name[16];
-	int i = p->n - 1, saved;
+	char proc[32];
+	int fd, saved;
 
+	pthread_mutex_lock(&p->mu);
 	if (p->dir == -1 || p->n == 0) {
+		pthread_mutex_unlock(&p->mu);
 		errno = EAGAIN;
 		return -1;
 	}
-	snprintf(name, sizeof(name), "%u", p->name[i]);
-	if (renameat2(p->dir, name, sp->dir[ST_LOG], id, RENAME_NOREPLACE) == 0) {
-		p->n--;
-		return p->fd[i];
-	}
-	if (errno == EEXIST)
-		return -1;
+	fd = p->fd[--p->n];
+	pthread_mutex_unlock(&p->mu);
+	/*
+	 * An unnamed file gets its name through /proc: linkat's AT_EMPTY_PATH
+	 * would need CAP_DAC_READ_SEARCH.
+	 */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, sp->dir[ST_LOG], id, AT_SYMLINK_FOLLOW) == 0)
+		return fd;
 	saved = errno;
-	close(p->fd[i]);
-	unlinkat(p->dir, name, 0);
-	p->n--;
+	if (saved == EEXIST) {
+		/* Back in the pool, unless a refill filled it meanwhile. */
+		pthread_mutex_lock(&p->mu);
+		if (p->n < LOGPOOL_MAX) {
+			p->fd[p->n++] = fd;
+			fd = -1;
+		}
+		pthread_mutex_unlock(&p->mu);
+	}
+	if (fd != -1)
+		close(fd);
 	errno = saved;
 	return -1;
 }
@@ -496,7 +544,9 @@ note_make(struct joblog_pool *p, struct spool *sp, const char *text)
 
 	if ((p->note = strdup(text)) == NULL)
 		return -1;
+	pthread_mutex_lock(&p->mu);
 	p->notename = p->seq++;
+	pthread_mutex_unlock(&p->mu);
 	snprintf(name, sizeof(name), "n%u", p->notename);
 	fd = openat(p->dir, name, O_RDWR | O_APPEND | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_LOG));
@@ -544,21 +594,19 @@ joblog_pool_link(struct joblog_pool *p, struct spool *sp, const char *id,
 	return linkat(p->dir, name, sp->dir[ST_LOG], id, 0);
 }
 
-/* Remove the spare logs: nothing is left in log/.pool/ after a clean exit. */
+/*
+ * Drop the spare logs and the batch line: nothing is left in log/.pool/
+ * after a clean exit.  The keeper has ended (keeper_stop).
+ */
 void
 joblog_pool_close(struct joblog_pool *p)
 {
-	char name[16];
-
 	if (p->dir == -1)
 		return;
 	joblog_pool_unnote(p);
-	while (p->n > 0) {
-		p->n--;
-		snprintf(name, sizeof(name), "%u", p->name[p->n]);
-		unlinkat(p->dir, name, 0);
-		close(p->fd[p->n]);
-	}
+	/* Unnamed: closed, they are gone. */
+	while (p->n > 0)
+		close(p->fd[--p->n]);
 	close(p->dir);
 	p->dir = -1;
 }

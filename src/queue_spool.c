@@ -167,7 +167,8 @@ sq_next(struct queue *q, msec_t mono)
 	t = min_ms(t, nameq_min_key(sq->orphans));
 	if (sq->next_defer != 0)
 		t = min_ms(t, mono + (sq->next_defer - now_ms()));
-	return t;
+	/* forward's loop waits for this, not for commit's answer. */
+	return min_ms(t, sq->commit_due);
 }
 
 /* ---- claiming ---- */
@@ -490,8 +491,7 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 	int got = 0;
 
 	/* As many spare logs as one turn claims, for the next turn. */
-	if (n > sq->pool.want)
-		sq->pool.want = n;
+	joblog_pool_want(&sq->pool, n);
 	if (reserve(sq, (size_t)n) == -1) {
 		say("%s: %s; will retry", sq->sp.path, strerror(errno));
 		return 0;
@@ -514,12 +514,25 @@ static void
 sq_prepare(struct queue *q)
 {
 	struct spoolq *sq = (struct spoolq *)q;
+	int err = 0;
 
-	if (joblog_pool_fill(&sq->pool, &sq->sp) == -1 && !sq->pool_failed) {
+	if (sq->pool_off)
+		return;
+	if (sq->keeper.on) {
+		/* Waking the keeper costs two context switches: only if needed. */
+		if (joblog_pool_short(&sq->pool))
+			keeper_fill(&sq->keeper);
+		err = keeper_fill_error(&sq->keeper);
+	} else if (joblog_pool_fill(&sq->pool, &sq->sp) == -1)
+		err = errno;
+	if (err != 0 && !sq->pool_failed) {
 		say("log/.pool/: %s; logs are created as jobs are claimed",
-		    strerror(errno));
+		    strerror(err));
 		sq->pool_failed = true;
 	}
+	/* No O_TMPFILE here: asking again would only fail again. */
+	if (err == EOPNOTSUPP || err == EISDIR)
+		sq->pool_off = true;
 }
 
 /* The spool lock is ours as long as we live: no claim expires. */
@@ -652,37 +665,77 @@ sq_release(struct queue *q, struct claim *c)
 	c->fd = c->logfd = -1;
 }
 
+static void
+sync_failed(struct spoolq *sq, int err, msec_t mono)
+{
+	say("%s: fsync: %s; will retry", sq->sp.path, strerror(err));
+	sq->dirty_since = mono;
+	sq->sync_failed = true;
+}
+
+/* Take back what the keeper could not fsync; true if it holds nothing. */
+static bool
+kept(struct spoolq *sq, msec_t mono)
+{
+	unsigned failed;
+	bool idle;
+	int err;
+
+	idle = keeper_idle(&sq->keeper, &failed, &err);
+	if (failed != 0) {
+		sq->sp.dirty |= failed;
+		sync_failed(sq, err, mono);
+	}
+	return idle;
+}
+
+/* The fsyncs themselves: handed to the keeper, or done here. */
+static msec_t
+sync_now(struct spoolq *sq, msec_t mono)
+{
+	if (sq->keeper.on) {
+		keeper_sync(&sq->keeper, sq->sp.dirty);
+		sq->sp.dirty = 0;
+	} else if (spool_sync(&sq->sp) == -1) {
+		sync_failed(sq, errno, mono);
+		return mono + SYNC_DELAY_MS;
+	}
+	sq->dirty_since = 0;
+	sq->sync_failed = false;
+	/* Look back soon for a failure to retry. */
+	return sq->keeper.on ? mono + SYNC_CHECK_MS : INT64_MAX;
+}
+
 /*
  * Make finished transitions durable.  While handlers run, the fsyncs wait
  * up to SYNC_DELAY_MS so that one fsync of done/ covers every job that
  * finished meanwhile (an fsync costs more than a no-op job's whole run);
- * when nothing runs they happen at once.  A power loss inside the delay
- * can only make a finished job run again (spool-layout.md).
+ * when nothing runs they start at once.  They are the keeper's (keeper.c):
+ * the loop goes on to the next job while the disk works, and what failed
+ * comes back here to be tried again after the delay.  A power loss before
+ * an fsync ends can only make a finished job run again (spool-layout.md).
+ * Returns when to be called again.
  */
 static msec_t
 sq_commit(struct queue *q, bool busy)
 {
 	struct spoolq *sq = (struct spoolq *)q;
-	msec_t mono;
+	msec_t mono = mono_ms(), check = INT64_MAX;
 
 	/* The batch's shared line is done with (queue_spool_note). */
 	joblog_pool_unnote(&sq->pool);
+	if (sq->keeper.on && !kept(sq, mono))
+		check = mono + SYNC_CHECK_MS;
 	if (sq->sp.dirty == 0) {
 		sq->dirty_since = 0;
-		return INT64_MAX;
+		return sq->commit_due = check;
 	}
-	mono = mono_ms();
 	if (sq->dirty_since == 0)
 		sq->dirty_since = mono;
-	if (busy && mono - sq->dirty_since < SYNC_DELAY_MS)
-		return sq->dirty_since + SYNC_DELAY_MS;
-	if (spool_sync(&sq->sp) == -1) {
-		say("%s: fsync: %s; will retry", sq->sp.path, strerror(errno));
-		sq->dirty_since = mono;
-		return mono + SYNC_DELAY_MS;
-	}
-	sq->dirty_since = 0;
-	return INT64_MAX;
+	if ((busy || sq->sync_failed) && mono - sq->dirty_since < SYNC_DELAY_MS)
+		return sq->commit_due = min_ms(check,
+		    sq->dirty_since + SYNC_DELAY_MS);
+	return sq->commit_due = sync_now(sq, mono);
 }
 
 /*
@@ -733,6 +786,8 @@ sq_close(struct queue *q)
 
 	if (sq == NULL)
 		return;
+	/* Its fsyncs end first; what it was not given is done here. */
+	sq->sp.dirty |= keeper_stop(&sq->keeper);
 	spool_sync(&sq->sp);
 	joblog_pool_close(&sq->pool);
 	if (sq->scan != NULL)
@@ -765,6 +820,7 @@ spoolq_new(const struct queue_conf *c)
 	sq->pool.dir = -1;
 	sq->wlock = -1;
 	sq->window = WINDOW;
+	sq->commit_due = INT64_MAX;
 	sq->next_rescan = mono_ms() + RESCAN_MS;
 	if ((sq->ready = nameq_new()) == NULL ||
 	    (sq->waiting = nameq_new()) == NULL ||
@@ -792,7 +848,11 @@ sq_start(struct queue *q)
 	if (joblog_pool_open(&sq->pool, &sq->sp) == -1)
 		say("log/.pool/: %s; logs are created as jobs are claimed",
 		    strerror(errno));
-	else
+	/* After the pool is made: the keeper fills it. */
+	if (keeper_start(&sq->keeper, &sq->sp, &sq->pool) == -1)
+		say("%s: cannot start a thread (%s); fsyncs and log creates "
+		    "are done between jobs", sq->sp.path, strerror(errno));
+	if (sq->pool.dir != -1)
 		sq_prepare(q);
 	spoolq_scan_defer(sq);
 	spoolq_scan_new(sq, true);

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <string.h>
 #include "chute.h"
+#include "keeper.h"
 #include "queue.h"
 
 #define OLD_MAX	16
@@ -29,17 +30,21 @@ struct spoolq {
 	struct claim	**held;		/* our claims, in cur/, until released */
 	size_t		 nheld, capheld;
 	struct joblog_pool pool;	/* empty logs for the next claims */
+	struct keeper	 keeper;	/* fills pool, fsyncs; .on false: we do */
 	int		 wlock;		/* .workers.PID, inherited by workers */
 	char		 old[OLD_MAX][40];	/* .workers.PID of dead owners */
 	int		 nold;
 	int		 ndefer;	/* jobs in defer/, as last counted */
 	bool		 rescan, fatal;
 	bool		 pool_failed;	/* said once: no spare logs */
+	bool		 pool_off;	/* no O_TMPFILE: not refilled */
 	bool		 truncated;	/* new/ holds jobs the window left out */
 	size_t		 window;	/* most names of new/ held in ready */
 	msec_t		 next_defer;	/* realtime; 0: nothing deferred */
 	msec_t		 next_rescan;	/* monotonic */
 	msec_t		 dirty_since;	/* monotonic: oldest unsynced transition; 0: none */
+	msec_t		 commit_due;	/* monotonic: sq_commit's next turn */
+	bool		 sync_failed;	/* the last fsync failed: retry after a delay */
 	msec_t		 scan_now;
 	struct timespec	 new_mtime;	/* new/'s mtime at the last full scan */
 	msec_t		 new_scanned;	/* realtime that scan started */

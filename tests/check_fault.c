@@ -544,6 +544,45 @@ START_TEST(test_owner_retries_an_fsync_of_done_that_failed_with_eio)
 }
 END_TEST
 
+/*
+ * A disk that stalls in the fsync of done/ (the shim holds it until the
+ * test opens a FIFO): the owner goes on meanwhile, and the next job runs
+ * to done/ while that fsync still waits, because the fsyncs are the
+ * keeper thread's (keeper.c), not the loop's.  Once the disk answers,
+ * done/ is fsynced again for the second job and the owner exits 0.
+ */
+START_TEST(test_a_stalled_fsync_of_done_holds_up_no_job)
+{
+	pid_t owner;
+	int fd;
+
+	NEED_SHIM();
+	EXPECT(mkfifo(RP("stall"), 0600) == 0, "mkfifo: %s", strerror(errno));
+	setenv("CHUTE_FAULT_HOLD", RP("stall"), 1);
+	owner = f_owner("fsync:1:HOLD", "/spool/done", h_journal());
+	unsetenv("CHUTE_FAULT_HOLD");
+	t_submit_as("job1", "payload\n");
+	WAIT_UNTIL(f_log_count("injected HOLD") == 1, 10000,
+	    "the owner never fsynced done/ after job1:\n%s", f_log());
+	t_submit_as("job2", "payload\n");
+	EXPECT(t_await("job2", 10000) == 0, "job2 did not reach done/ while the"
+	    " fsync of done/ for job1 was held: the owner waits for the disk\n%s",
+	    t_log_of(owner));
+	EXPECT(f_log_count("passed") == 0, "an fsync of done/ ended while the"
+	    " first was held:\n%s", f_log());
+	/* The disk answers. */
+	EXPECT((fd = open(RP("stall"), O_WRONLY | O_CLOEXEC)) != -1,
+	    "open %s: %s", RP("stall"), strerror(errno));
+	close(fd);
+	EXPECT(t_stop(owner) == 0, "the owner did not exit 0 on SIGTERM:\n%s",
+	    t_log_of(owner));
+	EXPECT(f_log_count("passed") >= 1, "done/ was not fsynced after job2"
+	    " reached it:\n%s", f_log());
+	f_done_once("job1");
+	f_done_once("job2");
+}
+END_TEST
+
 START_TEST(test_owner_retries_a_job_it_could_not_open_for_lack_of_descriptors)
 {
 	const char *where;
@@ -784,6 +823,7 @@ fault_suite(void)
 	tcase_add_test(tc, test_owner_retries_a_move_to_done_that_failed_with_eio);
 	tcase_add_test(tc, test_owner_retries_a_claim_that_failed_with_eio);
 	tcase_add_test(tc, test_owner_retries_an_fsync_of_done_that_failed_with_eio);
+	tcase_add_test(tc, test_a_stalled_fsync_of_done_holds_up_no_job);
 	tcase_add_test(tc, test_owner_retries_a_job_it_could_not_open_for_lack_of_descriptors);
 	tcase_add_test(tc, test_owner_retries_rejecting_a_fifo_whose_move_to_failed_failed);
 	tcase_add_test(tc, test_owner_runs_jobs_whose_log_cannot_be_written);

@@ -16,6 +16,10 @@
  *				PATH: injected ERR" or "CALL #N PATH: passed",
  *				so a test can tell that the fault happened,
  *				and what came after it.
+ * CHUTE_FAULT_HOLD=FIFO	with ERR "HOLD": the chosen call does not
+ *				fail but waits (logged "injected HOLD"), until
+ *				the test opens FIFO for writing and closes it,
+ *				then runs.  A disk that stalls, on cue.
  *
  * CALL is one of write, fsync, fdatasync, close, open, openat, rename,
  * renameat, renameat2, linkat, unlinkat.  A failed call has no effect,
@@ -53,6 +57,8 @@ static struct {
 	int		 err;
 	char		 path[PATH_MAX];
 	char		 log[PATH_MAX];
+	char		 hold[PATH_MAX];	/* ERR "HOLD": wait on this FIFO */
+	int		 holding;
 	unsigned long	 seen;		/* matching calls so far */
 } F = { .call = -1 };
 
@@ -87,14 +93,16 @@ parse_fault(const char *spec)
 			F.call = i;
 	F.nth = strtoul(nth, &end, 10);
 	F.and_later = *end == '+';
+	F.holding = strcmp(err, "HOLD") == 0;
 	if (F.call == -1 || F.nth == 0 || end == nth ||
-	    *(end + F.and_later) != '\0' || (F.err = parse_errno(err)) == 0)
+	    *(end + F.and_later) != '\0' ||
+	    (!F.holding && (F.err = parse_errno(err)) == 0))
 		goto bad;
 	return;
 bad:
 	F.call = -1;
-	dprintf(STDERR_FILENO, "fault.c: CHUTE_FAULT=%s: expected CALL:N[+]:ERRNO;"
-	    " no fault injected\n", spec);
+	dprintf(STDERR_FILENO, "fault.c: CHUTE_FAULT=%s: expected CALL:N[+]:ERRNO"
+	    " or CALL:N[+]:HOLD; no fault injected\n", spec);
 }
 
 __attribute__((constructor)) static void
@@ -108,9 +116,17 @@ fault_init(void)
 		snprintf(F.path, sizeof(F.path), "%s", p);
 	if ((l = getenv("CHUTE_FAULT_LOG")) != NULL)
 		snprintf(F.log, sizeof(F.log), "%s", l);
+	if ((p = getenv("CHUTE_FAULT_HOLD")) != NULL)
+		snprintf(F.hold, sizeof(F.hold), "%s", p);
+	if (F.holding && F.hold[0] == '\0') {
+		F.call = -1;
+		dprintf(STDERR_FILENO, "fault.c: HOLD without CHUTE_FAULT_HOLD;"
+		    " no fault injected\n");
+	}
 	unsetenv("CHUTE_FAULT");
 	unsetenv("CHUTE_FAULT_PATH");
 	unsetenv("CHUTE_FAULT_LOG");
+	unsetenv("CHUTE_FAULT_HOLD");
 	unsetenv("LD_PRELOAD");
 }
 
@@ -165,11 +181,31 @@ note(const char *path, int failed)
 		return;
 	n = snprintf(line, sizeof(line), "%s #%lu %s: %s%s\n",
 	    call_names[F.call], F.seen, path, failed ? "injected " : "passed",
-	    !failed ? "" : strerrorname_np(F.err) ? strerrorname_np(F.err) : "?");
+	    !failed ? "" : F.holding ? "HOLD" :
+	    strerrorname_np(F.err) ? strerrorname_np(F.err) : "?");
 	if (n > (int)sizeof(line) - 1)
 		n = sizeof(line) - 1;
 	syscall(SYS_write, fd, line, (size_t)n);
 	syscall(SYS_close, fd);
+}
+
+/* Wait until the test has opened F.hold for writing and closed it again. */
+static void
+hold(void)
+{
+	char buf[64];
+	long fd, n;
+
+	/* Raw system calls, as in note(). */
+	while ((fd = syscall(SYS_openat, AT_FDCWD, F.hold, O_RDONLY | O_CLOEXEC)) < 0 &&
+	    errno == EINTR)
+		;
+	if (fd < 0)
+		return;
+	while ((n = syscall(SYS_read, (int)fd, buf, sizeof(buf))) > 0 ||
+	    (n < 0 && errno == EINTR))
+		;
+	syscall(SYS_close, (int)fd);
 }
 
 /*
@@ -190,6 +226,10 @@ hit(enum call c, const char *a, const char *b)
 	n = __atomic_add_fetch(&F.seen, 1, __ATOMIC_SEQ_CST);
 	fail = n == F.nth || (F.and_later && n > F.nth);
 	note(a[0] != '\0' ? a : b, fail);
+	if (fail && F.holding) {
+		hold();
+		return 0;
+	}
 	return fail;
 }
 

@@ -16,7 +16,7 @@ layer() {
 	case $1 in
 	util|id|nameq|spool|state|joblog|lock|ready|watch|spawn|outcome|notify) echo 1 ;;
 	pg_conn|pg_schema) echo 1 ;;
-	worker|queue_spool|queue_spool_scan|queue_spool_recover|queue_pg) echo 2 ;;
+	worker|keeper|queue_spool|queue_spool_scan|queue_spool_recover|queue_pg) echo 2 ;;
 	supervise) echo 3 ;;
 	owner|owner_job) echo 4 ;;
 	cmd|cmd_*|listing|top_*|pg_cmd|pg_cmd_*|pg_main|pg_forward) echo 5 ;;
