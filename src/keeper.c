@@ -120,14 +120,18 @@ keeper_start(struct keeper *k, struct spool *sp, struct joblog_pool *pool)
 	return 0;
 }
 
+/*
+ * Signalled after the unlock: woken inside it, the keeper would find the
+ * mutex still held and sleep again on it, two more context switches.
+ */
 static void
 ask(struct keeper *k, bool fill, unsigned set)
 {
 	pthread_mutex_lock(&k->mu);
 	k->fill |= fill;
 	k->sync |= set;
-	pthread_cond_signal(&k->cv);
 	pthread_mutex_unlock(&k->mu);
+	pthread_cond_signal(&k->cv);
 }
 
 /* Refill the log pool up to what it wants. */
@@ -190,8 +194,8 @@ keeper_stop(struct keeper *k)
 		return 0;
 	pthread_mutex_lock(&k->mu);
 	k->quit = true;
-	pthread_cond_signal(&k->cv);
 	pthread_mutex_unlock(&k->mu);
+	pthread_cond_signal(&k->cv);
 	pthread_join(k->thread, NULL);
 	k->on = false;
 	left = k->sync | k->failed;
