@@ -73,6 +73,7 @@ keeper_main(void *arg)
 		set = k->sync;
 		k->sync = 0;
 		k->syncing = true;
+		k->since = mono_ms();
 		pthread_mutex_unlock(&k->mu);
 		failed = sync_dirs(k->sp, set, &err);
 		pthread_mutex_lock(&k->mu);
@@ -151,10 +152,11 @@ keeper_sync(struct keeper *k, unsigned set)
 /*
  * Has every fsync handed over ended?  *failed is the set whose fsync
  * failed since the last call (the owner's again, to retry), *err the
- * errno of the last failure.
+ * errno of the last failure, *since when the fsync in progress began
+ * (0: none).
  */
 bool
-keeper_idle(struct keeper *k, unsigned *failed, int *err)
+keeper_idle(struct keeper *k, unsigned *failed, int *err, msec_t *since)
 {
 	bool idle;
 
@@ -162,6 +164,7 @@ keeper_idle(struct keeper *k, unsigned *failed, int *err)
 	idle = k->sync == 0 && !k->syncing;
 	*failed = k->failed;
 	*err = k->err;
+	*since = k->syncing ? k->since : 0;
 	k->failed = 0;
 	pthread_mutex_unlock(&k->mu);
 	return idle;

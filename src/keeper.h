@@ -20,6 +20,7 @@ struct keeper {
 	bool		 quit;		/* asked to end */
 	bool		 fill;		/* asked to refill the pool */
 	bool		 syncing;	/* fsyncing `sync`'s directories */
+	msec_t		 since;		/* monotonic: when that began */
 	unsigned	 sync;		/* handed over, not fsynced yet */
 	unsigned	 failed;	/* whose fsync failed, with errno err */
 	int		 err;
@@ -28,7 +29,7 @@ struct keeper {
 
 int	 keeper_start(struct keeper *, struct spool *, struct joblog_pool *);
 void	 keeper_fill(struct keeper *);
-bool	 keeper_idle(struct keeper *, unsigned *, int *);
+bool	 keeper_idle(struct keeper *, unsigned *, int *, msec_t *);
 void	 keeper_sync(struct keeper *, unsigned);
 int	 keeper_fill_error(struct keeper *);
 unsigned keeper_stop(struct keeper *);

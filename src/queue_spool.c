@@ -673,18 +673,30 @@ sync_failed(struct spoolq *sq, int err, msec_t mono)
 	sq->sync_failed = true;
 }
 
-/* Take back what the keeper could not fsync; true if it holds nothing. */
+/*
+ * Take back what the keeper could not fsync; true if it holds nothing.
+ * Jobs go on running while an fsync hangs (a dying disk, a hung NFS
+ * server), so the journal says so, once per fsync: their transitions are
+ * not durable until it returns, and a power loss would run them again.
+ */
 static bool
 kept(struct spoolq *sq, msec_t mono)
 {
 	unsigned failed;
+	msec_t since;
 	bool idle;
 	int err;
 
-	idle = keeper_idle(&sq->keeper, &failed, &err);
+	idle = keeper_idle(&sq->keeper, &failed, &err, &since);
 	if (failed != 0) {
 		sq->sp.dirty |= failed;
 		sync_failed(sq, err, mono);
+	}
+	if (since != 0 && mono - since >= SYNC_SLOW_MS && sq->slow_since != since) {
+		say("%s: an fsync has not returned for %lld s; jobs go on, and "
+		    "their moves are not durable until it does", sq->sp.path,
+		    (long long)(mono - since) / 1000);
+		sq->slow_since = since;
 	}
 	return idle;
 }

@@ -45,6 +45,7 @@ struct spoolq {
 	msec_t		 dirty_since;	/* monotonic: oldest unsynced transition; 0: none */
 	msec_t		 commit_due;	/* monotonic: sq_commit's next turn */
 	bool		 sync_failed;	/* the last fsync failed: retry after a delay */
+	msec_t		 slow_since;	/* the hung fsync already said (keeper.since) */
 	msec_t		 scan_now;
 	struct timespec	 new_mtime;	/* new/'s mtime at the last full scan */
 	msec_t		 new_scanned;	/* realtime that scan started */

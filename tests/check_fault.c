@@ -548,8 +548,9 @@ END_TEST
  * A disk that stalls in the fsync of done/ (the shim holds it until the
  * test opens a FIFO): the owner goes on meanwhile, and the next job runs
  * to done/ while that fsync still waits, because the fsyncs are the
- * keeper thread's (keeper.c), not the loop's.  Once the disk answers,
- * done/ is fsynced again for the second job and the owner exits 0.
+ * keeper thread's (keeper.c), not the loop's; after 10 s the owner says
+ * the fsync hangs.  Once the disk answers, done/ is fsynced again for the
+ * second job and the owner exits 0.
  */
 START_TEST(test_a_stalled_fsync_of_done_holds_up_no_job)
 {
@@ -570,6 +571,9 @@ START_TEST(test_a_stalled_fsync_of_done_holds_up_no_job)
 	    t_log_of(owner));
 	EXPECT(f_log_count("passed") == 0, "an fsync of done/ ended while the"
 	    " first was held:\n%s", f_log());
+	/* A hung fsync is said in the journal (after SYNC_SLOW_MS, 10 s). */
+	WAIT_UNTIL(f_owner_says(owner, "an fsync has not returned for"), 20000,
+	    "the owner did not say that its fsync hangs:\n%s", t_log_of(owner));
 	/* The disk answers. */
 	EXPECT((fd = open(RP("stall"), O_WRONLY | O_CLOEXEC)) != -1,
 	    "open %s: %s", RP("stall"), strerror(errno));
