@@ -139,6 +139,7 @@ void	 joblog_parse(const char *, size_t, struct joblog_info *);
 struct joblog_pool {
 	pthread_mutex_t mu;		/* n, want, seq, fd: keeper.c fills */
 	int	 dir;			/* log/.pool/; -1: no pool */
+	bool	 linkable;		/* /proc/self/fd is there: spare logs */
 	int	 want;			/* how many to keep ready */
 	int	 n;			/* ready now: fd[0..n-1], unnamed */
 	unsigned seq;			/* the next batch line's name */

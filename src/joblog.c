@@ -416,6 +416,8 @@ joblog_pool_open(struct joblog_pool *p, struct spool *sp)
 		errno = saved;
 		return -1;
 	}
+	/* A spare log gets its name through /proc (joblog_pool_take). */
+	p->linkable = access("/proc/self/fd", X_OK) == 0;
 	return 0;
 }
 
@@ -437,7 +439,7 @@ joblog_pool_short(struct joblog_pool *p)
 {
 	bool s;
 
-	if (p->dir == -1)
+	if (p->dir == -1 || !p->linkable)
 		return false;
 	pthread_mutex_lock(&p->mu);
 	s = p->n < p->want;
@@ -456,7 +458,7 @@ joblog_pool_fill(struct joblog_pool *p, struct spool *sp)
 {
 	int fd, saved;
 
-	if (p->dir == -1)
+	if (p->dir == -1 || !p->linkable)
 		return 0;
 	pthread_mutex_lock(&p->mu);
 	while (p->n < p->want) {

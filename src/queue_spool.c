@@ -860,6 +860,9 @@ sq_start(struct queue *q)
 	if (joblog_pool_open(&sq->pool, &sq->sp) == -1)
 		say("log/.pool/: %s; logs are created as jobs are claimed",
 		    strerror(errno));
+	else if (!sq->pool.linkable)
+		say("/proc/self/fd: %s; logs are created as jobs are claimed",
+		    strerror(errno));
 	/* After the pool is made: the keeper fills it. */
 	if (keeper_start(&sq->keeper, &sq->sp, &sq->pool) == -1)
 		say("%s: cannot start a thread (%s); fsyncs and log creates "
