@@ -44,6 +44,7 @@
 #define WINDOW		65536	/* most names of new/ held in memory */
 #define SCAN_CHUNK	4096	/* names of new/ read per loop iteration */
 #define LOGPOOL_MAX	16	/* empty logs made ahead in log/.pool/, at most */
+#define LOGPOOL_MIN	8	/* ... at least: a reserve for creates slowed by a purge */
 /* forward's log line for a job that kept its ID: "forwarded to Q at URI " FWD_SAME_ID */
 #define FWD_SAME_ID	"under the same ID"
 #define NOTIFY_WAIT_MS	250	/* longest wait on systemd's full notify queue */

@@ -401,7 +401,7 @@ joblog_pool_open(struct joblog_pool *p, struct spool *sp)
 	int saved;
 
 	*p = (struct joblog_pool){ .mu = PTHREAD_MUTEX_INITIALIZER, .dir = -1,
-	    .want = 1 };
+	    .want = LOGPOOL_MIN };
 	/* In a setgid log/ the pool inherits the group, as its files must. */
 	if (mkdirat(sp->dir[ST_LOG], POOL_DIR, 0700) == -1 && errno != EEXIST)
 		return -1;
@@ -433,7 +433,11 @@ joblog_pool_want(struct joblog_pool *p, int n)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Fewer logs ready than wanted (and a pool to make them in)? */
+/*
+ * Half the logs wanted are gone (and there is a pool to make them in)?
+ * The keeper refills in batches: fewer wakes, and a reserve left while
+ * it works.
+ */
 bool
 joblog_pool_short(struct joblog_pool *p)
 {
@@ -442,7 +446,7 @@ joblog_pool_short(struct joblog_pool *p)
 	if (p->dir == -1 || !p->linkable)
 		return false;
 	pthread_mutex_lock(&p->mu);
-	s = p->n < p->want;
+	s = 2 * p->n <= p->want;
 	pthread_mutex_unlock(&p->mu);
 	return s;
 }

@@ -157,10 +157,10 @@ START_TEST(test_memory_holds_a_bounded_window_of_the_oldest_jobs)
 END_TEST
 
 /*
- * A job without a log gets one of the pool's, by rename; a job that has
+ * A job without a log gets one of the pool's, by link; a job that has
  * one (it ran before) appends to it and counts its attempts from it, and
- * the pool's file waits for the next job.  The pool is refilled to as
- * many as one claim asked for.
+ * the pool's file waits for the next job.  The pool is refilled to
+ * LOGPOOL_MIN, or to as many as one claim asked for if that is more.
  */
 START_TEST(test_claims_take_logs_from_the_pool_and_keep_existing_ones)
 {
@@ -178,7 +178,7 @@ START_TEST(test_claims_take_logs_from_the_pool_and_keep_existing_ones)
 	close(fd);
 	ck_assert_int_eq(joblog_pool_open(&sq->pool, &sq->sp), 0);
 	ck_assert_int_eq(joblog_pool_fill(&sq->pool, &sq->sp), 0);
-	ck_assert_int_eq(sq->pool.n, 1);
+	ck_assert_int_eq(sq->pool.n, LOGPOOL_MIN);
 	scan_all(true);
 	ck_assert_int_eq(sq->q.be->claim(&sq->q, cv, 2), 2);
 	ck_assert_str_eq(ca.id, "a");
@@ -188,12 +188,12 @@ START_TEST(test_claims_take_logs_from_the_pool_and_keep_existing_ones)
 	ck_assert_int_eq(cb.attempt, 1);
 	ck_assert_int_ne(cb.logfd, -1);
 	ck_assert_int_eq(cb.logend, 0);
-	ck_assert_int_eq(sq->pool.n, 0);
+	ck_assert_int_eq(sq->pool.n, LOGPOOL_MIN - 1);	/* only b took one */
 	ck_assert_int_eq(fstatat(sq->sp.dir[ST_LOG], "b", &st, 0), 0);
 	ck_assert(st.st_size == 0);
 	ck_assert_int_eq(fstatat(sq->sp.dir[ST_CUR], "b", &st, 0), 0);
 	sq->q.be->prepare(&sq->q);
-	ck_assert_int_eq(sq->pool.n, 2);
+	ck_assert_int_eq(sq->pool.n, LOGPOOL_MIN);
 	sq->q.be->release(&sq->q, &ca);
 	sq->q.be->release(&sq->q, &cb);
 }
