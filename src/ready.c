@@ -59,10 +59,17 @@ check_links(struct spool *sp, const char *name, const struct stat *st,
 	return READY_LINKED;
 }
 
-/* The lease answers "is anyone writing?" and is dropped at once. */
+/*
+ * The lease answers "is anyone writing?" and is dropped at once.  A name
+ * that arrived by rename (RF_MOVED: IN_MOVED_TO, or one of our own moves)
+ * was complete before it got here, by the protocol: not asked, which
+ * saves two system calls on every submitted job.
+ */
 static enum ready
 probe_writers(int fd, const struct stat *st, unsigned flags)
 {
+	if (flags & RF_MOVED)
+		return READY_YES;
 	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
 		fcntl(fd, F_SETLEASE, F_UNLCK);
 		return READY_YES;
@@ -117,7 +124,8 @@ look(int dir, const char *name, struct stat *st)
 }
 
 /*
- * Check new/name.  On READY_YES, *fdp is the job file, open read-only and
+ * Check new/name.  On READY_YES, *fdp is the job file, open read-only,
+ * still O_NONBLOCK (spawn_handler clears that for a handler's stdin) and
  * (unless RF_PEEK) flock()ed: the lock travels with the descriptor into
  * the handler, so a later owner can see that a handler for this job still
  * runs (READY_BUSY).  Never follows a symlink and never opens anything but a
@@ -180,7 +188,6 @@ ready_checkb(struct spool *sp, const char *name, unsigned flags, int *fdp,
 		r = errno == EWOULDBLOCK ? READY_BUSY : READY_ERR;
 		goto out;
 	}
-	fcntl(fd, F_SETFL, 0);		/* the handler gets a blocking stdin */
 	*fdp = fd;
 	return READY_YES;
 out:

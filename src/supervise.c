@@ -7,6 +7,7 @@
  */
 #include <sys/wait.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,6 +145,11 @@ spawn_handler(struct sup *s, const struct sup_job *j)
 	    (argv = make_argv(s->c.argv, j->path)) == NULL ||
 	    (env = spawn_env(add, 4)) == NULL)
 		goto out;
+	/* The claim opened it O_NONBLOCK (a FIFO swapped in must not hang
+	 * us); the handler gets a blocking stdin.  Persistent workers open
+	 * their job by path: no system call for them. */
+	if (j->fd != -1)
+		fcntl(j->fd, F_SETFL, 0);
 	pid = spawn_exec(s->c.path, argv, env, fds, 3, s->c.die_with_owner);
 out:
 	saved = errno;
