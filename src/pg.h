@@ -8,6 +8,7 @@
 #ifndef PG_H
 #define PG_H
 
+#include <stdint.h>
 #include <libpq-fe.h>
 #include "chute.h"
 #include "queue.h"
@@ -25,6 +26,19 @@
 #define PG_PREFETCH		256		/* --prefetch default */
 #define PG_PREFETCH_MAX		10000
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */
+
+/* Type OIDs of the binary array parameters (pg_arr). */
+#define PG_OID_TEXT		25
+#define PG_OID_BYTEA		17
+#define PG_OID_TEXT_ARR		1009
+#define PG_OID_BYTEA_ARR	1001
+
+/* One array parameter, in PostgreSQL's binary format (pg_arr_begin). */
+struct pg_arr {
+	char	*b;
+	size_t	 len, cap;
+	int	 n;
+};
 
 /* A connection and what is safe to print about it. */
 struct pg {
@@ -60,6 +74,11 @@ int	 pg_send(struct pg *, const char *, int, const Oid *,
 	    const char *const *, const int *, const int *);
 PGresult *pg_await(struct pg *);
 char	*pg_text_array(const char *const *, int);
+void	 pg_arr_begin(struct pg_arr *, uint32_t);
+char	*pg_arr_elem(struct pg_arr *, size_t);
+int	 pg_arr_str(struct pg_arr *, const char *);
+void	 pg_arr_shrink(struct pg_arr *, size_t, size_t);
+void	 pg_arr_end(struct pg_arr *);
 int	 pg_fail(struct pg *, const char *);
 
 /* queue_pg.c */

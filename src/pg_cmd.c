@@ -160,9 +160,22 @@ pgcmd_init(int argc, char **argv)
 
 /* ---- submit ---- */
 
+#define SUBMIT_BATCH	1000		/* jobs per statement */
+#define SUBMIT_BYTES	(32LL << 20)	/* payload bytes per statement (one job more) */
+
+/*
+ * The inputs of one submit go in batches, a statement each, so that a
+ * thousand files cost one transaction, not a thousand commits.  ids holds
+ * every input's ID in order; [first, first + ids.n) is the batch being
+ * gathered, and [0, ok) the IDs the database has, to be printed.
+ */
 struct submit {
 	const char	*id;
 	msec_t		 delay, at;	/* -1: not given */
+	char		 (*ids)[NAME_MAX + 1];
+	int		 ok, first;
+	struct pg_arr	 did, body;	/* the batch */
+	long long	 bytes;
 };
 
 /* The whole input, at most PG_MAX_JOB bytes.  NULL (errno EFBIG: too big). */
@@ -205,56 +218,97 @@ slurp(int fd, size_t *len)
 }
 
 /*
- * One job: its row and its payload in one statement, so one transaction.
- * Returns 0, 1 when the ID is taken, -1 on a database error.
+ * One statement for the batch: each job's row and payload, unless its ID
+ * is taken, and one notification for the workers, sent with the commit
+ * that makes the rows visible.  Rows: the position (1..) of each job
+ * inserted.
  */
-static int
-insert(struct pg *pg, const struct submit *sb, const char *id, const char *body,
-    size_t len)
-{
-	static const char sql[] =
-	    "WITH j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
-	    " VALUES ($1, $2, CASE WHEN $3::bigint IS NULL AND $4::bigint IS NULL"
-	    " THEN 'new' ELSE 'defer' END,"
-	    " CASE WHEN $4::bigint IS NOT NULL THEN to_timestamp($4::bigint / 1000.0)"
-	    " WHEN $3::bigint IS NOT NULL THEN now() + $3::bigint * interval"
-	    " '1 millisecond' ELSE now() END, $5::bigint)"
-	    " ON CONFLICT DO NOTHING RETURNING queue, id)"
-	    " INSERT INTO chute.payloads (queue, id, body)"
-	    " SELECT queue, id, $6 FROM j";
-	char delay[24], at[24], size[24];
-	const char *p[6] = { pg->queue, id, sb->delay >= 0 ? delay : NULL,
-	    sb->at >= 0 ? at : NULL, size, body };
-	int lens[6] = { 0, 0, 0, 0, 0, (int)len }, fmts[6] = { 0, 0, 0, 0, 0, 1 };
-	PGresult *r;
-	int rows;
+static const char insert_sql[] =
+"WITH b AS MATERIALIZED (SELECT * FROM unnest($2::text[], $3::bytea[])"
+" WITH ORDINALITY AS b(id, body, n)),"
+" j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
+" SELECT $1, id, CASE WHEN $4::bigint IS NULL AND $5::bigint IS NULL"
+" THEN 'new' ELSE 'defer' END,"
+" CASE WHEN $5::bigint IS NOT NULL THEN to_timestamp($5::bigint / 1000.0)"
+" WHEN $4::bigint IS NOT NULL THEN now() + $4::bigint * interval"
+" '1 millisecond' ELSE now() END, octet_length(body) FROM b ORDER BY n"
+" ON CONFLICT DO NOTHING RETURNING id),"
+" p AS (INSERT INTO chute.payloads (queue, id, body)"
+" SELECT $1, b.id, b.body FROM b JOIN j ON j.id = b.id),"
+" w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
+" SELECT b.n FROM b JOIN j ON j.id = b.id"
+" WHERE (SELECT count(*) FROM w) >= 0 ORDER BY b.n";
 
-	snprintf(delay, sizeof(delay), "%lld", (long long)sb->delay);
-	snprintf(at, sizeof(at), "%lld", (long long)sb->at);
-	snprintf(size, sizeof(size), "%zu", len);
-	r = PQexecParams(pg->conn, sql, 6, NULL, p, lens, fmts, 0);
-	if (pg_result(pg, r) != PGRES_COMMAND_OK) {
-		PQclear(r);
-		return -1;
-	}
-	rows = atoi(PQcmdTuples(r));
-	PQclear(r);
-	return rows == 1 ? 0 : 1;
+static void
+batch_begin(struct submit *sb)
+{
+	sb->first += sb->did.n;
+	sb->bytes = 0;
+	pg_arr_begin(&sb->did, PG_OID_TEXT);
+	pg_arr_begin(&sb->body, PG_OID_BYTEA);
 }
 
+/*
+ * Send the batch and take its answer: its jobs now in the database join
+ * the IDs to print, the others' IDs were taken ("job exists").  Returns 0,
+ * EXIT_NO when an ID was taken, or an exit status after saying why the
+ * database did not take the batch (then none of it is there).
+ */
 static int
-submit_one(struct pg *pg, const struct submit *sb, const char *file, char *id,
-    size_t idlen)
+batch_send(struct pg *pg, struct submit *sb)
+{
+	static const Oid types[5] = { PG_OID_TEXT, PG_OID_TEXT_ARR,
+	    PG_OID_BYTEA_ARR, 0, 0 };
+	static const int fmts[5] = { 0, 1, 1, 0, 0 };
+	char delay[24], at[24];
+	const char *v[5] = { pg->queue, sb->did.b, sb->body.b,
+	    sb->delay >= 0 ? delay : NULL, sb->at >= 0 ? at : NULL };
+	const int lens[5] = { 0, (int)sb->did.len, (int)sb->body.len, 0, 0 };
+	int m = sb->did.n, rc = 0, k = 0;
+	PGresult *r;
+
+	if (m == 0)
+		return 0;
+	if (sb->did.b == NULL || sb->body.b == NULL) {
+		fprintf(stderr, "chute: submit: %s\n", strerror(ENOMEM));
+		return EX_SOFTWARE;
+	}
+	pg_arr_end(&sb->did);
+	pg_arr_end(&sb->body);
+	snprintf(delay, sizeof(delay), "%lld", (long long)sb->delay);
+	snprintf(at, sizeof(at), "%lld", (long long)sb->at);
+	r = pg_send(pg, insert_sql, 5, types, v, lens, fmts) == 0 ?
+	    pg_await(pg) : NULL;
+	if (pg_result(pg, r) != PGRES_TUPLES_OK) {
+		PQclear(r);
+		return pg_fail(pg, "submit");
+	}
+	for (int i = 0; i < m; i++) {
+		const char *id = sb->ids[sb->first + i];
+
+		if (k < PQntuples(r) && atoi(PQgetvalue(r, k, 0)) == i + 1) {
+			k++;
+			if (sb->ok != sb->first + i)
+				memcpy(sb->ids[sb->ok], id, sizeof(sb->ids[0]));
+			sb->ok++;
+		} else {
+			fprintf(stderr, "chute: %s: job exists\n", id);
+			rc = EXIT_NO;
+		}
+	}
+	PQclear(r);
+	return rc;
+}
+
+/* Read one input into the batch under a new ID (or --id): 0, or 66. */
+static int
+submit_one(struct submit *sb, const char *file)
 {
 	bool is_stdin = strcmp(file, "-") == 0;
-	int fd, rc;
+	char *body, *p;
 	size_t len;
-	char *body;
+	int fd;
 
-	if (sb->id != NULL)
-		strlcpy(id, sb->id, idlen);
-	else
-		id_generate(id, idlen);
 	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
 	    == -1) {
 		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
@@ -272,13 +326,16 @@ submit_one(struct pg *pg, const struct submit *sb, const char *file, char *id,
 			fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
 		return EX_NOINPUT;
 	}
-	rc = insert(pg, sb, id, body, len);
+	if (sb->id != NULL)
+		strlcpy(sb->ids[sb->first + sb->did.n], sb->id, sizeof(sb->ids[0]));
+	else
+		id_generate(sb->ids[sb->first + sb->did.n], sizeof(sb->ids[0]));
+	if (pg_arr_str(&sb->did, sb->ids[sb->first + sb->did.n]) == 0 &&
+	    (p = pg_arr_elem(&sb->body, len)) != NULL)
+		memcpy(p, body, len);
+	sb->bytes += (long long)len;
 	free(body);
-	if (rc == 1) {
-		fprintf(stderr, "chute: %s: job exists\n", id);
-		return EXIT_NO;
-	}
-	return rc == 0 ? 0 : pg_fail(pg, "submit");
+	return 0;
 }
 
 /* One option of submit; 0, or an exit status (said). */
@@ -322,46 +379,56 @@ submit_parse(int argc, char **argv, struct submit *sb)
 	return 0;
 }
 
+/* Not worth going on: the database refused or lost a batch. */
+static bool
+fatal(int rc)
+{
+	return rc != 0 && rc != EXIT_NO && rc != EX_NOINPUT;
+}
+
+/*
+ * chute submit URL [--id ID] [--delay DUR | --at EPOCH] [FILE...]: every
+ * input that can be read goes in, a batch per statement; the IDs the
+ * database has are printed at the end, in input order.
+ */
 int
 pgcmd_submit(int argc, char **argv)
 {
 	struct submit sb = { .delay = -1, .at = -1 };
-	char (*ids)[NAME_MAX + 1];
 	char *stdin_only[] = { "-" }, **files;
-	const char *p[1];
 	struct pg pg;
-	int rc, n, ok = 0;
+	int rc, r, n;
 
 	if ((rc = pgcmd_take(&argc, argv, "submit", &pg, true)) != 0 ||
 	    (rc = submit_parse(argc, argv, &sb)) != 0)
 		return rc;
 	files = optind < argc ? argv + optind : stdin_only;
 	n = optind < argc ? argc - optind : 1;
-	if ((ids = calloc((size_t)n, sizeof(*ids))) == NULL)
-		return EX_SOFTWARE;
+	if ((sb.ids = calloc((size_t)n, sizeof(*sb.ids))) == NULL)
+		return done_with(&pg, EX_SOFTWARE);
 	if (pg_connect(&pg, false, 0) == -1 || (rc = pg_schema_check(&pg)) != 0) {
-		free(ids);
+		free(sb.ids);
 		return done_with(&pg, rc ? rc : pg_fail(&pg, "connect"));
 	}
-	for (int i = 0; i < n; i++) {
-		int r = submit_one(&pg, &sb, files[i], ids[ok], sizeof(ids[0]));
-
-		if (r == 0)
-			ok++;
-		else if (r > rc)
+	batch_begin(&sb);
+	for (int i = 0; i < n && !fatal(rc); i++) {
+		if (sb.did.n == SUBMIT_BATCH || sb.bytes >= SUBMIT_BYTES) {
+			if ((r = batch_send(&pg, &sb)) > rc)
+				rc = r;
+			if (fatal(r))
+				break;
+			batch_begin(&sb);
+		}
+		if ((r = submit_one(&sb, files[i])) > rc)
 			rc = r;
-		if (r == EX_TEMPFAIL || r == EX_IOERR)
-			break;
 	}
-	/* One notification for the whole batch wakes the workers. */
-	p[0] = pg.queue;
-	if (ok > 0 && pg_cmd(&pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1,
-	    p) == -1)
-		say("%s: notify: %s (workers find the jobs at their next poll)",
-		    pg.name, pg_error(&pg));
-	for (int i = 0; i < ok; i++)
-		printf("%s\n", ids[i]);
-	free(ids);
+	if (!fatal(rc) && (r = batch_send(&pg, &sb)) > rc)
+		rc = r;
+	for (int i = 0; i < sb.ok; i++)
+		printf("%s\n", sb.ids[i]);
+	free(sb.ids);
+	free(sb.did.b);
+	free(sb.body.b);
 	return done_with(&pg, rc);
 }
 

@@ -4,6 +4,7 @@
  * parameter and PG* variable works); its password never reaches a message,
  * a log line or a process title: only pg->name, rebuilt without it, does.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -359,6 +360,95 @@ PGresult *
 pg_await(struct pg *pg)
 {
 	return pg->conn != NULL ? await(pg) : NULL;
+}
+
+/* ---- array parameters, in PostgreSQL's binary format ---- */
+
+static void
+put32(char *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static char *
+arr_room(struct pg_arr *a, size_t n)
+{
+	if (a->len + n > a->cap) {
+		size_t cap = a->cap ? a->cap : 4096;
+		char *b;
+
+		while (cap < a->len + n)
+			cap *= 2;
+		if ((b = realloc(a->b, cap)) == NULL)
+			return NULL;
+		a->b = b;
+		a->cap = cap;
+	}
+	a->len += n;
+	return a->b + a->len - n;
+}
+
+/*
+ * Start an empty one-dimensional array of elements of type oid: a header,
+ * then a length and the bytes of each element.  A payload can be read
+ * straight into its element (pg_arr_elem), so it is copied once on its way
+ * to libpq.  An allocation that fails leaves a->b NULL or short: every
+ * later call fails, and the caller says so.
+ */
+void
+pg_arr_begin(struct pg_arr *a, uint32_t oid)
+{
+	a->len = 0;
+	a->n = 0;
+	if (arr_room(a, 20) == NULL)
+		return;
+	put32(a->b, 1);		/* dimensions */
+	put32(a->b + 4, 0);	/* no NULLs */
+	put32(a->b + 8, oid);
+	put32(a->b + 12, 0);	/* its length, set by pg_arr_end */
+	put32(a->b + 16, 1);	/* lower bound */
+}
+
+/* Room for an element of len bytes; NULL when out of memory. */
+char *
+pg_arr_elem(struct pg_arr *a, size_t len)
+{
+	char *p;
+
+	if (a->b == NULL || (p = arr_room(a, 4 + len)) == NULL)
+		return NULL;
+	put32(p, (uint32_t)len);
+	a->n++;
+	return p + 4;
+}
+
+/* A string element (text, or bytea of its bytes); 0, or -1 (no memory). */
+int
+pg_arr_str(struct pg_arr *a, const char *s)
+{
+	size_t n = strlen(s);
+	char *p = pg_arr_elem(a, n);
+
+	if (p == NULL)
+		return -1;
+	memcpy(p, s, n);
+	return 0;
+}
+
+/* The last element was given len bytes but got only got: shrink it. */
+void
+pg_arr_shrink(struct pg_arr *a, size_t len, size_t got)
+{
+	put32(a->b + a->len - len - 4, (uint32_t)got);
+	a->len -= len - got;
+}
+
+void
+pg_arr_end(struct pg_arr *a)
+{
+	if (a->b != NULL)
+		put32(a->b + 12, (uint32_t)a->n);
 }
 
 /*

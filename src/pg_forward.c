@@ -16,7 +16,6 @@
  */
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -40,21 +39,6 @@
 #define FWD_IDLE_MS	1000		/* longest wait without a wake-up */
 #define FWD_BIRTH	64		/* "INODE:SEC.NSEC" */
 
-#define OID_BYTEA_ARR	1001
-#define OID_TEXT_ARR	1009
-#define OID_TEXT	25
-#define OID_BYTEA	17
-
-/*
- * One array parameter in PostgreSQL's binary format: a header, then a
- * length and the bytes of each element.  Job files are read straight into
- * it, so a payload is copied once on its way to libpq.
- */
-struct arr {
-	char	*b;
-	size_t	 len, cap;
-	int	 n;
-};
 
 /*
  * The jobs of one statement.  Two take turns: while the server runs one's
@@ -67,7 +51,7 @@ struct batch {
 	int		 n;
 	long long	 bytes;
 	bool		 inflight;	/* sent, its result not taken yet */
-	struct arr	 lid, birth, did, body;	/* jobs idx[0, m) */
+	struct pg_arr	 lid, birth, did, body;	/* jobs idx[0, m) */
 	int		*idx, m;
 	off_t		*size;
 	char		 (*born)[FWD_BIRTH];	/* origin_birth */
@@ -92,88 +76,6 @@ struct fwd {
 	msec_t		 wait;		/* the next wait before a retry */
 	size_t		 forwarded;
 };
-
-/* ---- array parameters ---- */
-
-static void
-put32(char *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static char *
-arr_room(struct arr *a, size_t n)
-{
-	if (a->len + n > a->cap) {
-		size_t cap = a->cap ? a->cap : 4096;
-		char *b;
-
-		while (cap < a->len + n)
-			cap *= 2;
-		if ((b = realloc(a->b, cap)) == NULL)
-			return NULL;
-		a->b = b;
-		a->cap = cap;
-	}
-	a->len += n;
-	return a->b + a->len - n;
-}
-
-/* Start an empty one-dimensional array of elements of type oid. */
-static void
-arr_begin(struct arr *a, uint32_t oid)
-{
-	a->len = 0;
-	a->n = 0;
-	if (arr_room(a, 20) == NULL)
-		return;
-	put32(a->b, 1);		/* dimensions */
-	put32(a->b + 4, 0);	/* no NULLs */
-	put32(a->b + 8, oid);
-	put32(a->b + 12, 0);	/* its length, set by arr_end */
-	put32(a->b + 16, 1);	/* lower bound */
-}
-
-/* Room for an element of len bytes; NULL when out of memory. */
-static char *
-arr_elem(struct arr *a, size_t len)
-{
-	char *p;
-
-	if (a->b == NULL || (p = arr_room(a, 4 + len)) == NULL)
-		return NULL;
-	put32(p, (uint32_t)len);
-	a->n++;
-	return p + 4;
-}
-
-static int
-arr_str(struct arr *a, const char *s)
-{
-	size_t n = strlen(s);
-	char *p = arr_elem(a, n);
-
-	if (p == NULL)
-		return -1;
-	memcpy(p, s, n);
-	return 0;
-}
-
-/* The last element was given len bytes but got only got: shrink it. */
-static void
-arr_shrink(struct arr *a, size_t len, size_t got)
-{
-	put32(a->b + a->len - len - 4, (uint32_t)got);
-	a->len -= len - got;
-}
-
-static void
-arr_end(struct arr *a)
-{
-	if (a->b != NULL)
-		put32(a->b + 12, (uint32_t)a->n);
-}
 
 /* ---- the spool side ---- */
 
@@ -239,19 +141,19 @@ static void
 batch_begin(struct batch *b)
 {
 	b->m = 0;
-	arr_begin(&b->lid, OID_TEXT);
-	arr_begin(&b->birth, OID_TEXT);
-	arr_begin(&b->did, OID_TEXT);
-	arr_begin(&b->body, OID_BYTEA);
+	pg_arr_begin(&b->lid, PG_OID_TEXT);
+	pg_arr_begin(&b->birth, PG_OID_TEXT);
+	pg_arr_begin(&b->did, PG_OID_TEXT);
+	pg_arr_begin(&b->body, PG_OID_BYTEA);
 }
 
 static void
 batch_end(struct batch *b)
 {
-	arr_end(&b->lid);
-	arr_end(&b->birth);
-	arr_end(&b->did);
-	arr_end(&b->body);
+	pg_arr_end(&b->lid);
+	pg_arr_end(&b->birth);
+	pg_arr_end(&b->did);
+	pg_arr_end(&b->body);
 }
 
 /*
@@ -266,16 +168,16 @@ batch_put(struct batch *b, int i)
 	ssize_t got;
 	char *p;
 
-	if (arr_str(&b->lid, c->id) == -1 ||
-	    arr_str(&b->birth, b->born[i]) == -1 ||
-	    arr_str(&b->did, b->dbid[i]) == -1 ||
-	    (p = arr_elem(&b->body, len)) == NULL)
+	if (pg_arr_str(&b->lid, c->id) == -1 ||
+	    pg_arr_str(&b->birth, b->born[i]) == -1 ||
+	    pg_arr_str(&b->did, b->dbid[i]) == -1 ||
+	    (p = pg_arr_elem(&b->body, len)) == NULL)
 		return -1;
 	/* pread: the offset is left as the claim gave it. */
 	if ((got = pread(c->fd, p, len, 0)) == -1)
 		got = 0;
 	if ((size_t)got < len)
-		arr_shrink(&b->body, len, (size_t)got);
+		pg_arr_shrink(&b->body, len, (size_t)got);
 	b->idx[b->m++] = i;
 	return 0;
 }
@@ -406,8 +308,8 @@ send_batch(struct fwd *f, struct batch *b)
 {
 	const char *v[7] = { f->pg.queue, f->origin, f->q->name,
 	    b->lid.b, b->birth.b, b->did.b, b->body.b };
-	static const Oid types[7] = { OID_TEXT, OID_TEXT, OID_TEXT,
-	    OID_TEXT_ARR, OID_TEXT_ARR, OID_TEXT_ARR, OID_BYTEA_ARR };
+	static const Oid types[7] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
+	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_BYTEA_ARR };
 	const int lens[7] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
 	    (int)b->did.len, (int)b->body.len };
 	static const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };

@@ -280,6 +280,66 @@ START_TEST(test_three_workers_run_each_of_2000_jobs_exactly_once)
 }
 END_TEST
 
+/*
+ * One submit of 2,500 files and, in their middle, one that is missing:
+ * the missing one is named and the exit is 66; every other file is a job
+ * with its exact bytes, its ID printed in input order, claimed in that
+ * order; and the jobs went in as a few statements (1,000 a batch), not as
+ * a transaction per file.
+ */
+START_TEST(test_a_submit_of_many_files_goes_in_batches_in_their_order)
+{
+	enum { N = 2500 };
+	const char **argv = calloc(N + 8, sizeof(*argv));
+	size_t cap = 1 << 18, w = 0;
+	char *want = calloc(1, cap), *got = calloc(1, cap), *ids, *err;
+	pid_t pid;
+	int a = 0, rc;
+
+	EXPECT(argv != NULL && want != NULL && got != NULL &&
+	    mkdir(RP("in"), 0700) == 0, "setup");
+	argv[a++] = T.bin;
+	argv[a++] = "submit";
+	argv[a++] = t_uri;
+	for (int i = 0; i < N; i++) {
+		if (i == N / 2)
+			argv[a++] = strdup(RP("in/missing"));
+		argv[a] = strdup(RP(P("in/f%04d", i)));
+		t_write(argv[a++], P("payload %d\n", i));
+		w += (size_t)snprintf(want + w, cap - w, "payload %d\n", i);
+	}
+	pid = t_spawn(argv, NULL, RP("ids"), RP("submit.err"), NULL);
+	rc = t_reap(pid, 60000, "submit");
+	for (int i = 3; i < a; i++)
+		free((char *)(uintptr_t)argv[i]);
+	free(argv);
+	err = t_slurp(RP("submit.err"));
+	ids = t_slurp(RP("ids"));
+	EXPECT(rc == 66 && err != NULL && t_nlines(err) == 1 &&
+	    strstr(err, "in/missing") != NULL, "exit %d, one line naming the "
+	    "missing file: %s", rc, t_snip(err));
+	EXPECT(ids != NULL && t_nlines(ids) == N, "%d IDs printed",
+	    ids ? t_nlines(ids) : -1);
+	EXPECT(t_pg_sql(t_uri, "SELECT string_agg(j.id, E'\\n' ORDER BY"
+	    " j.run_at, j.id) FROM chute.jobs j", got, cap) == 0 &&
+	    strncmp(got, ids, strlen(got)) == 0 && strlen(got) + 1 ==
+	    strlen(ids), "claim order is the printed order, the input's");
+	EXPECT(t_pg_sql(t_uri, "SELECT string_agg(convert_from(p.body, 'UTF8'),"
+	    " '' ORDER BY j.run_at, j.id) FROM chute.jobs j JOIN chute.payloads"
+	    " p USING (queue, id)", got, cap) == 0 && strncmp(got, want,
+	    strlen(got)) == 0 && strlen(got) + 1 == strlen(want),
+	    "each job holds its file's bytes, in input order");
+	/* Each transaction that inserted rows left its own xmin on them. */
+	EXPECT(t_sqln("SELECT count(DISTINCT xmin::text) FROM chute.jobs") <= 3,
+	    "%ld transactions for %d jobs",
+	    t_sqln("SELECT count(DISTINCT xmin::text) FROM chute.jobs"), N);
+	free(want);
+	free(got);
+	free(ids);
+	free(err);
+}
+END_TEST
+
 /* ---- failures ---- */
 
 START_TEST(test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once)
@@ -648,6 +708,7 @@ pgsql_suite(void)
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_init_twice_and_from_two_processes_at_once_is_safe);
 	tcase_add_test(tc, test_a_job_submitted_runs_and_every_command_sees_it);
+	tcase_add_test(tc, test_a_submit_of_many_files_goes_in_batches_in_their_order);
 	tcase_add_test(tc, test_two_queues_in_one_database_are_kept_apart);
 	tcase_add_test(tc, test_wait_on_ids_with_quotes_and_backslashes);
 	tcase_add_test(tc, test_exit_75_and_timeout_back_off_then_fail_at_max_attempts);
