@@ -60,16 +60,14 @@ check_links(struct spool *sp, const char *name, const struct stat *st,
 }
 
 /*
- * The lease answers "is anyone writing?" and is dropped at once.  A name
- * that arrived by rename (RF_MOVED: IN_MOVED_TO, or one of our own moves)
- * was complete before it got here, by the protocol: not asked, which
- * saves two system calls on every submitted job.
+ * The lease answers "is anyone writing?" and is dropped at once.  It is
+ * asked even of a name that arrived by rename: rename_dropped renames a
+ * file a direct writer may still be writing (cp into new/ under a name
+ * taken in done/), and its IN_MOVED_TO looks like any submitter's mv.
  */
 static enum ready
 probe_writers(int fd, const struct stat *st, unsigned flags)
 {
-	if (flags & RF_MOVED)
-		return READY_YES;
 	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
 		fcntl(fd, F_SETLEASE, F_UNLCK);
 		return READY_YES;

@@ -255,6 +255,45 @@ START_TEST(test_file_written_in_place_is_not_run_before_its_writer_closes)
 }
 END_TEST
 
+/*
+ * The same writer under a name a finished job has: the owner gives the
+ * file a derived ID while it is still being written, and that rename must
+ * not make it look complete (its IN_MOVED_TO is like a submitter's mv).
+ */
+START_TEST(test_file_written_in_place_under_a_taken_name_waits_for_its_writer)
+{
+	pid_t owner = OWNER(QUICK, "--", h_journal());
+	char id[NAME_MAX + 1] = "", *c;
+	int fd;
+
+	t_await_lock(owner, 5000);
+	t_submit_as("daily", "day1\n");
+	EXPECT(t_await("daily", 10000) == 0, "day 1 failed");
+	fd = open(SP("new", "daily"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0644);
+	EXPECT(fd != -1, "create new/daily: %s", strerror(errno));
+	EXPECT(write(fd, "part1\n", 6) == 6, "write part1");
+	/* "job=ID renamed from=daily (name taken by a job in done/)" */
+	WAIT_UNTIL((c = strstr(t_log_of(owner), " renamed from=daily ")) !=
+	    NULL, 10000, "waited 10 s for new/daily to get a derived ID");
+	while (c > t_log_of(owner) && strncmp(c, "job=", 4) != 0)
+		c--;
+	EXPECT(sscanf(c, "job=%255s", id) == 1 && strncmp(id, "daily-", 6) == 0,
+	    "derived ID '%s'", id);
+	t_submit_as("after", "x");
+	EXPECT(t_await("after", 10000) == 0, "'after' failed");
+	EXPECT(t_exists(SP("new", id)) && t_journal_count(id) == 0,
+	    "%s ran (or left new/) while its writer held it open", id);
+	EXPECT(write(fd, "part2\n", 6) == 6, "write part2");
+	EXPECT(close(fd) == 0, "close");
+	EXPECT(t_await(id, 15000) == 0, "%s failed", id);
+	c = t_slurp(RP(P("seen/%s", id)));
+	EXPECT(c && strcmp(c, "part1\npart2\n") == 0, "the handler saw '%s', "
+	    "not the complete file", c ? c : "(nothing)");
+	EXPECT(t_stop(owner) == 0, "owner did not exit 0 on SIGTERM");
+}
+END_TEST
+
 START_TEST(test_dot_files_are_ignored)
 {
 	int code;
@@ -1564,6 +1603,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_job_dropped_by_tmp_and_rename_is_run);
 	tcase_add_test(tc, test_job_linked_into_new_then_unlinked_is_run);
 	tcase_add_test(tc, test_file_written_in_place_is_not_run_before_its_writer_closes);
+	tcase_add_test(tc, test_file_written_in_place_under_a_taken_name_waits_for_its_writer);
 	tcase_add_test(tc, test_dot_files_are_ignored);
 	tcase_add_test(tc, test_dropped_file_named_like_a_finished_job_gets_a_new_id);
 	tcase_add_test(tc, test_dropped_file_named_like_a_running_job_gets_a_new_id);
