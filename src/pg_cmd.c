@@ -166,7 +166,7 @@ pgcmd_init(int argc, char **argv)
 /*
  * The inputs of one submit go in batches, a statement each, so that a
  * thousand files cost one transaction, not a thousand commits.  ids holds
- * every input's ID in order; [first, first + ids.n) is the batch being
+ * every input's ID in order; [first, first + did.n) is the batch being
  * gathered, and [0, ok) the IDs the database has, to be printed.
  */
 struct submit {
@@ -300,7 +300,10 @@ batch_send(struct pg *pg, struct submit *sb)
 	return rc;
 }
 
-/* Read one input into the batch under a new ID (or --id): 0, or 66. */
+/*
+ * Read one input into the batch under a new ID (or --id): 0, 66 (said),
+ * or 70 when out of memory (said; nothing more is sent).
+ */
 static int
 submit_one(struct submit *sb, const char *file)
 {
@@ -330,9 +333,14 @@ submit_one(struct submit *sb, const char *file)
 		strlcpy(sb->ids[sb->first + sb->did.n], sb->id, sizeof(sb->ids[0]));
 	else
 		id_generate(sb->ids[sb->first + sb->did.n], sizeof(sb->ids[0]));
-	if (pg_arr_str(&sb->did, sb->ids[sb->first + sb->did.n]) == 0 &&
-	    (p = pg_arr_elem(&sb->body, len)) != NULL)
-		memcpy(p, body, len);
+	/* Out of memory: the batch is short of this job, and is not sent. */
+	if (pg_arr_str(&sb->did, sb->ids[sb->first + sb->did.n]) == -1 ||
+	    (p = pg_arr_elem(&sb->body, len)) == NULL) {
+		free(body);
+		fprintf(stderr, "chute: submit: %s\n", strerror(ENOMEM));
+		return EX_SOFTWARE;
+	}
+	memcpy(p, body, len);
 	sb->bytes += (long long)len;
 	free(body);
 	return 0;
