@@ -28,6 +28,8 @@
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */
 
 /* Type OIDs of the binary array parameters (pg_arr). */
+#define PG_PREPARED		8		/* statements a connection prepares */
+
 #define PG_OID_TEXT		25
 #define PG_OID_BYTEA		17
 #define PG_OID_TEXT_ARR		1009
@@ -57,6 +59,16 @@ struct pg {
 	/* The SQLSTATE of the last statement that failed; "" when it got no
 	 * result at all (the connection broke on the way). */
 	char		 state[6];
+	/*
+	 * A worker's or forward's connection runs the same few statements
+	 * over and over: with prepare set, each is prepared on this
+	 * connection the first time it runs (parsed and planned once, not
+	 * per call), as prep[i], named "chuteI".  Keyed by the text's
+	 * address: the statements are static arrays.
+	 */
+	bool		 prepare;
+	const char	*prep[PG_PREPARED];
+	int		 nprep;
 };
 
 /* pg_conn.c */

@@ -145,7 +145,7 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 		"keepalives_interval", "keepalives_count", "tcp_user_timeout",
 		"application_name", "options", "dbname", NULL,
 	};
-	char timeout[16], opts[128], tcp[24];
+	char timeout[16], opts[192], tcp[24];
 	msec_t ms = stmt_ms > 0 ? stmt_ms : PG_STATEMENT_MS;
 	const char *vals[sizeof(keys) / sizeof(keys[0])];
 
@@ -154,8 +154,9 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_SECS);
 	snprintf(opts, sizeof(opts), "-c statement_timeout=%lld "
 	    "-c idle_in_transaction_session_timeout=%d "
-	    "-c client_min_messages=warning", (long long)ms,
-	    PG_STATEMENT_MS);
+	    "-c client_min_messages=warning%s", (long long)ms,
+	    PG_STATEMENT_MS, pg->prepare ?
+	    " -c plan_cache_mode=force_generic_plan" : "");
 	snprintf(tcp, sizeof(tcp), "%lld", (long long)ms);
 	vals[0] = timeout;
 	vals[1] = "1";
@@ -185,6 +186,7 @@ pg_close(struct pg *pg)
 	if (pg->conn != NULL)
 		PQfinish(pg->conn);
 	pg->conn = NULL;
+	pg->nprep = 0;		/* prepared statements die with their session */
 }
 
 bool
@@ -272,6 +274,36 @@ pg_result(struct pg *pg, const PGresult *r)
 }
 
 /*
+ * With pg->prepare, the name sql has on this connection, prepared now if
+ * it was not (one round trip, once per connection).  Returns 1 (name
+ * set), 0 (not prepared: send it unnamed), or -1 (the prepare failed:
+ * pg_result kept why, as the statement's own failure would have).
+ */
+static int
+prepared(struct pg *pg, const char *sql, int n, const Oid *types,
+    char name[16])
+{
+	PGresult *r;
+	int i;
+
+	for (i = 0; i < pg->nprep && pg->prep[i] != sql; i++)
+		;
+	snprintf(name, 16, "chute%d", i);
+	if (i < pg->nprep)
+		return 1;
+	if (!pg->prepare || i == PG_PREPARED)
+		return 0;
+	r = PQsendPrepare(pg->conn, name, sql, n, types) ? await(pg) : NULL;
+	if (pg_result(pg, r) != PGRES_COMMAND_OK) {
+		PQclear(r);
+		return -1;
+	}
+	PQclear(r);
+	pg->prep[pg->nprep++] = sql;
+	return 1;
+}
+
+/*
  * Run one statement with text parameters (never a string built from
  * input), or, without parameters, the statements of a fixed text; results
  * in text, or in binary (bin).  Returns the result of a successful
@@ -283,11 +315,21 @@ run(struct pg *pg, const char *sql, int n, const char *const *params,
 {
 	PGresult *r;
 	ExecStatusType st;
-	int sent;
+	char name[16];
+	int sent, k = 0;
 
 	if (pg->conn == NULL)
 		return NULL;
-	if (pg->deadline == 0) {
+	if ((n > 0 || bin) && (k = prepared(pg, sql, n, NULL, name)) == -1)
+		return NULL;
+	if (k == 1) {
+		if (pg->deadline == 0)
+			r = PQexecPrepared(pg->conn, name, n, params, NULL,
+			    NULL, bin);
+		else
+			r = PQsendQueryPrepared(pg->conn, name, n, params,
+			    NULL, NULL, bin) ? await(pg) : NULL;
+	} else if (pg->deadline == 0) {
 		/* No parameters: the simple protocol (several statements). */
 		if (n == 0 && !bin)
 			r = PQexec(pg->conn, sql);
@@ -350,8 +392,14 @@ int
 pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
     const char *const *params, const int *lens, const int *fmts)
 {
-	if (pg->conn == NULL)
+	char name[16];
+	int k;
+
+	if (pg->conn == NULL || (k = prepared(pg, sql, n, types, name)) == -1)
 		return -1;
+	if (k == 1)
+		return PQsendQueryPrepared(pg->conn, name, n, params, lens,
+		    fmts, 0) ? 0 : -1;
 	return PQsendQueryParams(pg->conn, sql, n, types, params, lens, fmts,
 	    0) ? 0 : -1;
 }

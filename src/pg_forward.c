@@ -762,6 +762,8 @@ pgcmd_forward(int argc, char **argv)
 		return rc;
 	if ((rc = parse(argc, argv, &f, &spool)) != 0)
 		return fwd_free(&f, rc);
+	/* One statement, run for every batch: prepared. */
+	f.pg.prepare = true;
 	if (batch_alloc(&f.b[0], (size_t)f.batch) == -1 ||
 	    batch_alloc(&f.b[1], (size_t)f.batch) == -1 ||
 	    (f.sigfd = signals_open()) == -1) {

@@ -357,20 +357,26 @@ be_int(PGresult *r, int row, int col)
 static int
 claim_rows(struct pgq *pq, int n)
 {
+	/*
+	 * Prepared, and planned once for every LIMIT (pg_conn.c): so the
+	 * rows picked are updated by their ctid (a row we hold locked keeps
+	 * it) and each payload is fetched by its key, where a join would be
+	 * planned for a guessed number of rows and could scan both tables.
+	 */
 	static const char sql[] =
 	    "WITH picked AS MATERIALIZED ("
-	    " SELECT queue, id FROM chute.jobs"
+	    " SELECT ctid FROM chute.jobs"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
 	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
 	    " claimed AS (UPDATE chute.jobs j SET state = 'cur',"
 	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
 	    " worker = $3, lease_until = now() + $4::bigint * interval"
 	    " '1 millisecond', cancel = false"
-	    " FROM picked WHERE j.queue = picked.queue AND j.id = picked.id"
+	    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
 	    " RETURNING j.id, j.token, j.attempts, j.run_at)"
-	    " SELECT c.id, c.token, c.attempts, p.body FROM claimed c"
-	    " LEFT JOIN chute.payloads p ON p.queue = $1 AND p.id = c.id"
-	    " ORDER BY c.run_at, c.id";
+	    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM"
+	    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)"
+	    " FROM claimed c ORDER BY c.run_at, c.id";
 	char nb[16], lease[24];
 	const char *p[4] = { pq->pg.queue, nb, pq->worker, lease };
 	PGresult *r;
@@ -1301,6 +1307,9 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->q.worker_fd = -1;
 	pq->pg = *pg;
 	pq->pg.conn = NULL;
+	pq->pg.nprep = 0;
+	/* A handful of statements, run for every batch: prepared. */
+	pq->pg.prepare = true;
 	pq->pg.uri = strdup(pg->uri);
 	pq->q.name = pq->pg.name;
 	pq->c = *c;

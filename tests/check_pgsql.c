@@ -254,18 +254,41 @@ expect_exactly_once(int n)
 	EXPECT(t_pg_sql(t_uri, "SELECT 1", NULL, 0) == 0, "psql");
 }
 
+/* How often chute.payloads was read whole, or by its index. */
+static long
+payload_reads(const char *how)
+{
+	return t_sqln(P("SELECT coalesce(%s, 0) FROM pg_stat_user_tables"
+	    " WHERE relid = 'chute.payloads'::regclass", how));
+}
+
 static void
 workers_run_all(int nworkers, int n)
 {
+	long seq, idx;
 	pid_t w[3];
 
 	submit_many(n);
+	/* Statistics as autovacuum keeps them on a queue in use. */
+	t_sql("ANALYZE chute.jobs, chute.payloads");
+	seq = payload_reads("seq_scan");
+	idx = payload_reads("idx_scan");
 	for (int i = 0; i < nworkers; i++)
 		w[i] = WORKER("-j", "2", "--drain", "--", h_witness());
 	for (int i = 0; i < nworkers; i++)
 		EXPECT(t_reap(w[i], 600000, "worker") == 0, "worker %d: %s", i,
 		    t_log_of(w[i]));
 	expect_exactly_once(n);
+	/*
+	 * The workers' statements are prepared and planned once for any
+	 * batch (pg_conn.c): each claim must fetch its payloads by key, never
+	 * by reading the whole table (the payloads of every job queued).
+	 * The exited workers' backends report their counts as they end.
+	 */
+	WAIT_UNTIL(payload_reads("idx_scan") >= idx + n, 10000, "%ld payloads "
+	    "fetched by key for %d jobs", payload_reads("idx_scan") - idx, n);
+	EXPECT(payload_reads("seq_scan") == seq, "chute.payloads read whole "
+	    "%ld times by the workers", payload_reads("seq_scan") - seq);
 }
 
 START_TEST(test_two_workers_run_each_of_2000_jobs_exactly_once)

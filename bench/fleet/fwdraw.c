@@ -8,7 +8,8 @@
  * Inserts N jobs of SIZE bytes into queue "default" of URI (chute init
  * done), BATCH per autocommitted statement (its pg_notify included, as
  * forward's), one statement after the other over one connection, the
- * arrays in binary as forward sends them.  Prints "N SECONDS JOBS_PER_S"
+ * arrays in binary as forward sends them, the statement prepared once
+ * and planned generically, as forward's connection does (src/pg_conn.c).  Prints "N SECONDS JOBS_PER_S"
  * on stdout.
  */
 #include <arpa/inet.h>
@@ -111,6 +112,7 @@ main(int argc, char **argv)
 	static const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };
 	struct arr lid = { 0 }, birth = { 0 }, did = { 0 }, body = { 0 };
 	PGconn *c;
+	PGresult *r;
 	char *payload;
 	int n, batch, size;
 	double t0, t;
@@ -125,12 +127,19 @@ main(int argc, char **argv)
 	memset(payload, 'x', size);
 	if (PQstatus(c = PQconnectdb(argv[1])) != CONNECTION_OK)
 		errx(1, "%s", PQerrorMessage(c));
+	r = PQexec(c, "SET plan_cache_mode = force_generic_plan");
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		errx(1, "set: %s", PQerrorMessage(c));
+	PQclear(r);
+	r = PQprepare(c, "ins", insert_sql, 7, types);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		errx(1, "prepare: %s", PQerrorMessage(c));
+	PQclear(r);
 	t0 = mono();
 	for (int i = 0; i < n; i += batch) {
 		int m = n - i < batch ? n - i : batch;
 		const char *v[7] = { "default", "raw", "/raw" };
 		int lens[7] = { 0 };
-		PGresult *r;
 
 		begin(&lid, 25);
 		begin(&birth, 25);
@@ -153,7 +162,7 @@ main(int argc, char **argv)
 		v[3] = lid.b, v[4] = birth.b, v[5] = did.b, v[6] = body.b;
 		lens[3] = (int)lid.len, lens[4] = (int)birth.len;
 		lens[5] = (int)did.len, lens[6] = (int)body.len;
-		r = PQexecParams(c, insert_sql, 7, types, v, lens, fmts, 0);
+		r = PQexecPrepared(c, "ins", 7, v, lens, fmts, 0);
 		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != m)
 			errx(1, "insert: %s", PQerrorMessage(c));
 		PQclear(r);
