@@ -28,6 +28,8 @@
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */
 
 /* Type OIDs of the binary array parameters (pg_arr). */
+#define PG_GROUP_MS		20		/* outcomes wait for company, at most */
+#define PG_GROUP_MAX		1000		/* ... or until this many wait */
 #define PG_PREPARED		8		/* statements a connection prepares */
 
 #define PG_OID_TEXT		25

@@ -988,10 +988,12 @@ pq_release(struct queue *q, struct claim *c)
 }
 
 /*
- * Send the batch: at once when nothing runs, else once the oldest outcome
- * has waited 5 ms, so that a busy worker records many per round trip; and
- * not while the last batch is in flight (its result, on the connection's
- * socket, wakes the loop: pq_wake).
+ * Send the batch: at once when nothing runs or PG_GROUP_MAX wait, else
+ * once the oldest outcome has waited PG_GROUP_MS, so that a busy worker
+ * records many per statement (each costs the server a commit and its
+ * overhead, whatever it carries); and not while the last batch is in
+ * flight (its result, on the connection's socket, wakes the loop:
+ * pq_wake).
  */
 static msec_t
 pq_commit(struct queue *q, bool busy)
@@ -1006,8 +1008,9 @@ pq_commit(struct queue *q, bool busy)
 	mono = mono_ms();
 	if (mono < pq->flush_again)
 		return pq->flush_again;
-	if (busy && mono - pq->pend[0].since < 5)
-		return pq->pend[0].since + 5;
+	if (busy && pq->npend < PG_GROUP_MAX &&
+	    mono - pq->pend[0].since < PG_GROUP_MS)
+		return pq->pend[0].since + PG_GROUP_MS;
 	arm(pq, mono);
 	if (flush_send(pq) == -1)
 		return pq->up ? mono + RETRY_MS : pq->reconnect_at;
