@@ -27,11 +27,11 @@
 #define PG_PREFETCH_MAX		10000
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */
 
-/* Type OIDs of the binary array parameters (pg_arr). */
 #define PG_GROUP_MS		20		/* outcomes wait for company, at most */
 #define PG_GROUP_MAX		1000		/* ... or until this many wait */
 #define PG_PREPARED		8		/* statements a connection prepares */
 
+/* Type OIDs of the binary array parameters (pg_arr). */
 #define PG_OID_TEXT		25
 #define PG_OID_BYTEA		17
 #define PG_OID_TEXT_ARR		1009

@@ -9,8 +9,8 @@
  * done), BATCH per autocommitted statement (its pg_notify included, as
  * forward's), one statement after the other over one connection, the
  * arrays in binary as forward sends them, the statement prepared once
- * and planned generically, as forward's connection does (src/pg_conn.c).  Prints "N SECONDS JOBS_PER_S"
- * on stdout.
+ * and planned generically, as forward's connection does (src/pg_conn.c).
+ * Prints "N SECONDS JOBS_PER_S" on stdout.
  */
 #include <arpa/inet.h>
 #include <err.h>
