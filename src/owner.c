@@ -149,12 +149,13 @@ static void
 title(struct owner *ow)
 {
 	static char shown[128];
-	size_t queued, deferred;
+	struct counts n;
 	char counts[128];
 
-	ow->q->be->counts(ow->q, &queued, &deferred);
-	snprintf(counts, sizeof(counts), "running=%d queued=%zu deferred=%zu%s",
-	    ow->running, queued, deferred, ow->stopping ? " stopping" : "");
+	ow->q->be->counts(ow->q, &n);
+	snprintf(counts, sizeof(counts), "running=%d queued=%zu%s deferred=%zu%s%s",
+	    ow->running, n.queued, n.queued_more ? "+" : "", n.deferred,
+	    n.deferred_more ? "+" : "", ow->stopping ? " stopping" : "");
 	/* setproctitle rewrites the whole title: not for every turn of a job. */
 	if (strcmp(counts, shown) != 0) {
 		setproctitle("%s %s", ow->q->name, counts);
@@ -162,7 +163,7 @@ title(struct owner *ow)
 	}
 	notify_status(counts);
 	if (ow->o->drain)
-		drain_progress(ow, queued, deferred);
+		drain_progress(ow, n.queued, n.deferred);
 }
 
 static msec_t

@@ -411,10 +411,10 @@ wait_for(struct fwd *f, msec_t ms)
 static size_t
 waiting(struct fwd *f, int n)
 {
-	size_t queued, deferred;
+	struct counts c;
 
-	f->q->be->counts(f->q, &queued, &deferred);
-	return queued + (size_t)n;
+	f->q->be->counts(f->q, &c);
+	return c.queued + (size_t)n;
 }
 
 /*

@@ -63,6 +63,12 @@ struct queue_conf {
 
 struct queue;
 
+/* Jobs waiting, for titles; *_more: at least that many (a capped count). */
+struct counts {
+	size_t	 queued, deferred;
+	bool	 queued_more, deferred_more;
+};
+
 struct queue_backend {
 	const char *name;
 	/* Recover what a dead owner left, find the work already there. */
@@ -100,7 +106,7 @@ struct queue_backend {
 	msec_t	(*commit)(struct queue *, bool busy);
 	/* No job left to claim, none deferred, none claimed. */
 	bool	(*drained)(struct queue *);
-	void	(*counts)(struct queue *, size_t *queued, size_t *deferred);
+	void	(*counts)(struct queue *, struct counts *);
 	void	(*close)(struct queue *);
 };
 

@@ -781,12 +781,13 @@ sq_drained(struct queue *q)
 }
 
 static void
-sq_counts(struct queue *q, size_t *queued, size_t *deferred)
+sq_counts(struct queue *q, struct counts *n)
 {
 	struct spoolq *sq = (struct spoolq *)q;
 
-	*queued = nameq_len(sq->ready) + nameq_len(sq->waiting);
-	*deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0;
+	*n = (struct counts){
+		.queued = nameq_len(sq->ready) + nameq_len(sq->waiting),
+		.deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0 };
 }
 
 /* ---- opening and closing ---- */

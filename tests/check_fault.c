@@ -646,27 +646,6 @@ END_TEST
 /* An operator removes a job file                                     */
 /* ------------------------------------------------------------------ */
 
-/* The owner's process title (setproctitle), NULs as spaces. */
-static bool
-f_title_has(pid_t owner, const char *what)
-{
-	char buf[4096];
-	ssize_t n;
-	int fd = open(P("/proc/%d/cmdline", (int)owner), O_RDONLY | O_CLOEXEC);
-
-	if (fd == -1)
-		return false;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	return strstr(buf, what) != NULL;
-}
-
 START_TEST(test_job_removed_from_new_before_its_claim_is_skipped_and_logged)
 {
 	const char *where;
@@ -684,7 +663,7 @@ START_TEST(test_job_removed_from_new_before_its_claim_is_skipped_and_logged)
 	/* queued behind kept (-j 1), then removed or moved out of the spool */
 	t_drop("gone-rm", "x\n");
 	t_drop("gone-mv", "x\n");
-	WAIT_UNTIL(f_title_has(owner, "queued=2"), 10000,
+	WAIT_UNTIL(strstr(t_title(owner), "queued=2") != NULL, 10000,
 	    "the owner did not queue gone-rm and gone-mv (its title does not say"
 	    " queued=2)");
 	EXPECT(unlink(SP("new", "gone-rm")) == 0, "rm new/gone-rm: %s",

@@ -558,6 +558,60 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 }
 END_TEST
 
+/* n jobs of queue default in state (run_at: now + in_s), IDs PREFIX.N. */
+static void
+bulk_jobs(const char *prefix, int n, const char *state, int in_s)
+{
+	t_sql(P("WITH j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
+	    " SELECT 'default', '%s.' || i, '%s', now() + %d * interval '1 s', 1"
+	    " FROM generate_series(1, %d) i RETURNING id)"
+	    " INSERT INTO chute.payloads (queue, id, body)"
+	    " SELECT 'default', id, 'x' FROM j", prefix, state, in_s, n));
+}
+
+/*
+ * Does pid's title say "queued=N+ deferred=2" with 10,000 <= N < limit?
+ * One read for all of it: setproctitle clears the title before writing
+ * the new one, so a read can come between and find it empty.
+ */
+static bool
+title_capped(pid_t pid, long limit, char *seen, size_t len)
+{
+	const char *q;
+	char *end;
+	long n;
+
+	snprintf(seen, len, "%s", t_title(pid));
+	if ((q = strstr(seen, "queued=")) == NULL)
+		return false;
+	n = strtol(q + 7, &end, 10);
+	return n >= 10000 && n < limit && strncmp(end, "+ deferred=2", 12) == 0;
+}
+
+/*
+ * A worker's title counts the jobs waiting in the database (and those it
+ * claimed ahead) exactly, up to 10,000 of each kind; past that it says
+ * "at least" with a '+', and counting a deep queue stays cheap.
+ */
+START_TEST(test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one)
+{
+	char seen[512];
+	pid_t w;
+
+	bulk_jobs("due", 3, "new", 0);
+	bulk_jobs("later", 2, "defer", 3600);
+	w = WORKER(QUICK, "--lease", "3s", "-j", "1", "--", h_block());
+	WAIT_UNTIL(strstr(t_title(w), "running=1 queued=2 deferred=2") != NULL,
+	    10000, "title: %s", t_title(w));
+	bulk_jobs("deep", 10100, "new", 0);
+	/* Counted again at the next renewal, a third of the lease. */
+	WAIT_UNTIL(title_capped(w, 10100, seen, sizeof seen), 10000,
+	    "10,100 more: the title should say queued=N+ with 10,000 <= N <"
+	    " 10,100, and deferred=2: %s", seen);
+	EXPECT(t_stop(w) == 0, "worker stops cleanly");
+}
+END_TEST
+
 /* Every insert into chute.jobs fails with SQLSTATE code, from the server. */
 static void
 refuse_inserts(const char *code)
@@ -746,6 +800,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_passing_server_error_is_75_and_a_lasting_one_74);
 	tcase_add_test(tc, test_a_refused_outcome_batch_is_kept_and_sent_again);
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
+	tcase_add_test(tc, test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);

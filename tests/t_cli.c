@@ -484,6 +484,28 @@ t_reap(pid_t pid, int timeout_ms, const char *what)
 	return code;
 }
 
+/* pid's process title (setproctitle), NULs as spaces; "" if gone. */
+const char *
+t_title(pid_t pid)
+{
+	static char buf[4096];
+	ssize_t n;
+	int fd = open(P("/proc/%d/cmdline", (int)pid), O_RDONLY | O_CLOEXEC);
+
+	buf[0] = '\0';
+	if (fd == -1)
+		return buf;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return buf;
+}
+
 /* Does pid exist and is it not a zombie?  (Works for non-children.) */
 bool
 t_alive(pid_t pid)

@@ -149,6 +149,8 @@ int	 t_poll_exit(pid_t pid, int *code);
 int	 t_reap(pid_t pid, int timeout_ms, const char *what);
 /* Does pid exist and is it not a zombie?  (Works for non-children.) */
 bool	 t_alive(pid_t pid);
+/* pid's process title (setproctitle), NULs as spaces; "" if gone. */
+const char *t_title(pid_t pid);
 /* Up to max pids a handler recorded, one a line, in T.root/name; how many. */
 int	 t_read_pids(const char *name, pid_t *pids, int max);
 /*
