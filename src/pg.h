@@ -23,7 +23,6 @@
 #define PG_RECONNECT_MAX_MS	5000
 #define PG_POLL_MS		1000		/* the safety poll under LISTEN */
 #define PG_COUNT_MAX		10000		/* a title's count: at most */
-#define PG_COUNT_MAX_S		"10000"
 #define PG_LEASE_MS		30000		/* --lease default */
 #define PG_PREFETCH		256		/* --prefetch default */
 #define PG_PREFETCH_MAX		10000

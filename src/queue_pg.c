@@ -422,22 +422,28 @@ claim_rows(struct pgq *pq, int n)
  * How many wait, for the title: up to PG_COUNT_MAX of each kind (at the
  * cap, "at least"), so that a deep queue costs a bounded statement (1.5 us
  * a row here) that cannot reach the statement timeout of a short lease.
- * Asked after a short claim or a renewal, and again only after 100 times
- * as long as the last count took (failed or not), at most once a poll: at
- * most 1% of this worker's time.
+ * Asked after a short claim or a renewal, when due: again only after 100
+ * times as long as the last count took (failed or not), at most once a
+ * poll: at most 1% of this worker's time.
  */
 static void
-count_waiting(struct pgq *pq, msec_t mono)
+count_waiting(struct pgq *pq)
 {
 	static const char sql[] =
 	    "SELECT (SELECT count(*) FROM (SELECT FROM chute.jobs"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
-	    " LIMIT " PG_COUNT_MAX_S ") d), (SELECT count(*) FROM (SELECT FROM"
+	    " LIMIT $2::integer) d), (SELECT count(*) FROM (SELECT FROM"
 	    " chute.jobs WHERE queue = $1 AND state IN ('new', 'defer')"
-	    " AND run_at > now() LIMIT " PG_COUNT_MAX_S ") f)";
-	const char *p[1] = { pq->pg.queue };
-	PGresult *r = q_exec(pq, sql, 1, p, false);
+	    " AND run_at > now() LIMIT $2::integer) f)";
+	char max[16];
+	const char *p[2] = { pq->pg.queue, max };
+	msec_t mono = mono_ms();
+	PGresult *r;
 
+	if (!pq->up || mono < pq->next_count)
+		return;
+	snprintf(max, sizeof(max), "%d", PG_COUNT_MAX);
+	r = q_exec(pq, sql, 2, p, false);
 	pq->next_count = mono + 100 * (mono_ms() - mono);
 	if (pq->next_count < mono + PG_POLL_MS)
 		pq->next_count = mono + PG_POLL_MS;
@@ -476,8 +482,7 @@ look_ahead(struct pgq *pq, msec_t mono)
 	if (in >= 0 && mono + in + 1 < pq->next_poll)
 		pq->next_poll = mono + in + 1;
 	PQclear(r);
-	if (pq->up && mono_ms() >= pq->next_count)
-		count_waiting(pq, mono_ms());
+	count_waiting(pq);
 }
 
 static void
@@ -1128,9 +1133,7 @@ pq_due(struct queue *q, msec_t mono)
 		reconnect(pq, mono);
 	if (pq->up && pq->next_renew != 0 && mono >= pq->next_renew) {
 		renew(pq, mono);
-		/* A busy worker's claims are never short: count here. */
-		if (pq->up && mono_ms() >= pq->next_count)
-			count_waiting(pq, mono_ms());
+		count_waiting(pq);	/* a busy worker's claims are never short */
 	}
 	if (pq->up && mono >= pq->next_recover)
 		recover(pq, mono);

@@ -226,11 +226,9 @@ timed_drain() {
 	# END=db: timed to the database's end, as lib.js times the peers (it stops its clock
 	# when the database says every job is finished, not when the workers have exited);
 	# still from before the workers' start, where the peers' clocks start after it.
-	if [[ ${END:-exit} == db ]]; then
-		echo "$n $end_s $(rate "$n" "$end_s") - - exit_s=$s,$(cpu_notes "$n" "$end_s" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
-	else
-		echo "$n $s $(rate "$n" "$s") - - last_done_s=$end_s,$(cpu_notes "$n" "$s" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
-	fi
+	local t=$s other="last_done_s=$end_s"
+	[[ ${END:-exit} == db ]] && t=$end_s other="exit_s=$s"
+	echo "$n $t $(rate "$n" "$t") - - $other,$(cpu_notes "$n" "$t" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
 }
 
 # Against the peers: to the database's end, as they are timed.
