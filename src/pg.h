@@ -31,6 +31,7 @@
 #define PG_GROUP_MS		20		/* outcomes wait for company, at most */
 #define PG_GROUP_MAX		1000		/* ... or until this many wait */
 #define PG_PREPARED		8		/* statements a connection prepares */
+#define PG_READ_ONLY		"25006"		/* a standby's refusal to write */
 
 /* Type OIDs of the binary array parameters (pg_arr). */
 #define PG_OID_TEXT		25
@@ -59,6 +60,14 @@ struct pg {
 	 */
 	msec_t		 deadline;
 	bool		 late;
+	/*
+	 * A URI naming several hosts (host=a,b): each connect after the
+	 * first starts with the next of them, so that one that hangs (it
+	 * takes the whole deadline) or serves no writes (a standby: LISTEN
+	 * fails) cannot hold every try.  "" when the URI names one or none.
+	 */
+	char		 hosts[256], hostaddrs[256], ports[128];
+	unsigned	 connects;
 	/* The SQLSTATE of the last statement that failed; "" when it got no
 	 * result at all (the connection broke on the way). */
 	char		 state[6];

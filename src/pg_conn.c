@@ -32,6 +32,37 @@ opt(PQconninfoOption *o, const char *keyword)
 	return NULL;
 }
 
+/* A list of the URI's (host=a,b) in dst, or "" (one value, or too long). */
+static void
+keep_list(char *dst, size_t n, const char *v)
+{
+	if (v == NULL || strchr(v, ',') == NULL || strlcpy(dst, v, n) >= n)
+		*dst = '\0';
+}
+
+/*
+ * The list src turned by k: its items from the k-th (modulo their number)
+ * on, then those before it, in dst; NULL when src is "".
+ */
+static const char *
+turn_list(const char *src, unsigned k, char *dst, size_t n)
+{
+	const char *p = src;
+	unsigned items = 1;
+
+	if (*src == '\0')
+		return NULL;
+	for (const char *c = src; (c = strchr(c, ',')) != NULL; c++)
+		items++;
+	for (k %= items; k > 0; k--)
+		p = strchr(p, ',') + 1;
+	if (p == src)
+		snprintf(dst, n, "%s", src);
+	else
+		snprintf(dst, n, "%s,%.*s", p, (int)(p - 1 - src), src);
+	return dst;
+}
+
 /*
  * Parse uri (libpq's syntax) for queue.  Returns 0, or -1 after one line on
  * stderr saying what is wrong with it (the caller exits 64).
@@ -58,6 +89,9 @@ pg_parse(struct pg *pg, const char *uri, const char *queue)
 	snprintf(pg->name, sizeof(pg->name), "postgresql://%s%s%s%s%s/%s",
 	    user ? user : "", user ? "@" : "", host ? host : "",
 	    port ? ":" : "", port ? port : "", db ? db : "");
+	keep_list(pg->hosts, sizeof(pg->hosts), host);
+	keep_list(pg->hostaddrs, sizeof(pg->hostaddrs), opt(o, "hostaddr"));
+	keep_list(pg->ports, sizeof(pg->ports), port);
 	PQconninfoFree(o);
 	if (strlcpy(pg->queue, queue, sizeof(pg->queue)) >= sizeof(pg->queue) ||
 	    !id_valid(queue)) {
@@ -143,9 +177,13 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 	static const char *const keys[] = {
 		"connect_timeout", "keepalives", "keepalives_idle",
 		"keepalives_interval", "keepalives_count", "tcp_user_timeout",
-		"application_name", "options", "dbname", NULL,
+		"application_name", "options", "dbname",
+		"host", "hostaddr", "port", NULL,	/* after dbname: these win */
 	};
 	char timeout[16], opts[192], tcp[24];
+	char host[sizeof(pg->hosts)], addr[sizeof(pg->hostaddrs)];
+	char port[sizeof(pg->ports)];
+	unsigned k = pg->connects++;
 	msec_t ms = stmt_ms > 0 ? stmt_ms : PG_STATEMENT_MS;
 	const char *vals[sizeof(keys) / sizeof(keys[0])];
 
@@ -167,7 +205,11 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 	vals[6] = listen ? "chute-worker" : "chute";
 	vals[7] = opts;
 	vals[8] = pg->uri;
-	vals[9] = NULL;
+	/* Several hosts: each try starts one further along (pg.h). */
+	vals[9] = turn_list(pg->hosts, k, host, sizeof(host));
+	vals[10] = turn_list(pg->hostaddrs, k, addr, sizeof(addr));
+	vals[11] = turn_list(pg->ports, k, port, sizeof(port));
+	vals[12] = NULL;
 	if (pg->deadline != 0)
 		return connect_by(pg, keys, vals);
 	pg->conn = PQconnectdbParams(keys, vals, 1);
@@ -357,12 +399,14 @@ run(struct pg *pg, const char *sql, int n, const char *const *params,
  * connection still looked up (class 08, connection exception; 57P01-03,
  * shut down, crashed or starting up; 57014, the statement timed out on a
  * hung or overloaded server; 53, insufficient resources; 40001 and 40P01,
- * serialization failure and deadlock).
+ * serialization failure and deadlock; 25006, a read-only transaction: a
+ * standby, or a primary being demoted, reached instead of the primary).
  */
 static bool
 transient(const char *state)
 {
 	return state[0] == '\0' || strncmp(state, "08", 2) == 0 ||
+	    strcmp(state, PG_READ_ONLY) == 0 ||
 	    strncmp(state, "57P", 3) == 0 || strcmp(state, "57014") == 0 ||
 	    strncmp(state, "53", 2) == 0 || strcmp(state, "40001") == 0 ||
 	    strcmp(state, "40P01") == 0;

@@ -160,11 +160,15 @@ down(struct pgq *pq, const char *what)
 	pq->reconnect_at = mono + pq->reconnect_delay;
 }
 
-/* A failed statement: the connection's fault, or the statement's? */
+/*
+ * A failed statement: the connection's fault, or the statement's?  A
+ * server that refuses writes (a standby, a demoted primary) is the
+ * connection's: the next one goes to the next host of the URI (pg.h).
+ */
 static void
 failed(struct pgq *pq, const char *what)
 {
-	if (!pg_ok(&pq->pg))
+	if (!pg_ok(&pq->pg) || strcmp(pq->pg.state, PG_READ_ONLY) == 0)
 		down(pq, what);
 	else
 		say("%s: %s: %s", pq->pg.name, what, pg_error(&pq->pg));
