@@ -1,0 +1,599 @@
+#!/usr/bin/env bash
+# tests/netns.sh CHUTE [SCENARIO...]: the fleet across hosts, as hosts
+# really fail.  Each host is a network namespace of its own: the server's
+# (chute-RUN-srv: a bridge holding 198.18.0.1, the primary, and 198.18.0.2,
+# the standby), and one per worker, submitter and forward, joined to the
+# bridge by a veth pair and talking TCP to PostgreSQL, never its Unix
+# socket.  198.18.0.0/15 is RFC 2544's benchmarking range: these addresses
+# exist only inside the namespaces, and no packet leaves the veth pairs.
+#
+# Scenarios (all by default, or those named):
+#   partition-both partition-in partition-out partition-link
+#	a worker cut off (packets dropped both ways, only server->worker,
+#	only worker->server, its link down) for longer than the lease
+#   blip	the same cut, healed after less than the lease
+#   submit	a submitter cut off: exit 75 and nothing printed
+#   forward	chute forward cut off, then healed
+#   standby	a multi-host URI whose first host is a standby (in recovery)
+#   demote	the primary made read-only, the standby promoted
+#   failover	kill -9 of the primary host under load, standby promoted
+#   clock	workers whose wall clocks are hours wrong (faketime)
+#
+# A cut drops packets with nftables at the receiving end of each direction
+# (an ingress hook on the veth: no reset, no ICMP, and neither host's
+# stack learns of it); "link" takes the worker's interface down, which its
+# stack does see.  Every wait is a poll every 50 ms up to a deadline, for a
+# condition the check names.  One "ok - ..." or "not ok - ..." line per
+# check, then "N passed, M failed"; where namespaces cannot be made (not
+# root, no ip, nft or PostgreSQL), one "skip" line, exit 0.  Everything is
+# torn down on exit, failure included; namespaces of an earlier run that
+# was killed are removed at the start.
+set -u
+export LC_ALL=C
+[ $# -ge 1 ] || { echo "usage: tests/netns.sh CHUTE [SCENARIO...]" >&2; exit 64; }
+chute=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+shift
+skip() { echo "skip - tests/netns.sh: $*"; exit 0; }
+
+[ "$(id -u)" = 0 ] || skip "network namespaces need root"
+for c in ip nft nsenter runuser flock; do
+	command -v $c >/dev/null || skip "no $c (apt-get install iproute2 nftables util-linux)"
+done
+pgbin=$(pg_config --bindir 2>/dev/null)
+[ -x "$pgbin/initdb" ] || pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] && [ -x "$pgbin/pg_basebackup" ] ||
+	skip "no PostgreSQL server (apt-get install postgresql)"
+id postgres >/dev/null 2>&1 || skip "no postgres user (apt-get install postgresql)"
+
+# Namespaces of runs whose script died without its cleanup (kill -9).
+for n in $(ip netns list 2>/dev/null | grep -o '^chute-c[0-9]*-[a-z0-9]*'); do
+	p=${n#chute-c}; p=${p%%-*}
+	kill -0 "$p" 2>/dev/null || ip netns del "$n" 2>/dev/null
+done
+
+run=c$$
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-netns.XXXXXX") || exit 1
+chmod 755 "$tmp"
+LEASE_MS=2000
+LEASE=2s
+pass=0 fail=0
+hosts=""		# the namespaces made, for the cleanup
+started=""		# background processes started, for the cleanup
+
+ok()    { pass=$((pass + 1)); printf 'ok - %s\n' "$*"; }
+notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
+# check DESCRIPTION COMMAND...
+check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; fi; }
+ms() { date +%s%3N; }
+# until_ok MS COMMAND...: run COMMAND every 50 ms until it succeeds or MS pass.
+until_ok() {
+	local deadline=$(($(ms) + $1)); shift
+	until "$@"; do
+		[ "$(ms)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+say() { printf '# %s\n' "$*"; }
+# show FILE: its last lines, as the comment of a failed check.
+show() { [ -f "$1" ] && tail -n 15 "$1" | sed "s,^,#   $(basename "$1"): ,"; }
+
+ns() { echo "chute-$run-$1"; }
+# inns HOST COMMAND...: COMMAND in HOST's namespace.  nsenter execs it
+# (ip netns exec forks, and a pid we signal must be the program's own).
+inns() { local h=$1; shift; nsenter --net="/run/netns/$(ns "$h")" -- "$@"; }
+
+# Every process we started, every server, every namespace: gone.
+cleanup() {
+	local p
+	for p in $started; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for d in "$tmp"/pg-*; do
+		[ -f "$d/postmaster.pid" ] || continue
+		runuser -u postgres -- "$pgbin/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1
+	done
+	for h in $hosts; do
+		for p in $(ip netns pids "$(ns "$h")" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	done
+	for h in $hosts; do ip netns del "$(ns "$h")" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# ---- hosts ----
+
+# The server's host: a bridge with the primary's and the standby's addresses.
+ip netns add "$(ns srv)" 2>"$tmp/err" || skip "cannot make a network namespace: $(cat "$tmp/err")"
+hosts=srv
+ip -n "$(ns srv)" link set lo up
+ip -n "$(ns srv)" link add br0 type bridge 2>"$tmp/err" || skip "cannot make a bridge: $(cat "$tmp/err")"
+ip -n "$(ns srv)" addr add 198.18.0.1/24 dev br0
+ip -n "$(ns srv)" addr add 198.18.0.2/24 dev br0
+ip -n "$(ns srv)" link set br0 up
+nhost=0
+# addhost NAME: a host of its own at 198.18.0.(10+N), linked to the bridge
+# by ${run}aN (its end) and ${run}bN (the server's end).
+addhost() {
+	nhost=$((nhost + 1))
+	local a=${run}a$nhost b=${run}b$nhost
+	ip netns add "$(ns "$1")" && hosts="$hosts $1" &&
+	ip -n "$(ns "$1")" link set lo up &&
+	ip link add "$a" type veth peer name "$b" &&
+	ip link set "$a" netns "$(ns "$1")" &&
+	ip link set "$b" netns "$(ns srv)" &&
+	ip -n "$(ns srv)" link set "$b" master br0 up &&
+	ip -n "$(ns "$1")" addr add "198.18.0.$((10 + nhost))/24" dev "$a" &&
+	ip -n "$(ns "$1")" link set "$a" up || skip "cannot link a namespace by veth"
+	eval "if_$1=$nhost"
+}
+for h in w1 w2 w3 sub fwd; do addhost $h; done
+nft -f /dev/null 2>/dev/null || skip "nft does not work here"
+
+# cut HOST both|in|out|link: HOST loses the server; heal HOST undoes it.
+# "in" drops what reaches HOST, "out" what HOST sends; each is dropped on
+# arrival, at the far end of the veth from its sender.
+cut() {
+	local i; eval "i=\$if_$1"
+	case $2 in
+	both|in) inns "$1" nft add table netdev chute_cut &&
+		inns "$1" nft add chain netdev chute_cut c "{ type filter hook ingress device ${run}a$i priority 0; policy drop; }" ;;
+	esac
+	case $2 in
+	both|out) inns srv nft add table netdev "chute_cut_$1" &&
+		inns srv nft add chain netdev "chute_cut_$1" c "{ type filter hook ingress device ${run}b$i priority 0; policy drop; }" ;;
+	link) ip -n "$(ns "$1")" link set "${run}a$i" down ;;
+	esac
+}
+heal() {
+	local i; eval "i=\$if_$1"
+	inns "$1" nft delete table netdev chute_cut 2>/dev/null
+	inns srv nft delete table netdev "chute_cut_$1" 2>/dev/null
+	ip -n "$(ns "$1")" link set "${run}a$i" up
+}
+
+# ---- servers ----
+
+# pg_make NAME ADDR: a cluster in $tmp/pg-NAME listening on ADDR:5432
+# (TCP, in the server's namespace) and on a Unix socket in
+# $tmp/sock-NAME, which only the test's own psql uses.
+pg_conf() {
+	cat >> "$tmp/pg-$1/postgresql.conf" <<END
+listen_addresses = '$2'
+port = 5432
+unix_socket_directories = '$tmp/sock-$1'
+shared_buffers = 16MB
+max_connections = 60
+wal_level = replica
+max_wal_senders = 4
+wal_keep_size = 64MB
+fsync = on
+synchronous_commit = on
+END
+}
+pg_make() {
+	mkdir -p "$tmp/sock-$1" "$tmp/pg-$1" && chown postgres "$tmp/sock-$1" "$tmp/pg-$1" &&
+	chmod 700 "$tmp/pg-$1"
+	runuser -u postgres -- "$pgbin/initdb" -D "$tmp/pg-$1" -A trust -U postgres \
+		>"$tmp/initdb.log" 2>&1 || { say "$(tail -5 "$tmp/initdb.log")"; return 1; }
+	pg_conf "$1" "$2"
+	cat >> "$tmp/pg-$1/pg_hba.conf" <<END
+host all all 198.18.0.0/24 trust
+host replication all 198.18.0.0/24 trust
+END
+}
+pg_start() {
+	inns srv runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-$1" -l "$tmp/sock-$1/server.log" \
+		-w -t 60 start >/dev/null 2>&1 || { show "$tmp/sock-$1/server.log"; return 1; }
+}
+# psql on NAME's socket, to database DB: psqlx NAME DB SQL
+psqlx() { "$pgbin/psql" -X -A -t -q -v ON_ERROR_STOP=1 "host=$tmp/sock-$1 port=5432 user=postgres dbname=$2" -c "$3"; }
+pg_make p 198.18.0.1 && pg_start p || { notok "the primary starts in its namespace"; exit 1; }
+P="198.18.0.1:5432"
+S="198.18.0.2:5432"
+
+# ---- jobs and workers ----
+
+mkdir -p "$tmp/locks"
+# The handler, run as `h HOST`: its job's first word says what it does.
+# Every run appends "start ID ATTEMPT HOST PID" to the journal and holds the
+# witness lock on locks/ID (its commands get 9>&-, so only this shell holds
+# it): a second run of the job at the same time finds it taken and writes
+# CONCURRENT.  block: the first attempt waits for release-ID (30 s at
+# most) and exits 0, later ones exit 0 at once; fail1: the same, but the
+# first attempt exits 1; quick: exit 0; slow: wait 3 leases, exit 0.
+cat > "$tmp/h" <<END
+#!/bin/sh
+exec 9> "$tmp/locks/\$CHUTE_ID"
+flock -n 9 || echo "CONCURRENT \$CHUTE_ID" >> "$tmp/journal"
+echo "start \$CHUTE_ID \$CHUTE_ATTEMPT \$1 \$\$" >> "$tmp/journal"
+read kind rest
+case "\$kind" in
+quick) exit 0 ;;
+slow) sleep $((3 * LEASE_MS / 1000)) 9>&-; exit 0 ;;
+esac
+[ "\$CHUTE_ATTEMPT" = 1 ] || exit 0
+i=0
+while [ ! -e "$tmp/release-\$CHUTE_ID" ] && [ \$i -lt 600 ]; do sleep 0.05 9>&-; i=\$((i + 1)); done
+[ "\$kind" = fail1 ] && exit 1
+exit 0
+END
+chmod +x "$tmp/h"
+
+db=""
+dbn=0
+# newdb: a fresh database with chute's schema, as $db, and its URIs: $U
+# (the primary), $U2 (primary, then standby, read-write only).
+newdb() {
+	dbn=$((dbn + 1)); db=t$dbn
+	psqlx p postgres "CREATE DATABASE $db" || return 1
+	U="postgresql://postgres@$P/$db"
+	U2="postgresql://postgres@$P,$S/$db?target_session_attrs=read-write"
+	inns sub "$chute" init "$U" >/dev/null 2>"$tmp/init.err" || { show "$tmp/init.err"; return 1; }
+	: > "$tmp/journal"
+	rm -f "$tmp"/release-* "$tmp"/locks/*
+}
+# worker NAME HOST URI ARGS...: chute run in HOST's namespace, in the
+# background; its pid in $NAME, its stderr in $tmp/NAME.log.
+worker() {
+	local name=$1 host=$2 uri=$3; shift 3
+	# Not inns: a function in the background is a subshell, whose pid
+	# is not the worker's.
+	nsenter --net="/run/netns/$(ns "$host")" -- "$chute" run "$uri" \
+		--lease $LEASE "$@" -- "$tmp/h" "$name" >/dev/null 2>"$tmp/$name.log" &
+	eval "$name=$!"
+	started="$started $!"
+}
+# stop PID: SIGTERM, and its exit status (within 20 s, else it is killed).
+stop() {
+	kill -TERM "$1" 2>/dev/null
+	until_ok 20000 eval "! kill -0 $1 2>/dev/null" || kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+# submit HOST URI ID KIND: prints what submit printed; its status.
+submit() { echo "$4" | inns "$1" "$chute" submit "$2" --id "$3" 2>>"$tmp/submit.err"; }
+state() { psqlx "${2:-p}" "$db" "SELECT state || ' attempts=' || attempts FROM chute.jobs WHERE id = '$1'"; }
+is_state() { [ "$(state "$1" "${3:-p}" 2>/dev/null)" = "$2" ]; }
+started_run() { grep -q "^start $1 $2 $3 " "$tmp/journal"; }
+pid_of_run() { grep "^start $1 $2 " "$tmp/journal" | awk '{print $5}'; }
+alive() { kill -0 "$1" 2>/dev/null; }
+dead() { ! kill -0 "$1" 2>/dev/null; }
+no_concurrent() { ! grep -q CONCURRENT "$tmp/journal"; }
+logs() { grep -q -- "$2" "$tmp/$1.log"; }
+# workers_up N: N workers' sessions (after LISTEN: they recover) in $db.
+workers_up() {
+	[ "$(psqlx "${2:-p}" "$db" "SELECT count(*) FROM pg_stat_activity WHERE
+	    application_name = 'chute-worker' AND datname = '$db'")" -ge "$1" ]
+}
+
+# ---- partitions ----
+
+# A worker cut off for longer than the lease, one of four ways: its
+# handlers stop within 5/6 of the lease; another worker takes the jobs over
+# only after the lease; never two runs at once; its late outcome is
+# refused; healed, it reconnects by itself and runs new jobs; nothing lost;
+# a submit meanwhile prints an ID that exists.
+partition() {
+	local mode=$1 t_cut t_dead t_b hp
+	say "partition: $mode, healed after more than the lease"
+	newdb || { notok "$mode: a database"; return; }
+	check "$mode: submits from their own host print their IDs" \
+		eval '[ "$(submit sub "$U" p block)" = p ] && [ "$(submit sub "$U" q fail1)" = q ]'
+	worker A w1 "$U" -j 2 --max-attempts 3
+	check "$mode: worker A runs both jobs, over TCP from its namespace" \
+		until_ok 20000 eval 'started_run p 1 A && started_run q 1 A'
+	worker B w2 "$U" -j 2 --max-attempts 3
+	until_ok 10000 workers_up 2	# B is up: it would recover A's jobs
+	hp=$(pid_of_run p 1)
+	cut w1 "$mode"; t_cut=$(ms)
+	touch "$tmp/release-q"	# A's q ends now, its outcome stuck in A
+	check "$mode: a submit during the partition prints its ID, which exists" \
+		eval '[ "$(submit sub "$U" s block)" = s ] && [ -n "$(state s)" ]'
+	touch "$tmp/release-s"
+	if until_ok 10000 dead "$hp"; then
+		t_dead=$(ms)
+		say "$mode: A's handler stopped $((t_dead - t_cut)) ms after the cut (lease $LEASE_MS ms, 5/6 of it $((LEASE_MS * 5 / 6)))"
+		check "$mode: A stops its handler before its lease can run out" \
+			[ $((t_dead - t_cut)) -lt $LEASE_MS ]
+	else
+		notok "$mode: A stops its handler when it cannot renew"; show "$tmp/A.log"
+	fi
+	check "$mode: A says why it stopped its handler" logs A "cannot renew its lease"
+	if until_ok 20000 eval 'started_run p 2 B && started_run q 2 B'; then
+		t_b=$(ms)
+		say "$mode: B took both jobs over $((t_b - t_cut)) ms after the cut"
+		ok "$mode: worker B recovers both jobs"
+		# The last renewal came at most a third of a lease before the cut.
+		check "$mode: ... only after the lease" [ $((t_b - t_cut)) -ge $((LEASE_MS * 2 / 3)) ]
+	else
+		notok "$mode: worker B recovers both jobs"; show "$tmp/B.log"
+	fi
+	check "$mode: never two runs of a job at once" no_concurrent
+	check "$mode: B's outcomes stand" until_ok 15000 eval \
+		'is_state p "done attempts=2" && is_state q "done attempts=2"'
+	# The cut's length, not a wait for anything: half a lease beyond it.
+	while [ "$(ms)" -lt $((t_cut + LEASE_MS * 3 / 2)) ]; do sleep 0.05; done
+	heal w1; say "$mode: healed $(( $(ms) - t_cut )) ms after the cut"
+	check "$mode: healed, A reconnects by itself" until_ok 20000 logs A "connected again"
+	check "$mode: A's late outcome of q is refused" until_ok 10000 logs A "job=q outcome .*refused"
+	check "$mode: ... and q stays done by B" is_state q "done attempts=2"
+	stop "$B"
+	check "$mode: A carries on: it runs a new job" eval \
+		'[ "$(submit sub "$U" n quick)" = n ] && until_ok 20000 is_state n "done attempts=1" && started_run n 1 A'
+	check "$mode: no job lost: 4 jobs, all done" eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FILTER (WHERE state = '\''done'\''), count(*) FROM chute.jobs")" = "4|4" ]'
+	stop "$A"; check "$mode: A exits 0 when stopped" [ $? -eq 0 ]
+	[ "$fail" -eq 0 ] || { show "$tmp/A.log"; show "$tmp/journal"; }
+}
+
+# The same cut, healed after a third of the lease: the worker keeps its
+# job (or, on a slow machine, loses it safely); either way it reconnects,
+# nothing runs twice at once and the job ends done once.
+blip() {
+	local mode=$1 hp
+	say "blip: $mode, healed after a third of the lease"
+	newdb || { notok "blip $mode: a database"; return; }
+	submit sub "$U" b block >/dev/null
+	worker A w1 "$U"
+	worker B w2 "$U"
+	until_ok 20000 eval 'started_run b 1 A || started_run b 1 B'
+	if started_run b 1 A; then x=A y=w1; else x=B y=w2; fi
+	hp=$(pid_of_run b 1)
+	cut "$y" "$mode"
+	sleep $(awk "BEGIN { print $LEASE_MS / 3000 }")	# the cut's length, not a wait for anything
+	heal "$y"
+	touch "$tmp/release-b"
+	check "blip $mode: the job ends done" until_ok 20000 eval 'is_state b "done attempts=1" || is_state b "done attempts=2"'
+	if is_state b "done attempts=1"; then
+		say "blip $mode: the worker kept its job through the cut"
+	else
+		say "blip $mode: the worker lost its job (the cut outlasted a renewal's deadline)"
+	fi
+	check "blip $mode: never two runs at once" no_concurrent
+	stop "$A"; stop "$B"
+}
+
+# A submitter cut off: exit 75, nothing printed, nothing inserted.
+submit_cut() {
+	local out rc
+	say "submit: the submitter's host cut off"
+	newdb || { notok "submit: a database"; return; }
+	for mode in both in out link; do
+		cut sub $mode
+		out=$(echo quick | inns sub "$chute" submit "$U?connect_timeout=2" --id "x-$mode" 2>"$tmp/sub.err")
+		rc=$?
+		heal sub
+		check "submit cut ($mode): exit 75 ($rc), nothing printed, nothing inserted" \
+			eval '[ $rc -eq 75 ] && [ -z "$out" ] && [ -z "$(state x-$mode)" ]'
+		check "submit cut ($mode): one line naming the server, without a password" \
+			eval '[ "$(wc -l < "$tmp/sub.err")" -eq 1 ] && grep -q "198.18.0.1" "$tmp/sub.err"'
+	done
+}
+
+# chute forward in its own host, cut off and healed: every job arrives.
+forward_cut() {
+	local spool=$tmp/spool-fwd f n
+	say "forward: its host cut off, healed after more than the lease"
+	newdb || { notok "forward: a database"; return; }
+	rm -rf "$spool"; "$chute" init "$spool" >/dev/null
+	for n in 1 2 3; do echo quick | "$chute" submit "$spool" --id "f$n" >/dev/null; done
+	nsenter --net="/run/netns/$(ns fwd)" -- "$chute" forward "$spool" "$U" >/dev/null 2>"$tmp/F.log" &
+	f=$!; started="$started $f"
+	check "forward: jobs reach the database over TCP" until_ok 20000 eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM chute.jobs")" = 3 ]'
+	cut fwd both
+	for n in 4 5 6; do echo quick | "$chute" submit "$spool" --id "f$n" >/dev/null; done
+	sleep $((LEASE_MS * 2 / 1000))	# the cut's length, not a wait for anything
+	heal fwd
+	check "forward: healed, it delivers what came in meanwhile" until_ok 30000 eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM chute.jobs")" = 6 ]'
+	check "forward: each once, under its own ID" eval \
+		'[ "$(psqlx p "$db" "SELECT string_agg(id, '\'' '\'' ORDER BY id) FROM chute.jobs")" = "f1 f2 f3 f4 f5 f6" ]'
+	check "forward: its spool has them all in done/" eval '[ "$(ls "$spool/done" | wc -l)" -eq 6 ]'
+	stop "$f"
+}
+
+# ---- the standby, and failover ----
+
+# A streaming standby of the primary, synchronous, at 198.18.0.2.
+standby_make() {
+	[ -d "$tmp/pg-s" ] && return 0
+	mkdir -p "$tmp/sock-s" "$tmp/pg-s" && chown postgres "$tmp/sock-s" "$tmp/pg-s" &&
+	chmod 700 "$tmp/pg-s"
+	runuser -u postgres -- "$pgbin/pg_basebackup" -d "host=$tmp/sock-p port=5432 user=postgres" \
+		-D "$tmp/pg-s" -R -X stream -c fast >"$tmp/basebackup.log" 2>&1 || { show "$tmp/basebackup.log"; return 1; }
+	# The copy has the primary's settings: its own address and socket after them.
+	pg_conf s 198.18.0.2
+	echo "primary_conninfo = 'host=198.18.0.1 port=5432 user=postgres application_name=standby'" \
+		>> "$tmp/pg-s/postgresql.auto.conf"
+	pg_start s || return 1
+	psqlx p postgres "ALTER SYSTEM SET synchronous_standby_names = 'standby'" &&
+	psqlx p postgres "SELECT pg_reload_conf()" >/dev/null &&
+	until_ok 30000 eval '[ "$(psqlx p postgres "SELECT sync_state FROM pg_stat_replication")" = sync ]'
+}
+
+# A URI whose first host is the standby, without target_session_attrs: a
+# worker connecting there finds it in recovery (LISTEN fails) and must
+# not stay: it reaches the primary and runs the job.  A submit that lands
+# on the standby exits 75 (try later) and prints nothing.
+standby_first() {
+	local out rc
+	say "standby: a URI that names the standby first"
+	newdb || { notok "standby: a database"; return; }
+	standby_make || { notok "standby: a synchronous standby by pg_basebackup"; return; }
+	until_ok 10000 eval '[ "$(psqlx s postgres "SELECT count(*) FROM pg_database WHERE datname = '\'$db\''")" = 1 ]'
+	local SF="postgresql://postgres@$S,$P/$db"
+	out=$(echo quick | inns sub "$chute" submit "postgresql://postgres@$S/$db" --id r0 2>"$tmp/sub.err")
+	rc=$?
+	check "standby: a submit to a server in recovery exits 75 ($rc) and prints nothing" \
+		eval '[ $rc -eq 75 ] && [ -z "$out" ]'
+	check "standby: ... saying why, in one line" eval '[ "$(wc -l < "$tmp/sub.err")" -eq 1 ] && grep -q "read-only" "$tmp/sub.err"'
+	submit sub "$U" r1 quick >/dev/null
+	worker A w1 "$SF"
+	check "standby: a worker sent to the standby first reaches the primary and runs the job" \
+		until_ok 20000 is_state r1 "done attempts=1"
+	logs A "LISTEN" && say "standby: A said: $(grep -m1 LISTEN "$tmp/A.log")"
+	stop "$A"
+}
+
+# pair_fresh: a new primary (and no standby), for a scenario that needs a
+# pair of its own after one that promoted the standby.
+pair_fresh() {
+	local d
+	for d in p s; do
+		[ -f "$tmp/pg-$d/postmaster.pid" ] &&
+			runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-$d" -m immediate stop >/dev/null 2>&1
+		rm -rf "$tmp/pg-$d" "$tmp/sock-$d"
+	done
+	inns srv nft delete table inet chute_dead 2>/dev/null
+	pg_make p 198.18.0.1 && pg_start p
+}
+
+# The primary demoted the way a fencing script does it
+# (default_transaction_read_only, reloaded: its sessions stay up but can
+# no longer write), the standby promoted: workers connected to the old
+# primary must leave it for the new one by themselves.
+demote() {
+	say "demote: the primary turned read-only, the standby promoted"
+	newdb || { notok "demote: a database"; return; }
+	standby_make || { notok "demote: a synchronous standby by pg_basebackup"; return; }
+	submit sub "$U2" d1 quick >/dev/null
+	worker A w1 "$U2"
+	worker B w2 "$U2"
+	check "demote: the workers run a job on the primary" until_ok 20000 is_state d1 "done attempts=1"
+	until_ok 10000 workers_up 2
+	psqlx p postgres "ALTER SYSTEM SET synchronous_standby_names = ''" &&
+	psqlx p postgres "ALTER SYSTEM SET default_transaction_read_only = on" &&
+	psqlx p postgres "SELECT pg_reload_conf()" >/dev/null
+	check "demote: the standby is promoted" \
+		inns srv runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-s" -w -t 60 promote >/dev/null
+	check "demote: a submit reaches the new primary" eval '[ "$(submit sub "$U2" d2 quick)" = d2 ]'
+	check "demote: the workers leave the read-only server and run it there" \
+		until_ok 20000 is_state d2 "done attempts=1" s
+	check "demote: both workers moved" until_ok 20000 workers_up 2 s
+	stop "$A"; stop "$B"
+	pair_fresh || notok "demote: a new primary after it"
+}
+
+# Under load (two workers, a submitter, a forward), the primary's host
+# dies: its packets dropped (no reset) and every process of it killed -9;
+# the standby is promoted.  Workers and forward reach it by themselves;
+# every ID submit printed is there; every job ends done once, or ran again
+# under a new fencing token; no token repeats.
+failover() {
+	local spool=$tmp/spool-fo f i pm out rc n
+	# A claim, in the audit (not a renewal: that stays in cur).
+	local claims="new_state = 'cur' AND old_state <> 'cur'"
+	say "failover: kill -9 of the primary's host under load, the standby promoted"
+	newdb || { notok "failover: a database"; return; }
+	# The audit: every change of a job, committed with it (and so
+	# replicated with it: synchronously).
+	psqlx p "$db" "CREATE TABLE audit (n bigserial, id text, old_state text,
+	    new_state text, old_token bigint, new_token bigint);
+	  CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	    INSERT INTO audit (id, old_state, new_state, old_token, new_token)
+	    VALUES (NEW.id, OLD.state, NEW.state, OLD.token, NEW.token); RETURN NEW; END \$\$;
+	  CREATE TRIGGER audit AFTER UPDATE ON chute.jobs FOR EACH ROW EXECUTE FUNCTION audit()" ||
+		{ notok "failover: the audit trigger"; return; }
+	standby_make || { notok "failover: a synchronous standby by pg_basebackup"; return; }
+	worker A w1 "$U2" -j 2
+	worker B w2 "$U2" -j 2
+	rm -rf "$spool"; "$chute" init "$spool" >/dev/null
+	nsenter --net="/run/netns/$(ns fwd)" -- "$chute" forward "$spool" "$U2" >/dev/null 2>"$tmp/F.log" &
+	f=$!; started="$started $f"
+	# The load: 16 submits, one job each (those after the failover wait
+	# out connect_timeout on the dead host first), and 16 jobs into
+	# forward's spool.
+	: > "$tmp/submits"
+	(
+		for i in $(seq 1 16); do
+			out=$(echo quick | inns sub "$chute" submit "$U2&connect_timeout=2" --id "s$i" 2>>"$tmp/submit.err")
+			echo "s$i $? $out" >> "$tmp/submits"
+			echo quick | "$chute" submit "$spool" --id "g$i" >/dev/null
+		done
+	) &
+	n=$!; started="$started $n"
+	until_ok 30000 eval '[ "$(wc -l < "$tmp/submits")" -ge 6 ]'
+	# The host dies: nothing more reaches or leaves 198.18.0.1, then
+	# every process of its server is killed at once.
+	inns srv nft add table inet chute_dead &&
+	inns srv nft add chain inet chute_dead in "{ type filter hook input priority -300; ip daddr 198.18.0.1 drop; }" &&
+	inns srv nft add chain inet chute_dead out "{ type filter hook output priority -300; ip saddr 198.18.0.1 drop; }"
+	pm=$(head -1 "$tmp/pg-p/postmaster.pid")
+	kill -9 "$pm" $(ps -o pid= --ppid "$pm")
+	say "failover: primary killed after $(wc -l < "$tmp/submits") submits"
+	check "failover: the standby is promoted" \
+		inns srv runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-s" -w -t 60 promote >/dev/null
+	check "failover: the load's 16 submits end (each bounded)" until_ok 120000 eval '[ "$(wc -l < "$tmp/submits")" -ge 16 ]'
+	wait "$n" 2>/dev/null
+	check "failover: every submit printed its ID (exit 0) or exited 75 and printed nothing" eval \
+		'! awk '\''!(($2 == 0 && $3 == $1) || ($2 == 75 && NF == 2))'\'' "$tmp/submits" | grep -q .'
+	say "failover: $(awk '$2 == 0' "$tmp/submits" | wc -l) submits printed their ID, $(awk '$2 == 75' "$tmp/submits" | wc -l) exited 75"
+	check "failover: every ID submit printed is on the new primary" eval \
+		'for i in $(awk '\''$2 == 0 { print $1 }'\'' "$tmp/submits"); do [ -n "$(state $i s)" ] || exit 1; done'
+	check "failover: forward reaches the new primary: all 16 of its jobs arrive" until_ok 60000 eval \
+		'[ "$(psqlx s "$db" "SELECT count(*) FROM chute.jobs WHERE id LIKE '\''g%'\''")" = 16 ]'
+	check "failover: workers reach the new primary: every job ends done" until_ok 60000 eval \
+		'[ "$(psqlx s "$db" "SELECT count(*) FROM chute.jobs WHERE state <> '\''done'\''")" = 0 ]'
+	check "failover: both workers said they connected again" eval 'logs A "connected again" && logs B "connected again"'
+	check "failover: never two runs of a job at once" no_concurrent
+	check "failover: each job reached done once (the audit)" eval \
+		'[ -z "$(psqlx s "$db" "SELECT id FROM audit WHERE new_state = '\''done'\'' GROUP BY id HAVING count(*) > 1")" ]'
+	check "failover: no fencing token was given twice (the audit, across the failover)" eval \
+		'[ -z "$(psqlx s "$db" "SELECT new_token FROM audit WHERE $claims GROUP BY new_token HAVING count(*) > 1")" ]'
+	check "failover: a job that ran twice ran under two tokens" eval \
+		'[ -z "$(psqlx s "$db" "SELECT id FROM audit WHERE $claims GROUP BY id HAVING count(*) <> count(DISTINCT new_token)")" ]'
+	say "failover: $(psqlx s "$db" "SELECT count(*) FROM chute.jobs") jobs, $(grep -c '^start' "$tmp/journal") runs, $(psqlx s "$db" "SELECT count(*) FROM audit WHERE $claims") claims audited"
+	stop "$A"; stop "$B"; stop "$f"
+	pair_fresh || notok "failover: a new primary after it"
+}
+
+# ---- clocks ----
+
+# Workers whose wall clocks are 5 hours behind and ahead (libfaketime;
+# their monotonic clocks untouched), each running a job for three leases,
+# with an honest worker idle beside them that would recover any lease
+# that ran out.  Leases follow the server's now(): each job runs once,
+# renewed, and is recorded at the server's time.
+clocks() {
+	local lib
+	say "clock: workers 5 h behind and 5 h ahead"
+	lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+	[ -n "$lib" ] || { echo "skip - clock: no libfaketime (apt-get install faketime)"; return; }
+	newdb || { notok "clock: a database"; return; }
+	[ "$(LD_PRELOAD=$lib FAKETIME=-5h FAKETIME_DONT_FAKE_MONOTONIC=1 date +%s)" -lt $(($(date +%s) - 4 * 3600)) ] ||
+		{ notok "clock: faketime puts a clock 5 h behind"; return; }
+	submit sub "$U" k1 slow >/dev/null
+	submit sub "$U" k2 slow >/dev/null
+	LD_PRELOAD=$lib FAKETIME=-5h FAKETIME_DONT_FAKE_MONOTONIC=1 worker A w1 "$U" --prefetch 0
+	until_ok 20000 eval 'started_run k1 1 A || started_run k2 1 A'
+	LD_PRELOAD=$lib FAKETIME=+5h FAKETIME_DONT_FAKE_MONOTONIC=1 worker B w2 "$U" --prefetch 0
+	until_ok 20000 eval 'grep -c "^start k. 1 [AB] " "$tmp/journal" | grep -qx 2'
+	worker C w3 "$U"
+	say "clock: leases left, on the server's clock: $(psqlx p "$db" "SELECT string_agg(id || ' ' || (lease_until - now()), ', ' ORDER BY id) FROM chute.jobs WHERE state = 'cur'")"
+	check "clock: the leases end within a lease of the server's now()" eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM chute.jobs WHERE state = '\''cur'\'' AND lease_until > now() AND lease_until <= now() + interval '\''$LEASE_MS ms'\''")" = 2 ]'
+	check "clock: both jobs end done, first attempt" until_ok 30000 eval \
+		'is_state k1 "done attempts=1" && is_state k2 "done attempts=1"'
+	check "clock: each ran once: the honest worker recovered nothing" eval \
+		'[ "$(grep -c "^start" "$tmp/journal")" = 2 ] && ! logs C recovered'
+	check "clock: recorded at the server's time, not the workers'" eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM chute.jobs WHERE abs(extract(epoch FROM run_at - now())) < 600")" = 2 ]'
+	check "clock: never two runs at once" no_concurrent
+	stop "$A"; stop "$B"; stop "$C"
+}
+
+all="partition-both partition-in partition-out partition-link blip submit forward standby demote failover clock"
+for s in ${@:-$all}; do
+	case $s in
+	partition-*) partition "${s#partition-}" ;;
+	blip) blip both; blip link ;;
+	submit) submit_cut ;;
+	forward) forward_cut ;;
+	standby) standby_first ;;
+	demote) demote ;;
+	failover) failover ;;
+	clock) clocks ;;
+	*) echo "tests/netns.sh: no scenario $s" >&2; exit 64 ;;
+	esac
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
