@@ -512,6 +512,17 @@ failover() {
 	) &
 	n=$!; started="$started $n"
 	until_ok 30000 eval '[ "$(wc -l < "$tmp/submits")" -ge 6 ]'
+	# One submit in flight at the crash, for certain: its insert waits
+	# for a lock on chute.payloads that a session of ours holds.
+	"$pgbin/psql" -X -q "host=$tmp/sock-p port=5432 user=postgres dbname=$db" \
+		-c "BEGIN; LOCK TABLE chute.payloads IN SHARE MODE; SELECT pg_sleep(60)" >/dev/null 2>&1 &
+	started="$started $!"
+	until_ok 10000 eval '[ "$(psqlx p "$db" "SELECT count(*) FROM pg_locks WHERE granted AND mode = '\''ShareLock'\'' AND relation = '\''chute.payloads'\''::regclass")" = 1 ]'
+	( out=$(echo quick | inns sub "$chute" submit "$U2&connect_timeout=2" --id inflight 2>"$tmp/inflight.err")
+	  echo "$? $out" > "$tmp/inflight" ) &
+	started="$started $!"
+	check "failover: a submit waits for the lock when the primary dies" until_ok 10000 eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = '\''Lock'\'' AND application_name = '\''chute'\''")" -ge 1 ]'
 	# The host dies: nothing more reaches or leaves 198.18.0.1, then
 	# every process of its server is killed at once.
 	inns srv nft add table inet chute_dead &&
@@ -527,6 +538,9 @@ failover() {
 	check "failover: every submit printed its ID (exit 0) or exited 75 and printed nothing" eval \
 		'! awk '\''!(($2 == 0 && $3 == $1) || ($2 == 75 && NF == 2))'\'' "$tmp/submits" | grep -q .'
 	say "failover: $(awk '$2 == 0' "$tmp/submits" | wc -l) submits printed their ID, $(awk '$2 == 75' "$tmp/submits" | wc -l) exited 75"
+	check "failover: the submit in flight at the crash exits 75 and prints nothing" until_ok 30000 eval \
+		'[ "$(cat "$tmp/inflight" 2>/dev/null)" = "75 " ]'
+	say "failover: it said: $(cat "$tmp/inflight.err")"
 	check "failover: every ID submit printed is on the new primary" eval \
 		'for i in $(awk '\''$2 == 0 { print $1 }'\'' "$tmp/submits"); do [ -n "$(state $i s)" ] || exit 1; done'
 	check "failover: forward reaches the new primary: all 16 of its jobs arrive" until_ok 60000 eval \
