@@ -216,6 +216,7 @@ torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 60
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --freeze
+	tests/netns.sh $(B)/chute torture=30
 
 # libFuzzer (clang) on every parser that sees outside input; its objects
 # have their own directory and stamps.

@@ -18,6 +18,7 @@
 #   demote	the primary made read-only, the standby promoted
 #   failover	kill -9 of the primary host under load, standby promoted
 #   clock	workers whose wall clocks are hours wrong (faketime)
+#   torture[=N]	N rounds (3) of random cuts and one failover under load
 #
 # A cut drops packets with nftables at the receiving end of each direction
 # (an ingress hook on the veth: no reset, no ICMP, and neither host's
@@ -208,6 +209,7 @@ echo "start \$CHUTE_ID \$CHUTE_ATTEMPT \$1 \$\$" >> "$tmp/journal"
 read kind rest
 case "\$kind" in
 quick) exit 0 ;;
+nap) sleep 0.\$((\$\$ % 8)) 9>&-; exit 0 ;;
 slow) sleep $((3 * LEASE_MS / 1000)) 9>&-; exit 0 ;;
 esac
 [ "\$CHUTE_ATTEMPT" = 1 ] || exit 0
@@ -252,6 +254,8 @@ stop() {
 submit() { echo "$4" | inns "$1" "$chute" submit "$2" --id "$3" 2>>"$tmp/submit.err"; }
 state() { psqlx "${2:-p}" "$db" "SELECT state || ' attempts=' || attempts FROM chute.jobs WHERE id = '$1'"; }
 is_state() { [ "$(state "$1" "${3:-p}" 2>/dev/null)" = "$2" ]; }
+# is_state_any ID STATE [SERVER]: in STATE, whatever its attempts.
+is_state_any() { [ "$(psqlx "${3:-p}" "$db" "SELECT state FROM chute.jobs WHERE id = '$1'" 2>/dev/null)" = "$2" ]; }
 started_run() { grep -q "^start $1 $2 $3 " "$tmp/journal"; }
 pid_of_run() { grep "^start $1 $2 " "$tmp/journal" | awk '{print $5}'; }
 alive() { kill -0 "$1" 2>/dev/null; }
@@ -393,22 +397,48 @@ forward_cut() {
 
 # ---- the standby, and failover ----
 
-# A streaming standby of the primary, synchronous, at 198.18.0.2.
-standby_make() {
-	[ -d "$tmp/pg-s" ] && return 0
-	mkdir -p "$tmp/sock-s" "$tmp/pg-s" && chown postgres "$tmp/sock-s" "$tmp/pg-s" &&
-	chmod 700 "$tmp/pg-s"
-	runuser -u postgres -- "$pgbin/pg_basebackup" -d "host=$tmp/sock-p port=5432 user=postgres" \
-		-D "$tmp/pg-s" -R -X stream -c fast >"$tmp/basebackup.log" 2>&1 || { show "$tmp/basebackup.log"; return 1; }
-	# The copy has the primary's settings: its own address and socket after them.
-	pg_conf s 198.18.0.2
-	echo "primary_conninfo = 'host=198.18.0.1 port=5432 user=postgres application_name=standby'" \
-		>> "$tmp/pg-s/postgresql.auto.conf"
-	pg_start s || return 1
-	psqlx p postgres "ALTER SYSTEM SET synchronous_standby_names = 'standby'" &&
-	psqlx p postgres "SELECT pg_reload_conf()" >/dev/null &&
-	until_ok 30000 eval '[ "$(psqlx p postgres "SELECT sync_state FROM pg_stat_replication")" = sync ]'
+# addr p|s: the server's address: the first host's, or the second's.
+addr() { [ "$1" = p ] && echo 198.18.0.1 || echo 198.18.0.2; }
+
+# standby_of FROM TO: a streaming standby of FROM (pg_basebackup) at TO's
+# address, made FROM's synchronous standby.  TO's old cluster, if any (a
+# host that died), is thrown away first.
+standby_of() {
+	local f=$1 t=$2
+	[ -f "$tmp/pg-$t/postmaster.pid" ] &&
+		runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-$t" -m immediate stop >/dev/null 2>&1
+	rm -rf "$tmp/pg-$t" "$tmp/sock-$t"
+	mkdir -p "$tmp/sock-$t" "$tmp/pg-$t" && chown postgres "$tmp/sock-$t" "$tmp/pg-$t" &&
+	chmod 700 "$tmp/pg-$t" || return 1
+	runuser -u postgres -- "$pgbin/pg_basebackup" -d "host=$tmp/sock-$f port=5432 user=postgres" \
+		-D "$tmp/pg-$t" -R -X stream -c fast >"$tmp/basebackup.log" 2>&1 || { show "$tmp/basebackup.log"; return 1; }
+	# The copy has FROM's settings: its own address and socket after
+	# them, and no synchronous standby of its own until it is promoted.
+	pg_conf "$t" "$(addr "$t")"
+	cat >> "$tmp/pg-$t/postgresql.auto.conf" <<END
+primary_conninfo = 'host=$(addr "$f") port=5432 user=postgres application_name=standby'
+synchronous_standby_names = ''
+END
+	pg_start "$t" || return 1
+	psqlx "$f" postgres "ALTER SYSTEM SET synchronous_standby_names = 'standby'" &&
+	psqlx "$f" postgres "SELECT pg_reload_conf()" >/dev/null &&
+	until_ok 30000 eval '[ "$(psqlx "$f" postgres "SELECT sync_state FROM pg_stat_replication")" = sync ]'
 }
+# The first standby: of the primary, at 198.18.0.2.
+standby_make() { [ -d "$tmp/pg-s" ] || standby_of p s; }
+
+# host_dies p|s: that server's host dies: nothing more reaches or leaves
+# its address (no reset), then every process of its server is killed.
+host_dies() {
+	local pm
+	inns srv nft add table inet chute_dead &&
+	inns srv nft add chain inet chute_dead in "{ type filter hook input priority -300; ip daddr $(addr "$1") drop; }" &&
+	inns srv nft add chain inet chute_dead out "{ type filter hook output priority -300; ip saddr $(addr "$1") drop; }" ||
+		return 1
+	pm=$(head -1 "$tmp/pg-$1/postmaster.pid")
+	kill -9 "$pm" $(ps -o pid= --ppid "$pm")
+}
+promote() { inns srv runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-$1" -w -t 60 promote >/dev/null; }
 
 # A URI whose first host is the standby, without target_session_attrs: a
 # worker connecting there finds it in recovery (LISTEN fails) and must
@@ -432,6 +462,22 @@ standby_first() {
 		until_ok 20000 is_state r1 "done attempts=1"
 	logs A "LISTEN" && say "standby: A said: $(grep -m1 LISTEN "$tmp/A.log")"
 	stop "$A"
+}
+
+# The audit: every change of a job, committed with it (and so replicated
+# with it: synchronously), with the session that made it (a worker's URI
+# may name it: application_name) and whether the old lease had run out by
+# the statement's now().
+audit_install() {
+	psqlx p "$db" "CREATE TABLE audit (n bigserial, id text, old_state text,
+	    new_state text, old_token bigint, new_token bigint, app text,
+	    expired boolean);
+	  CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	    INSERT INTO audit (id, old_state, new_state, old_token, new_token, app, expired)
+	    VALUES (NEW.id, OLD.state, NEW.state, OLD.token, NEW.token,
+	      current_setting('application_name'), OLD.lease_until < now());
+	    RETURN NEW; END \$\$;
+	  CREATE TRIGGER audit AFTER UPDATE ON chute.jobs FOR EACH ROW EXECUTE FUNCTION audit()"
 }
 
 # pair_fresh: a new primary (and no standby), for a scenario that needs a
@@ -484,15 +530,7 @@ failover() {
 	local claims="new_state = 'cur' AND old_state <> 'cur'"
 	say "failover: kill -9 of the primary's host under load, the standby promoted"
 	newdb || { notok "failover: a database"; return; }
-	# The audit: every change of a job, committed with it (and so
-	# replicated with it: synchronously).
-	psqlx p "$db" "CREATE TABLE audit (n bigserial, id text, old_state text,
-	    new_state text, old_token bigint, new_token bigint);
-	  CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
-	    INSERT INTO audit (id, old_state, new_state, old_token, new_token)
-	    VALUES (NEW.id, OLD.state, NEW.state, OLD.token, NEW.token); RETURN NEW; END \$\$;
-	  CREATE TRIGGER audit AFTER UPDATE ON chute.jobs FOR EACH ROW EXECUTE FUNCTION audit()" ||
-		{ notok "failover: the audit trigger"; return; }
+	audit_install || { notok "failover: the audit trigger"; return; }
 	standby_make || { notok "failover: a synchronous standby by pg_basebackup"; return; }
 	worker A w1 "$U2" -j 2
 	worker B w2 "$U2" -j 2
@@ -525,14 +563,9 @@ failover() {
 		'[ "$(psqlx p "$db" "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = '\''Lock'\'' AND application_name = '\''chute'\''")" -ge 1 ]'
 	# The host dies: nothing more reaches or leaves 198.18.0.1, then
 	# every process of its server is killed at once.
-	inns srv nft add table inet chute_dead &&
-	inns srv nft add chain inet chute_dead in "{ type filter hook input priority -300; ip daddr 198.18.0.1 drop; }" &&
-	inns srv nft add chain inet chute_dead out "{ type filter hook output priority -300; ip saddr 198.18.0.1 drop; }"
-	pm=$(head -1 "$tmp/pg-p/postmaster.pid")
-	kill -9 "$pm" $(ps -o pid= --ppid "$pm")
+	host_dies p
 	say "failover: primary killed after $(wc -l < "$tmp/submits") submits"
-	check "failover: the standby is promoted" \
-		inns srv runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg-s" -w -t 60 promote >/dev/null
+	check "failover: the standby is promoted" promote s
 	check "failover: the load's 16 submits end (each bounded)" until_ok 120000 eval '[ "$(wc -l < "$tmp/submits")" -ge 16 ]'
 	wait "$n" 2>/dev/null
 	check "failover: every submit printed its ID (exit 0) or exited 75 and printed nothing" eval \
@@ -595,7 +628,89 @@ clocks() {
 	stop "$A"; stop "$B"; stop "$C"
 }
 
-all="partition-both partition-in partition-out partition-link blip submit forward standby demote failover clock"
+# ---- torture ----
+
+# torture ROUNDS: three workers (-j 2, 2 s lease, each with its own
+# application_name), a submitter and random events, one a round, while
+# jobs come in: a worker cut off both ways, one way or by its link, for a
+# third of a lease or one and a half; or the primary's host killed and the
+# standby promoted, the dead host then coming back as the new primary's
+# standby (at least one failover a run).  Then everything healed, a drain, and the
+# invariants: every submit printed its ID or exited 75 with nothing; every
+# printed ID done (or failed) exactly once; from the audit, no token given
+# twice, every outcome recorded by the session holding the claim, every
+# recovery of a lease that had run out; from the journal, never two runs
+# at once.  RANDOM's seed is printed, and NETNS_SEED sets it.
+torture() {
+	local rounds=$1 r ev w d i out rc cur=p ncut=0 nfail=0 t0=$(ms)
+	local seed=${NETNS_SEED:-$$}
+	RANDOM=$seed
+	say "torture: $rounds rounds, seed $seed (NETNS_SEED=$seed to replay)"
+	newdb || { notok "torture: a database"; return; }
+	audit_install || { notok "torture: the audit trigger"; return; }
+	standby_make || { notok "torture: a synchronous standby"; return; }
+	for w in 1 2 3; do
+		worker T$w w$w "$U2&application_name=tw$w" -j 2 --max-attempts 5
+	done
+	: > "$tmp/submits"
+	for r in $(seq 1 "$rounds"); do
+		# This round's jobs, submitted while its event happens.
+		( for i in 1 2 3 4 5 6; do
+			out=$(echo nap | inns sub "$chute" submit "$U2&connect_timeout=2" --id "t$r-$i" 2>>"$tmp/submit.err")
+			echo "t$r-$i $? $out" >> "$tmp/submits"
+		  done ) &
+		started="$started $!"
+		ev=$((RANDOM % 5)); w=w$((RANDOM % 3 + 1))
+		[ $r -eq "$rounds" ] && [ $nfail -eq 0 ] && ev=4	# a failover in every run
+		if [ $ev -lt 4 ]; then
+			local modes=(both in out link) lens=($((LEASE_MS / 3)) $((LEASE_MS * 3 / 2)))
+			d=${lens[$((RANDOM % 2))]}
+			say "torture: round $r: $w cut (${modes[$ev]}) for $d ms"
+			cut $w "${modes[$ev]}"
+			sleep "$(awk "BEGIN { print $d / 1000 }")"	# the cut's length
+			heal $w
+			ncut=$((ncut + 1))
+		else
+			local was=$cur
+			[ "$cur" = p ] && cur=s || cur=p
+			say "torture: round $r: the primary's host ($(addr $was)) killed, the standby promoted"
+			host_dies $was && promote $cur || notok "torture: round $r: the standby is promoted"
+			nfail=$((nfail + 1))
+			# The dead host comes back as the new primary's standby.
+			inns srv nft delete table inet chute_dead
+			standby_of $cur $was || notok "torture: round $r: a new standby of the new primary"
+		fi
+		wait $!	2>/dev/null # the round's submits (each bounded by its timeouts)
+	done
+	check "torture: every submit printed its ID or exited 75 and printed nothing" eval \
+		'! awk '\''!(($2 == 0 && $3 == $1) || ($2 == 75 && NF == 2))'\'' "$tmp/submits" | grep -q .'
+	check "torture: the drain: nothing left in new, cur or defer" until_ok 90000 eval \
+		'[ "$(psqlx $cur "$db" "SELECT count(*) FROM chute.jobs WHERE state IN ('\''new'\'', '\''cur'\'', '\''defer'\'')")" = 0 ]'
+	for w in 1 2 3; do eval "stop \$T$w"; done
+	check "torture: every printed ID is there, done" eval \
+		'for i in $(awk '\''$2 == 0 { print $1 }'\'' "$tmp/submits"); do is_state_any $i done $cur || exit 1; done'
+	check "torture: never two runs of a job at once" no_concurrent
+	check "torture: no fencing token given twice" eval \
+		'[ -z "$(psqlx $cur "$db" "SELECT new_token FROM audit WHERE new_state = '\''cur'\'' AND old_state <> '\''cur'\'' GROUP BY new_token HAVING count(*) > 1")" ]'
+	check "torture: each job finished once" eval \
+		'[ -z "$(psqlx $cur "$db" "SELECT id FROM audit WHERE new_state IN ('\''done'\'', '\''failed'\'') GROUP BY id HAVING count(*) > 1")" ]'
+	# An outcome (cur -> done) is the claim holder's: the session that
+	# made the claim with that token.
+	check "torture: every outcome was recorded by the worker holding the claim" eval \
+		'[ "$(psqlx $cur "$db" "SELECT count(*) FROM audit o WHERE o.old_state = '\''cur'\'' AND o.new_state = '\''done'\''
+		    AND NOT EXISTS (SELECT 1 FROM audit c WHERE c.new_token = o.old_token AND c.old_state <> '\''cur'\''
+		    AND c.new_state = '\''cur'\'' AND c.app = o.app)")" = 0 ]'
+	# A claim ended by anyone but its holder is a recovery.
+	check "torture: every recovery was of a lease that had run out" eval \
+		'[ "$(psqlx $cur "$db" "SELECT count(*) FROM audit o WHERE o.old_state = '\''cur'\''
+		    AND o.new_state IN ('\''new'\'', '\''failed'\'') AND NOT o.expired
+		    AND NOT EXISTS (SELECT 1 FROM audit c WHERE c.new_token = o.old_token AND c.old_state <> '\''cur'\''
+		    AND c.new_state = '\''cur'\'' AND c.app = o.app)")" = 0 ]'
+	say "torture: $rounds rounds, $ncut cuts, $nfail failover, $(wc -l < "$tmp/submits") submits ($(awk '$2 == 75' "$tmp/submits" | wc -l) exited 75), $(grep -c '^start' "$tmp/journal") runs, $(psqlx $cur "$db" "SELECT count(*) FROM audit WHERE new_state = 'cur' AND old_state <> 'cur'") claims, $(psqlx $cur "$db" "SELECT count(*) FROM audit WHERE old_state = 'cur' AND new_state = 'new'") recoveries, $(( ($(ms) - t0) / 1000 )) s"
+	pair_fresh || notok "torture: a new primary after it"
+}
+
+all="partition-both partition-in partition-out partition-link blip submit forward standby demote failover clock torture"
 for s in ${@:-$all}; do
 	case $s in
 	partition-*) partition "${s#partition-}" ;;
@@ -606,6 +721,8 @@ for s in ${@:-$all}; do
 	demote) demote ;;
 	failover) failover ;;
 	clock) clocks ;;
+	torture) torture 3 ;;
+	torture=*) torture "${s#torture=}" ;;
 	*) echo "tests/netns.sh: no scenario $s" >&2; exit 64 ;;
 	esac
 done
