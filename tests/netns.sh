@@ -294,7 +294,7 @@ partition() {
 	touch "$tmp/release-s"
 	if until_ok 10000 dead "$hp"; then
 		t_dead=$(ms)
-		say "$mode: A's handler stopped $((t_dead - t_cut)) ms after the cut (lease $LEASE_MS ms, 5/6 of it $((LEASE_MS * 5 / 6)))"
+		say "$mode: A's handler gone $((t_dead - t_cut)) ms after the cut, seen by a 50 ms poll (lease $LEASE_MS ms; A kills it 5/6 of it, $((LEASE_MS * 5 / 6)) ms, after its last renewal, which precedes the cut)"
 		check "$mode: A stops its handler before its lease can run out" \
 			[ $((t_dead - t_cut)) -lt $LEASE_MS ]
 	else
@@ -630,6 +630,14 @@ clocks() {
 
 # ---- torture ----
 
+# round_done R SERVER: every job of round R whose ID submit printed is done.
+round_done() {
+	local ids
+	ids=$(awk -v r="t$1-" '$2 == 0 && index($1, r) == 1 { printf "%s'\''%s'\''", n++ ? "," : "", $1 }' "$tmp/submits")
+	[ -z "$ids" ] && return 0
+	[ "$(psqlx "$2" "$db" "SELECT count(*) FROM chute.jobs WHERE id IN ($ids) AND state <> 'done'")" = 0 ]
+}
+
 # torture ROUNDS: three workers (-j 2, 2 s lease, each with its own
 # application_name), a submitter and random events, one a round, while
 # jobs come in: a worker cut off both ways, one way or by its link, for a
@@ -676,7 +684,12 @@ torture() {
 			say "torture: round $r: the primary's host ($(addr $was)) killed, the standby promoted"
 			host_dies $was && promote $cur || notok "torture: round $r: the standby is promoted"
 			nfail=$((nfail + 1))
-			# The dead host comes back as the new primary's standby.
+			# With the old primary's host still dead, the workers must
+			# reach the new one by themselves and run this round's jobs.
+			wait $! 2>/dev/null
+			until_ok 30000 round_done $r $cur ||
+				notok "torture: round $r: the workers run the jobs submitted after the failover"
+			# The dead host comes back, as the new primary's standby.
 			inns srv nft delete table inet chute_dead
 			standby_of $cur $was || notok "torture: round $r: a new standby of the new primary"
 		fi
