@@ -668,6 +668,9 @@ drop_ahead(struct pgq *pq, PGresult *r)
  * Extend every lease we hold, in one statement, sent well before they
  * expire.  A claim the database no longer gives us (cancelled, or
  * recovered by another worker after we lost touch) stops its handler.
+ * The row must name us as well as hold our token: after a failover to an
+ * asynchronous standby a token can be handed out again (fleet.md,
+ * "Replication"), and another worker's claim must not pass for ours.
  */
 static int
 renew(struct pgq *pq, msec_t mono)
@@ -675,10 +678,10 @@ renew(struct pgq *pq, msec_t mono)
 	static const char sql[] =
 	    "UPDATE chute.jobs SET lease_until = now() + $3::bigint *"
 	    " interval '1 millisecond' WHERE queue = $1 AND state = 'cur'"
-	    " AND token = ANY($2::bigint[]) RETURNING token";
+	    " AND token = ANY($2::bigint[]) AND worker = $4 RETURNING token";
 	struct buf b = { 0 };
 	char lease[24];
-	const char *p[3] = { pq->pg.queue, tokens(pq, &b), lease };
+	const char *p[4] = { pq->pg.queue, tokens(pq, &b), lease, pq->worker };
 	PGresult *r;
 
 	pq->next_renew = mono + pq->lease / 3;
@@ -688,7 +691,7 @@ renew(struct pgq *pq, msec_t mono)
 		return 0;
 	}
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	r = q_exec(pq, sql, 3, p, false);
+	r = q_exec(pq, sql, 4, p, false);
 	free(b.p);
 	if (r == NULL) {
 		failed(pq, "renew");
@@ -770,7 +773,7 @@ recover(struct pgq *pq, msec_t mono)
 
 /*
  * Record the pending outcomes in one statement: each where its token still
- * matches, with its log.  A refusal means someone else decides that job
+ * matches and the row still names us (renew), with its log.  A refusal means someone else decides that job
  * now; it is said, and nothing else is done.  The statement is sent
  * without waiting for it (flush_send): the owner goes on giving workers
  * their next jobs while the server commits, and the result is taken when
@@ -788,7 +791,7 @@ static const char flush_sql[] =
     " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
     " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
     " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
-    " AND j.state = 'cur' RETURNING j.id),"
+    " AND j.state = 'cur' AND j.worker = $9 RETURNING j.id),"
     " logged AS (INSERT INTO chute.logs (queue, id, body)"
     " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> '')"
     " SELECT id FROM rec";
@@ -798,7 +801,7 @@ static int
 flush_send(struct pgq *pq)
 {
 	struct buf a[7] = { { 0 } };
-	const char *p[8];
+	const char *p[9];
 	char d[24];
 	int rc = 0;
 
@@ -818,8 +821,9 @@ flush_send(struct pgq *pq)
 	for (int k = 0; k < 7; k++)
 		if ((p[k + 1] = arr_end(&a[k])) == NULL)
 			rc = -1;
+	p[8] = pq->worker;
 	/* libpq copies the parameters into its buffer: a[] can go. */
-	if (rc == 0 && pg_send(&pq->pg, flush_sql, 8, NULL, p, NULL, NULL) == 0) {
+	if (rc == 0 && pg_send(&pq->pg, flush_sql, 9, NULL, p, NULL, NULL) == 0) {
 		pq->flushing = true;
 		pq->nsent = pq->npend;
 	} else {

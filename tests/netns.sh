@@ -17,8 +17,9 @@
 #   standby	a multi-host URI whose first host is a standby (in recovery)
 #   demote	the primary made read-only, the standby promoted
 #   failover	kill -9 of the primary host under load, standby promoted
+#   async	an asynchronous standby promoted: a fencing token given twice
 #   clock	workers whose wall clocks are hours wrong (faketime)
-#   torture[=N]	N rounds (3) of random cuts and one failover under load
+#   torture[=N]	N rounds (3) of random cuts and failovers under load
 #
 # A cut drops packets with nftables at the receiving end of each direction
 # (an ingress hook on the veth: no reset, no ICMP, and neither host's
@@ -46,7 +47,8 @@ pgbin=$(pg_config --bindir 2>/dev/null)
 	skip "no PostgreSQL server (apt-get install postgresql)"
 id postgres >/dev/null 2>&1 || skip "no postgres user (apt-get install postgresql)"
 
-# Namespaces of runs whose script died without its cleanup (kill -9).
+# Namespaces of runs whose script died without its cleanup (kill -9);
+# what still runs in them is left alone.
 for n in $(ip netns list 2>/dev/null | grep -o '^chute-c[0-9]*-[a-z0-9]*'); do
 	p=${n#chute-c}; p=${p%%-*}
 	kill -0 "$p" 2>/dev/null || ip netns del "$n" 2>/dev/null
@@ -519,6 +521,54 @@ demote() {
 	pair_fresh || notok "demote: a new primary after it"
 }
 
+# An asynchronous standby promoted after the primary died with a claim it
+# had not sent: the job is new again there, and the sequence is behind, so
+# the new primary gives another worker the same fencing token.  The
+# worker that held it first must not pass for the new holder: once it
+# reconnects, its renewal finds the claim gone and stops its handler, and
+# the new holder's outcome stands.  (Two runs at once cannot be avoided
+# here: the claim itself was lost.)
+async_token() {
+	local ta tb lsn
+	say "async: an asynchronous standby promoted, a fencing token given again"
+	newdb || { notok "async: a database"; return; }
+	standby_make || { notok "async: a standby"; return; }
+	psqlx p postgres "ALTER SYSTEM SET synchronous_standby_names = ''" &&
+	psqlx p postgres "SELECT pg_reload_conf()" >/dev/null
+	submit sub "$U" j block >/dev/null
+	# The sequence logs 32 values ahead: a checkpoint, then one value,
+	# makes its next record at exactly 33 values on.  All of it reaches
+	# the standby; then it receives nothing more.
+	psqlx p "$db" "CHECKPOINT; SELECT nextval('chute.fence')" >/dev/null
+	lsn=$(psqlx p postgres "SELECT pg_current_wal_lsn()")
+	until_ok 20000 eval '[ "$(psqlx s postgres "SELECT pg_last_wal_replay_lsn() >= '\''$lsn'\''")" = t ]'
+	psqlx s postgres "ALTER SYSTEM SET primary_conninfo = ''" &&
+	psqlx s postgres "SELECT pg_reload_conf()" >/dev/null
+	until_ok 20000 eval '[ "$(psqlx s postgres "SELECT count(*) FROM pg_stat_wal_receiver")" = 0 ]' ||
+		{ notok "async: the standby stops receiving"; return; }
+	psqlx p "$db" "SELECT nextval('chute.fence') FROM generate_series(1, 32)" >/dev/null
+	worker A w1 "$U2" --prefetch 0
+	until_ok 20000 started_run j 1 A || { notok "async: A runs the job"; return; }
+	ta=$(psqlx p "$db" "SELECT token FROM chute.jobs WHERE id = 'j'")
+	host_dies p
+	promote s || { notok "async: the standby is promoted"; return; }
+	check "async: the promoted standby lost A's claim" is_state j "new attempts=0" s
+	worker B w2 "$U2" --prefetch 0
+	until_ok 20000 started_run j 1 B
+	tb=$(psqlx s "$db" "SELECT token FROM chute.jobs WHERE id = 'j'")
+	say "async: A's token $ta on the old primary, B's $tb on the new one"
+	check "async: (the scenario) the new primary gave B A's token again" [ "$ta" = "$tb" ]
+	check "async: A reconnects to the new primary" until_ok 20000 logs A "connected again"
+	check "async: A's renewal finds its claim gone, and it stops its handler" \
+		until_ok 10000 eval 'logs A "taken away" && dead "$(pid_of_run j 1 | head -1)"'
+	touch "$tmp/release-j"
+	check "async: B's outcome stands" until_ok 20000 is_state j "done attempts=1" s
+	check "async: B recorded it" until_ok 10000 logs B "job=j cur->done"
+	check "async: nothing of A's was recorded" eval '! logs A "job=j cur->done" && ! logs B refused'
+	stop "$A"; stop "$B"
+	pair_fresh || notok "async: a new primary after it"
+}
+
 # Under load (two workers, a submitter, a forward), the primary's host
 # dies: its packets dropped (no reset) and every process of it killed -9;
 # the standby is promoted.  Workers and forward reach it by themselves;
@@ -723,7 +773,7 @@ torture() {
 	pair_fresh || notok "torture: a new primary after it"
 }
 
-all="partition-both partition-in partition-out partition-link blip submit forward standby demote failover clock torture"
+all="partition-both partition-in partition-out partition-link blip submit forward standby demote failover async clock torture"
 for s in ${@:-$all}; do
 	case $s in
 	partition-*) partition "${s#partition-}" ;;
@@ -733,6 +783,7 @@ for s in ${@:-$all}; do
 	standby) standby_first ;;
 	demote) demote ;;
 	failover) failover ;;
+	async) async_token ;;
 	clock) clocks ;;
 	torture) torture 3 ;;
 	torture=*) torture "${s#torture=}" ;;
