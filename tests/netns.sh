@@ -55,8 +55,14 @@ for n in $(ip netns list 2>/dev/null | grep -o '^chute-c[0-9]*-[a-z0-9]*'); do
 done
 
 run=c$$
+# The servers run as postgres, with their sockets in $tmp: TMPDIR unless
+# postgres cannot reach it or a socket's path would be too long there.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-netns.XXXXXX") || exit 1
 chmod 755 "$tmp"
+if [ ${#tmp} -gt 64 ] || ! runuser -u postgres -- test -x "$tmp"; then
+	rmdir "$tmp"; tmp=$(mktemp -d /tmp/chute-netns.XXXXXX) || exit 1
+	chmod 755 "$tmp"
+fi
 LEASE_MS=2000
 LEASE=2s
 pass=0 fail=0
@@ -354,6 +360,10 @@ blip() {
 		say "blip $mode: the worker lost its job (the cut outlasted a renewal's deadline)"
 	fi
 	check "blip $mode: never two runs at once" no_concurrent
+	# The other worker gone, the one that was cut off runs a new job.
+	if [ $x = A ]; then stop "$B"; else stop "$A"; fi
+	check "blip $mode: the worker that was cut off carries on" eval \
+		'[ "$(submit sub "$U" b2 quick)" = b2 ] && until_ok 20000 is_state b2 "done attempts=1" && started_run b2 1 $x'
 	stop "$A"; stop "$B"
 }
 
