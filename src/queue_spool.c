@@ -48,6 +48,26 @@ left_cur(struct spoolq *sq, const char *name)
 	sq->c.cancelled(sq->c.arg, name, "left cur/ while running", false);
 }
 
+/*
+ * What an event in new/ says of the file.  A move in is complete by the
+ * protocol, except our own rename of a dropped file (rename_dropped):
+ * that one is as complete as the file was when we renamed it, and a
+ * writer may still be writing it.
+ */
+static unsigned
+arrival_flags(struct spoolq *sq, const struct watch_event *ev)
+{
+	unsigned found;
+
+	if (ev->kind == W_WRITTEN)
+		return RF_CLOSED;
+	if (ev->kind != W_ARRIVED)
+		return 0;
+	if (nameq_take(sq->renamed, ev->name, &found))
+		return found;
+	return RF_MOVED;
+}
+
 /* One inotify event; also called by the unit tests. */
 void
 spoolq_on_event(void *arg, const struct watch_event *ev)
@@ -59,6 +79,8 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 		sq->rescan = true;
 		/* The events of our own promotions may be among the lost. */
 		while (nameq_pop(sq->promoted, NULL, 0, NULL))
+			;
+		while (nameq_pop(sq->renamed, NULL, 0, NULL))
 			;
 		return;
 	}
@@ -72,8 +94,7 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 	case ST_NEW:
 		if (ev->kind == W_LEFT)
 			break;
-		spoolq_admit(sq, ev->name, ev->kind == W_ARRIVED ? RF_MOVED :
-		    ev->kind == W_WRITTEN ? RF_CLOSED : 0);
+		spoolq_admit(sq, ev->name, arrival_flags(sq, ev));
 		break;
 	case ST_DEFER:
 		if (ev->kind != W_LEFT)
@@ -216,7 +237,15 @@ rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
 	    reason);
 	joblog_note(&sq->sp, id, "renamed from %s (%s)", vis_id(name),
 	    reason);
-	spoolq_admit(sq, id, flags | RF_MOVED);
+	/*
+	 * Our rename is no sign of completion: a file written straight into
+	 * new/ may still be open (cp, a shell redirect).  Its IN_MOVED_TO
+	 * must not say "complete by protocol" either (arrival_flags).
+	 */
+	flags &= RF_MOVED | RF_CLOSED;
+	if (nameq_add(sq->renamed, id, 0, flags) == -1)
+		flags = 0;	/* no memory: it settles like an unseen writer */
+	spoolq_admit(sq, id, flags);
 }
 
 /* new -> failed without ever running it (nor following a symlink). */
@@ -417,6 +446,47 @@ queue_spool_note(struct queue *q, struct claim *c, bool share,
 }
 
 /*
+ * Is cur/name, just renamed there by name, the inode ready_check opened
+ * and checked (st)?  A submitter can exchange new/name with another
+ * entry of new/ (renameat2 RENAME_EXCHANGE) between the check and the
+ * claim, and a symlink to a file only the owner may read would then be
+ * run.  cur/ is the owner's alone: once this holds, the path stays the
+ * checked file, for a handler's {} and a persistent worker's line too.
+ */
+static bool
+claimed_checked(struct spoolq *sq, const char *name, const struct stat *st)
+{
+	struct stat now;
+
+	return fstatat(sq->sp.dir[ST_CUR], name, &now, AT_SYMLINK_NOFOLLOW) ==
+	    0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
+/*
+ * The claim took something that was not checked: back to new/, where
+ * it is looked at afresh (a symlink or a hard link is then refused with
+ * its reason); if new/name is taken again meanwhile, to failed/ unrun.
+ */
+static void
+swapped(struct spoolq *sq, const char *name)
+{
+	say("job=%s was replaced in new/ between its check and its claim; "
+	    "not run, looked at again", vis_id(name));
+	joblog_note(&sq->sp, name, "claim refused: new/%s was replaced "
+	    "between its check and its claim", vis_id(name));
+	if (state_requeue(&sq->sp, name) == 0)
+		return;
+	if (errno == EEXIST && state_finish(&sq->sp, name, ST_FAILED, -1,
+	    now_ms()) != -1) {
+		say("job=%s cur->failed rejected: replaced between its check "
+		    "and its claim", vis_id(name));
+		return;
+	}
+	/* Still in cur/ and not ours: recovery's rules apply to it. */
+	nameq_add(sq->orphans, name, mono_ms() + RETRY_MS, 0);
+}
+
+/*
  * Try to claim new/name into c.  Returns true when it is ours; otherwise
  * the name went where it had to (renamed, rejected, back to wait).
  */
@@ -467,6 +537,11 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 			errno = saved;
 			later(sq, name, flags, READY_ERR, &st);
 		}
+		return false;
+	}
+	if (!claimed_checked(sq, name, &st)) {
+		close(fd);
+		swapped(sq, name);
 		return false;
 	}
 	hold(sq, c, name, fd);
@@ -810,6 +885,7 @@ sq_close(struct queue *q)
 	nameq_free(sq->waiting);
 	nameq_free(sq->orphans);
 	nameq_free(sq->promoted);
+	nameq_free(sq->renamed);
 	nameq_free(sq->flight);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
@@ -839,6 +915,7 @@ spoolq_new(const struct queue_conf *c)
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
 	    (sq->promoted = nameq_new()) == NULL ||
+	    (sq->renamed = nameq_new()) == NULL ||
 	    (c->in_place && (sq->flight = nameq_new()) == NULL)) {
 		sq_close(&sq->q);
 		return NULL;

@@ -26,6 +26,7 @@ struct spoolq {
 	struct nameq	*waiting;	/* in new/, not complete yet; key: recheck (mono) */
 	struct nameq	*orphans;	/* in cur/, an old handler runs; key: recheck (mono) */
 	struct nameq	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
+	struct nameq	*renamed;	/* renamed in new/ by us, event not seen yet; flags: as found */
 	struct nameq	*flight;	/* in_place: our claims, still in new/ */
 	struct claim	**held;		/* our claims, in cur/, until released */
 	size_t		 nheld, capheld;

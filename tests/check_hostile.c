@@ -7,6 +7,7 @@
  * involved see every open(2) and read(2) the owner makes of a file.
  */
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -16,6 +17,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -859,6 +862,179 @@ START_TEST(test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* Races: a submitter changing new/ under the owner                    */
+/* ------------------------------------------------------------------ */
+
+#define H_SWAPS	60
+
+/*
+ * A child that exchanges new/job<i> with new/.swap<i> (a symlink to the
+ * secret) over and over, until each pair is broken (the owner took the
+ * job's name) or ms have passed.  Returns its pid.
+ */
+static pid_t
+h_exchanger(int ms)
+{
+	pid_t pid = fork();
+
+	EXPECT(pid != -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int64_t end = t_mono() + ms;
+		bool live[H_SWAPS];
+		int dir = open(P("%s/new", T.spool), O_RDONLY | O_DIRECTORY), left;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (int i = 0; i < H_SWAPS; i++)
+			live[i] = true;
+		do {
+			left = 0;
+			for (int i = 0; i < H_SWAPS; i++) {
+				char a[32], b[32];
+
+				if (!live[i])
+					continue;
+				snprintf(a, sizeof a, "job%d", i);
+				snprintf(b, sizeof b, ".swap%d", i);
+				if (renameat2(dir, a, dir, b, RENAME_EXCHANGE) == -1)
+					live[i] = false;
+				left += live[i];
+			}
+		} while (left > 0 && t_mono() < end);
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * The handler (_i 0) or persistent worker (_i 1) reads the job by its
+ * path, as {} and the worker's line give it, not from stdin.
+ */
+START_TEST(test_a_job_exchanged_with_a_symlink_between_check_and_claim_is_never_run_through_it)
+{
+	const char *h = _i == 0 ? t_handler("h_path",
+	    "cat \"$1\" > \"$R/seen/$CHUTE_ID\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n") :
+	    t_handler("w_path",
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id path; do\n"
+	    "  cat \"$path\" > \"$R/seen/$id\"; echo \"$id 1\" >> \"$R/journal\"; echo ok\n"
+	    "done\n");
+	struct stat st;
+	pid_t owner, ex;
+	int code, swapped = 0;
+	char *text;
+
+	h_secret("secret", "TOPSECRET-exchanged-in\n");
+	for (int i = 0; i < H_SWAPS; i++) {
+		t_write(SP("tmp", P("job%d", i)), P("job %d\n", i));
+		EXPECT(symlink(RP("secret"), SP("new", P(".swap%d", i))) == 0,
+		    "symlink: %s", strerror(errno));
+	}
+	for (int i = 0; i < H_SWAPS; i++)
+		EXPECT(rename(SP("tmp", P("job%d", i)), SP("new", P("job%d", i))) == 0,
+		    "rename job%d: %s", i, strerror(errno));
+	ex = h_exchanger(15000);
+	owner = _i == 0 ? OWNER("-j", "2", QUICK, "--", h, "{}") :
+	    OWNER("-j", "2", "--persistent", QUICK, "--", h);
+	code = t_reap(ex, 30000, "the exchanger");
+	EXPECT(code == 0, "the exchanger exited %d", code);
+	/* What the exchange left in new/: each job's name is back or gone. */
+	WAIT_UNTIL(t_count_state("new") == 0 && t_count_state("cur") == 0, 20000,
+	    "new/ and cur/ to empty");
+	EXPECT(t_stop(owner) == 0, "the owner did not stop cleanly:\n%s",
+	    t_log_of(owner));
+	for (int i = 0; i < H_SWAPS; i++) {
+		const char *id = P("job%d", i);
+
+		if (t_exists(SP("done", id)))
+			EXPECT(lstat(SP("done", id), &st) == 0 && S_ISREG(st.st_mode),
+			    "done/%s is not a regular file", id);
+	}
+	text = t_slurp(t_proc_of(owner)->log);
+	for (char *p = text; p && (p = strstr(p, "between its check and its claim"));
+	    p++)
+		swapped++;
+	free(text);
+	fprintf(stderr, "hostile: %s: %d claims found a job exchanged since "
+	    "its check; done=%d failed=%d\n", _i ? "--persistent" : "exec",
+	    swapped, t_count_state("done"),
+	    t_count_state("failed"));
+	h_no_leak("TOPSECRET", owner);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------ */
+/* Submitters of a group spool, as deployed: owner without CAP_LEASE   */
+/* ------------------------------------------------------------------ */
+
+/* Lines the handler counted in its job, by {} (h_count), for id. */
+static long
+h_counted(const char *id)
+{
+	char *text = t_slurp(RP(P("seen/%s", id)));
+	long n = text ? strtol(text, NULL, 10) : -1;
+
+	free(text);
+	return n;
+}
+
+static const char *
+h_count(void)
+{
+	return t_handler("h_count", "wc -l < \"$1\" > \"$R/seen/$CHUTE_ID\"\n");
+}
+
+/*
+ * A file written straight into new/ under a name the owner must change
+ * (taken in done/, or not a valid ID) runs whole: the owner's rename is
+ * not its completion.  The owner has no lease on another user's file.
+ */
+START_TEST(test_a_direct_write_renamed_on_arrival_runs_only_once_complete)
+{
+	const char *h = h_count();
+	struct dirent *de;
+	pid_t owner;
+	int code, n = 0;
+	DIR *d;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	owner = OWNER_AS("chute-t-own", QUICK, "--", h, "{}");
+	t_await_lock(owner, 10000);
+	code = t_sh_as("chute-t-eve", 10000,
+	    "seq 1 3 > tmp/report.csv && mv tmp/report.csv new/report.csv");
+	EXPECT(code == 0, "eve's submission exited %d", code);
+	WAIT_UNTIL(t_exists(SP("done", "report.csv")), 10000, "report.csv done");
+	EXPECT(h_counted("report.csv") == 3, "report.csv ran with %ld lines",
+	    h_counted("report.csv"));
+	/* The documented daily drop, straight into new/, and a name with a
+	 * newline: both renamed by the owner while eve still writes. */
+	code = t_sh_as("chute-t-eve", 20000,
+	    "(seq 1 500; sleep 1.5; seq 501 1000) > new/report.csv & "
+	    "(seq 1 500; sleep 1.5; seq 501 1000) > \"new/$(printf 'nl\\nname')\" & "
+	    "wait");
+	EXPECT(code == 0, "eve's writers exited %d", code);
+	WAIT_UNTIL(t_count_state("done") == 3, 20000, "both writes done:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_stop(owner) == 0, "the owner did not stop:\n%s", t_log_of(owner));
+	EXPECT((d = opendir(P("%s/done", T.spool))) != NULL, "opendir done/");
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "report.csv") == 0)
+			continue;
+		n++;
+		EXPECT(h_counted(de->d_name) == 1000, "%s ran with %ld of its "
+		    "1000 lines:\n%s", de->d_name, h_counted(de->d_name),
+		    t_log_of(owner));
+	}
+	closedir(d);
+	EXPECT(n == 2, "%d renamed jobs in done/, not 2", n);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -876,6 +1052,14 @@ hostile_suite(void)
 	tcase_add_test(tc, test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines);
 	tcase_add_test(tc, test_empty_job_runs_and_ends_in_done);
 	tcase_add_test(tc, test_job_larger_than_2_gib_is_handed_to_its_handler_whole);
+	suite_add_tcase(s, tc);
+
+	tc = t_tcase(t_cli_setup, hostile_teardown, "races", 60);
+	tcase_add_loop_test(tc, test_a_job_exchanged_with_a_symlink_between_check_and_claim_is_never_run_through_it, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = t_tcase(t_cli_setup, hostile_teardown, "users", 60);
+	tcase_add_test(tc, test_a_direct_write_renamed_on_arrival_runs_only_once_complete);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);
