@@ -170,6 +170,9 @@ int	 state_requeue(struct spool *, const char *);
 int	 state_cancel(struct spool *, const char *, int *);
 int	 state_retry(struct spool *, const char *);
 int	 state_rename_new(struct spool *, const char *, char *, size_t);
+int	 state_aside(struct spool *, int, const char *, char *, size_t);
+int	 state_leave(struct spool *, const char *, int, int, msec_t, char *,
+	    size_t);
 
 /* ---- lock.c ---- */
 int	 lock_take(struct spool *);

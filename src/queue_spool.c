@@ -498,7 +498,11 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	enum ready r;
 	int fd, other = ST_NONE;
 
-	if (!id_valid(name) || (!sq->c.in_place &&
+	/* A job of ours runs under that name: a hard link to it (ln cur/X
+	 * new/X) or a new file; either way, another job. */
+	if (id_valid(name) && spoolq_holds(sq, name))
+		other = ST_CUR;
+	if (!id_valid(name) || other != ST_NONE || (!sq->c.in_place &&
 	    (other = taken_elsewhere(sq, name)) != ST_NONE)) {
 		rename_dropped(sq, name, flags, id_valid(name) ? other : ST_NONE);
 		return false;
@@ -685,6 +689,20 @@ record_in_place(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	return rc;
 }
 
+/* state_leave, and a line for the file it moved aside. */
+static int
+move_out(struct spoolq *sq, struct claim *c, int to, msec_t when)
+{
+	char aside[NAME_MAX + 1];
+	int rc, saved;
+
+	rc = state_leave(&sq->sp, c->id, to, c->fd, when, aside, sizeof(aside));
+	saved = errno;
+	spoolq_said_aside(c->id, to, aside);
+	errno = saved;
+	return rc;
+}
+
 /*
  * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
  * mv) got there first and wins; it is noted in the job's log.
@@ -698,9 +716,7 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 
 	if (sq->c.in_place)
 		return record_in_place(sq, c, out, when);
-	if (out->to == ST_NEW)
-		rc = state_requeue(&sq->sp, c->id);
-	else if ((rc = state_finish(&sq->sp, c->id, out->to, c->fd, when)) == 1) {
+	if ((rc = move_out(sq, c, out->to, when)) == 1) {
 		say("job=%s cur->%s: cannot set its time stamp (%s): %s",
 		    vis_id(c->id), state_names[out->to], strerror(errno),
 		    out->to == ST_DEFER ? "it is due at once, without its "

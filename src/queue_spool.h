@@ -81,6 +81,7 @@ void	 spoolq_refill(struct spoolq *);
 void	 spoolq_scan_defer(struct spoolq *);
 void	 spoolq_defer_arrived(struct spoolq *, const char *);
 void	 spoolq_defer_left(struct spoolq *, const char *);
+void	 spoolq_said_aside(const char *, int, const char *);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *);

@@ -149,6 +149,16 @@ spoolq_scan_new(struct spoolq *sq, bool force)
 	spoolq_scan_step(sq, SCAN_CHUNK);
 }
 
+/* The journal's line for a file state_leave moved aside, if it did. */
+void
+spoolq_said_aside(const char *id, int to, const char *aside)
+{
+	if (aside[0] != '\0')
+		say("job=%s %s/%s was taken by another file: moved aside to "
+		    "%s/%s", vis_id(id), state_names[to], vis_id(id),
+		    state_names[to], vis_id(aside));
+}
+
 /* defer -> new: its time has come. */
 static void
 promote(struct spoolq *sq, const char *name)

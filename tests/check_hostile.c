@@ -907,6 +907,74 @@ h_exchanger(int ms)
 	return pid;
 }
 
+/* h_block, ending as root/code says (0 when there is none). */
+static const char *
+h_block_code(void)
+{
+	return t_handler("h_block_code",
+	    "echo $$ >> \"$R/hpids\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+	    "i=0\n"
+	    "while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "[ -e \"$R/code\" ] && exit $(cat \"$R/code\")\n"
+	    "exit 0\n");
+}
+
+/*
+ * The name a running job must move to is taken meanwhile: (_i 0) its
+ * submitter links cur/X into new/X, and X then fails; (_i 1) someone puts
+ * a file at defer/X, and X then asks to be retried.  The intruder moves
+ * aside under a derived name, X goes where its outcome says, its slot
+ * is free again and SIGTERM stops the owner.  Two slots: the other one
+ * looks at new/X while X runs.
+ */
+START_TEST(test_a_target_name_taken_while_the_job_runs_is_moved_aside_and_the_slot_freed)
+{
+	const char *to = _i == 0 ? "failed" : "defer";
+	pid_t owner = OWNER("-j", "2", "--max-attempts", _i == 0 ? "1" : "3",
+	    "--backoff", "1h", "--", h_block_code());
+	char *aside;
+
+	t_submit_as("X", "payload\n");
+	WAIT_UNTIL(t_journal_count("X") == 1, 10000, "X to start");
+	if (_i == 0)
+		EXPECT(link(SP("cur", "X"), SP("new", "X")) == 0, "ln: %s",
+		    strerror(errno));
+	else {
+		/* Due in an hour, so it stays in defer/ meanwhile. */
+		t_write(RP("intruder"), "an intruder\n");
+		t_set_mtime(RP("intruder"), t_now() + 3600 * 1000);
+		EXPECT(rename(RP("intruder"), SP("defer", "X")) == 0, "mv: %s",
+		    strerror(errno));
+	}
+	/* The intruder is seen before X ends (a link in new/ is refused). */
+	if (_i == 0)
+		WAIT_UNTIL(!t_exists(SP("new", "X")), 10000, "new/X handled:\n%s",
+		    t_log_of(owner));
+	t_write(RP("code"), _i == 0 ? "1" : "75");
+	t_release();
+	WAIT_UNTIL(!t_exists(SP("cur", "X")), 10000, "X to leave cur/:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_exists(SP(to, "X")), "X is not in %s/:\n%s", to, t_log_of(owner));
+	EXPECT(unlink(RP("code")) == 0, "rm code");
+	t_submit_as("after", "next\n");
+	WAIT_UNTIL(t_journal_count("after") == 1, 10000, "the slot was not freed:"
+	    "\n%s", t_log_of(owner));
+	WAIT_UNTIL(t_exists(SP("done", "after")), 10000, "after to finish");
+	EXPECT(t_stop(owner) == 0, "the owner did not stop:\n%s", t_log_of(owner));
+	aside = t_other_entry(P("%s/%s", T.spool, to), "X");
+	EXPECT(aside != NULL && strncmp(aside, "X-", 2) == 0,
+	    "no intruder moved aside in %s/ (%s):\n%s", to, aside ? aside : "none",
+	    t_log_of(owner));
+	if (_i == 1) {
+		char *text = t_slurp(SP("defer", aside));
+		EXPECT(text && strcmp(text, "an intruder\n") == 0,
+		    "defer/%s is not the intruder", aside);
+		free(text);
+	}
+}
+END_TEST
+
 /*
  * The handler (_i 0) or persistent worker (_i 1) reads the job by its
  * path, as {} and the worker's line give it, not from stdin.
@@ -1056,6 +1124,7 @@ hostile_suite(void)
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "races", 60);
 	tcase_add_loop_test(tc, test_a_job_exchanged_with_a_symlink_between_check_and_claim_is_never_run_through_it, 0, 2);
+	tcase_add_loop_test(tc, test_a_target_name_taken_while_the_job_runs_is_moved_aside_and_the_slot_freed, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "users", 60);
