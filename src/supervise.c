@@ -350,8 +350,10 @@ answered(void *arg, int i, const char *line)
 	struct slot *sl = &s->slots[i];
 
 	if (sl->state != SLOT_RUNNING) {
-		say("worker %d: reply with no job: %.60s; stopping it", i, line);
-		kill(-s->workers[i].pid, SIGKILL);
+		if (s->workers[i].in == -1)
+			return;	/* already stopping it, or told to exit */
+		/* Only this worker pays: no other job is sent to it. */
+		worker_kill(&s->workers[i], i, "reply with no job", line);
 		return;
 	}
 	if (sl->stop != STOP_NONE)

@@ -1522,6 +1522,32 @@ START_TEST(test_a_dying_worker_takes_only_its_job_and_is_restarted)
 }
 END_TEST
 
+/*
+ * A worker that answers one job twice breaks the protocol: it is stopped
+ * and started again, and no other job pays for it (each runs once,
+ * attempts=1).
+ */
+START_TEST(test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt)
+{
+	const char *w = t_handler("w_twice",
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id path; do\n"
+	    "  echo \"$id\" >> \"$R/journal\"\n"
+	    "  if [ \"$id\" = j0 ] && [ ! -e \"$R/twice\" ]; then\n"
+	    "    : > \"$R/twice\"; printf 'ok\\nok\\n'\n"
+	    "  else echo ok; fi\n"
+	    "done\n");
+	int code;
+
+	for (int i = 0; i < 10; i++)
+		t_submit_as(P("j%d", i), "x\n");
+	code = DRAIN("--persistent", "-j", "1", QUICK, "--", w);
+	EXPECT(code == 0, "the drain exited %d", code);
+	for (int i = 0; i < 10; i++)
+		EXPECT_STATUS(P("j%d", i), "done", 1);
+}
+END_TEST
+
 START_TEST(test_persistent_timeout_stops_the_worker_and_retries)
 {
 	int code;
@@ -1588,6 +1614,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_persistent_workers_answer_ok_fail_and_retry);
 	tcase_add_test(tc, test_a_dying_worker_takes_only_its_job_and_is_restarted);
 	tcase_add_test(tc, test_persistent_timeout_stops_the_worker_and_retries);
+	tcase_add_test(tc, test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt);
 	tcase_add_test(tc, test_cancel_of_a_job_in_a_persistent_worker);
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
 	suite_add_tcase(s, tc);
