@@ -188,6 +188,7 @@ struct nameq *nameq_new(void);
 void	 nameq_free(struct nameq *);
 int	 nameq_add(struct nameq *, const char *, int64_t, unsigned);
 bool	 nameq_has(struct nameq *, const char *);
+bool	 nameq_key(struct nameq *, const char *, int64_t *);
 int	 nameq_pop(struct nameq *, char *, size_t, unsigned *);
 bool	 nameq_take(struct nameq *, const char *, unsigned *);
 int64_t	 nameq_min_key(struct nameq *);

@@ -248,6 +248,28 @@ rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
 	spoolq_admit(sq, id, flags);
 }
 
+/*
+ * A refused entry the owner may not move: a directory of another user's
+ * (moving a directory needs write permission on it, to change its "..").
+ * It stays in new/, said once, and is passed over for as long as that
+ * inode is there (spoolq_refused); --drain does not wait for it.
+ */
+static void
+refuse_in_place(struct spoolq *sq, const char *name, const struct stat *st,
+    const char *why)
+{
+	int saved = errno;
+
+	if (nameq_add(sq->refused, name, (int64_t)st->st_ino, 0) == -1) {
+		nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s; cannot be moved to failed/ "
+	    "(%s): left in new/", why, strerror(saved));
+	say("job=%s rejected: %s; cannot be moved to failed/ (%s): left in "
+	    "new/ and passed over", vis_id(name), why, strerror(saved));
+}
+
 /* new -> failed without ever running it (nor following a symlink). */
 static void
 reject(struct spoolq *sq, const char *name, const struct stat *st,
@@ -265,7 +287,9 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 		snprintf(why, sizeof(why), "not a regular file (%s)",
 		    file_type(st->st_mode));
 	if (state_reject(&sq->sp, name) == -1) {
-		if (errno != ENOENT) {
+		if (errno == EACCES || errno == EPERM)
+			refuse_in_place(sq, name, st, why);
+		else if (errno != ENOENT) {
 			say("job=%s new->failed: %s; will retry",
 			    vis_id(name), strerror(errno));
 			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
@@ -855,7 +879,7 @@ sq_drained(struct queue *q)
 	    nameq_len(sq->waiting) > 0 || nameq_len(sq->orphans) > 0 ||
 	    sq->nheld > 0)
 		return false;
-	if (!spool_empty(&sq->sp, ST_NEW)) {
+	if (!spoolq_new_empty(sq)) {
 		spoolq_scan_new(sq, true);
 		return false;
 	}
@@ -902,6 +926,7 @@ sq_close(struct queue *q)
 	nameq_free(sq->orphans);
 	nameq_free(sq->promoted);
 	nameq_free(sq->renamed);
+	nameq_free(sq->refused);
 	nameq_free(sq->flight);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
@@ -932,6 +957,7 @@ spoolq_new(const struct queue_conf *c)
 	    (sq->orphans = nameq_new()) == NULL ||
 	    (sq->promoted = nameq_new()) == NULL ||
 	    (sq->renamed = nameq_new()) == NULL ||
+	    (sq->refused = nameq_new()) == NULL ||
 	    (c->in_place && (sq->flight = nameq_new()) == NULL)) {
 		sq_close(&sq->q);
 		return NULL;

@@ -26,6 +26,7 @@ struct spoolq {
 	struct nameq	*waiting;	/* in new/, not complete yet; key: recheck (mono) */
 	struct nameq	*orphans;	/* in cur/, an old handler runs; key: recheck (mono) */
 	struct nameq	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
+	struct nameq	*refused;	/* in new/, cannot be moved to failed/; key: its inode */
 	struct nameq	*renamed;	/* renamed in new/ by us, event not seen yet; flags: as found */
 	struct nameq	*flight;	/* in_place: our claims, still in new/ */
 	struct claim	**held;		/* our claims, in cur/, until released */
@@ -82,6 +83,8 @@ void	 spoolq_scan_defer(struct spoolq *);
 void	 spoolq_defer_arrived(struct spoolq *, const char *);
 void	 spoolq_defer_left(struct spoolq *, const char *);
 void	 spoolq_said_aside(const char *, int, const char *);
+bool	 spoolq_refused(struct spoolq *, const char *, const struct stat *);
+bool	 spoolq_new_empty(struct spoolq *);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *);

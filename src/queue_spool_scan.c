@@ -34,6 +34,8 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 		return;
 	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return;
+	if (spoolq_refused(sq, name, &st))
+		return;
 	if (S_ISREG(st.st_mode))
 		flags |= RF_REG;	/* ready_check need not look again */
 	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -58,6 +60,43 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 		nameq_drop_max(sq->ready);
 		sq->truncated = true;
 	}
+}
+
+/*
+ * Was name refused in place (queue_spool.c, refuse_in_place) and is it
+ * still that inode?  One replaced since is looked at afresh.
+ */
+bool
+spoolq_refused(struct spoolq *sq, const char *name, const struct stat *st)
+{
+	int64_t ino;
+
+	if (!nameq_key(sq->refused, name, &ino))
+		return false;
+	if (ino == (int64_t)st->st_ino)
+		return true;
+	nameq_take(sq->refused, name, NULL);
+	return false;
+}
+
+static int
+unrefused(void *arg, const char *name)
+{
+	struct spoolq *sq = arg;
+	struct stat st;
+
+	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return 0;	/* gone meanwhile */
+	return !spoolq_refused(sq, name, &st);
+}
+
+/* new/ holds nothing but what was refused in place: nothing to run. */
+bool
+spoolq_new_empty(struct spoolq *sq)
+{
+	if (nameq_len(sq->refused) == 0)
+		return spool_empty(&sq->sp, ST_NEW);
+	return spool_scan(&sq->sp, ST_NEW, unrefused, sq) == 0;
 }
 
 /* The window ran low and new/ holds more than it: read new/ again. */

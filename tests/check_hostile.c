@@ -1103,6 +1103,37 @@ START_TEST(test_a_direct_write_renamed_on_arrival_runs_only_once_complete)
 }
 END_TEST
 
+
+/*
+ * A directory of eve's in new/ cannot be moved by the owner (moving a
+ * directory needs write permission on it): refused in place, said once,
+ * and --drain still ends.
+ */
+START_TEST(test_a_directory_the_owner_cannot_move_is_refused_in_place_once)
+{
+	pid_t owner;
+	int code;
+	char *text;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	code = t_sh_as("chute-t-eve", 10000, "mkdir -m 755 new/adir && "
+	    "seq 1 3 > tmp/after && mv tmp/after new/after");
+	EXPECT(code == 0, "eve's drop exited %d", code);
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 20000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	EXPECT(t_exists(SP("done", "after")) && t_exists(SP("new", "adir")),
+	    "after not done, or adir not left in new/:\n%s", t_log_of(owner));
+	text = t_slurp(t_proc_of(owner)->log);
+	EXPECT(text && strstr(text, "job=adir rejected: not a regular file "
+	    "(directory)") && strstr(strstr(text, "job=adir") + 1, "job=adir") ==
+	    NULL, "adir was not refused once:\n%s", t_log_of(owner));
+	free(text);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1129,6 +1160,7 @@ hostile_suite(void)
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "users", 60);
 	tcase_add_test(tc, test_a_direct_write_renamed_on_arrival_runs_only_once_complete);
+	tcase_add_test(tc, test_a_directory_the_owner_cannot_move_is_refused_in_place_once);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);
