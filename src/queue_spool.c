@@ -163,7 +163,7 @@ sq_due(struct queue *q, msec_t mono)
 		spoolq_scan_step(sq, SCAN_CHUNK);
 	recheck(sq, mono);
 	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
-		spoolq_scan_defer(sq);
+		spoolq_defer_due(sq);
 	if (mono >= sq->next_rescan) {
 		sq->next_rescan = mono + RESCAN_MS;
 		spoolq_scan_new(sq, false);
@@ -748,11 +748,8 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 		rc = 0;
 	}
 	if (rc == 0) {
-		if (out->to == ST_DEFER) {
-			sq->ndefer++;
-			if (sq->next_defer == 0 || when < sq->next_defer)
-				sq->next_defer = when;
-		}
+		if (out->to == ST_DEFER)
+			spoolq_defer_arrived(sq, c->id);
 		return 0;
 	}
 	if (errno == ENOENT && c->logfd != -1) {
@@ -927,6 +924,7 @@ sq_close(struct queue *q)
 	nameq_free(sq->promoted);
 	nameq_free(sq->renamed);
 	nameq_free(sq->refused);
+	nameq_free(sq->deferred);
 	nameq_free(sq->flight);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
@@ -958,6 +956,7 @@ spoolq_new(const struct queue_conf *c)
 	    (sq->promoted = nameq_new()) == NULL ||
 	    (sq->renamed = nameq_new()) == NULL ||
 	    (sq->refused = nameq_new()) == NULL ||
+	    (sq->deferred = nameq_new()) == NULL ||
 	    (c->in_place && (sq->flight = nameq_new()) == NULL)) {
 		sq_close(&sq->q);
 		return NULL;
