@@ -523,8 +523,9 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	int fd, other = ST_NONE;
 
 	/* A job of ours runs under that name: a hard link to it (ln cur/X
-	 * new/X) or a new file; either way, another job. */
-	if (id_valid(name) && spoolq_holds(sq, name))
+	 * new/X) or a new file; either way, another job.  (forward's claims
+	 * stay in new/ under their names: flight keeps them out of here.) */
+	if (!sq->c.in_place && id_valid(name) && spoolq_holds(sq, name))
 		other = ST_CUR;
 	if (!id_valid(name) || other != ST_NONE || (!sq->c.in_place &&
 	    (other = taken_elsewhere(sq, name)) != ST_NONE)) {
