@@ -9,7 +9,9 @@
 # readline quotes what it inserts: the line run must pass each ID
 # unchanged.  One "ok - ..." or "not ok - ..." line per check, then
 # "N passed, M failed"; without tmux, the terminal's checks skip with one
-# line.
+# line.  Then a PostgreSQL queue's IDs, on a server of its own (a unix
+# socket in the test's directory, run as Debian's postgres user): skipped
+# with one line where there is none.
 set -u
 export LC_ALL=C
 [ $# -eq 1 ] || { echo "usage: tests/completion.sh CHUTE" >&2; exit 64; }
@@ -18,7 +20,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)/contrib/completion/chute.bash
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-completion.XXXXXX") || exit 1
 pane=c
 . "$(dirname "$0")/tmux-tap.sh"
-trap 'tm kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+pgstop=:
+trap 'tm kill-server 2>/dev/null; $pgstop; rm -rf "$tmp"' EXIT
 # The completion runs `chute`: this one.
 mkdir "$tmp/bin" "$tmp/cwd"
 ln -s "$chute" "$tmp/bin/chute"
@@ -156,14 +159,14 @@ complete -F _chute show
 END
 	tm new-session -d -s c -x 200 -y 50 "bash --rcfile '$tmp/rc' --noprofile -i"
 	check "the shell in the pane starts" until_ok 10000 has '^\$ ?$'
-	# tab TYPED WANT: type "show status SPOOL TYPED", TAB, Enter; the
-	# line must show WANT as the third argument.
+	# tab TYPED WANT [SPOOL]: type "show status SPOOL TYPED", TAB, Enter;
+	# the line must show WANT as the third argument.
 	# Readline runs the completion before it reads the Enter behind the
 	# TAB: no wait between them.
 	tab() {
 		local keys
 		# In hexadecimal: tmux would take a \; for its own separator.
-		keys=$(printf 'clear; show status %s %s' "$spool" "$1" | od -An -tx1)
+		keys=$(printf 'clear; show status %s %s' "${3:-$spool}" "$1" | od -An -tx1)
 		tm send-keys -t c C-c && until_ok 10000 has '^\$ ?$' &&
 			tm send-keys -t c -H $keys &&
 			tm send-keys -t c Tab Enter &&
@@ -177,6 +180,51 @@ END
 			tab "${pair%%:*}" "${pair#*:}"
 	done
 	check "... and nothing was run" unexpanded
+fi
+# A queue's IDs come through the same code, from `chute ls URL`, the URI
+# typed as it is and split by bash at its : and @.
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [ "$(id -u)" != 0 ] || ! getent passwd postgres >/dev/null ||
+    [ ! -x "$pgbin/initdb" ]; then
+	echo "skip - tests/completion.sh: a queue's IDs need root, the postgres user and initdb (apt-get install postgresql)"
+else
+	chmod 0755 "$tmp" && mkdir "$tmp/pg" && chown postgres "$tmp/pg"
+	pgstop="runuser -u postgres -- $pgbin/pg_ctl -D $tmp/pg/data -m immediate -s stop"
+	if runuser -u postgres -- "$pgbin/initdb" -D "$tmp/pg/data" -A trust \
+	    -U postgres >"$tmp/pg/initdb.log" 2>&1 &&
+	    runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg/data" -w -t 60 \
+	    -l "$tmp/pg/log" -o "-k $tmp/pg -c listen_addresses= -p 5432" \
+	    start >/dev/null; then
+		ok "a PostgreSQL server of the test's own starts"
+	else
+		notok "the PostgreSQL server does not start: $(tail -3 "$tmp/pg/log" "$tmp/pg/initdb.log" 2>&1)"
+	fi
+	host=$(printf '%s' "$tmp/pg" | sed 's,/,%2F,g')
+	url=postgresql://postgres@$host:5432/postgres
+	qids=('$(>pwnedq)' '`>pwnedq2`' 'q b' 'q*')
+	"$chute" init "$url" >/dev/null || notok "chute init $url"
+	for id in "${qids[@]}"; do
+		echo job | "$chute" submit "$url" --id "$id" >/dev/null ||
+			notok "submit $url --id $id"
+	done
+	# The pieces bash makes of the URI, and the text after them.
+	got=$(cd "$tmp/cwd" && bash --norc --noprofile -c '
+		. "$1" || exit 1
+		COMP_WORDS=(chute status postgresql : //postgres @ "$2" : \
+		    5432/postgres "")
+		COMP_CWORD=9
+		COMP_LINE="chute status $3 "
+		COMP_POINT=${#COMP_LINE}
+		_chute chute "" 5432/postgres
+		printf "%s\n" "${COMPREPLY[@]}"' complete "$src" "$host" "$url")
+	check "status URL <TAB> offers every ID of the queue" \
+		same "$(readback '' "$got")" "${qids[@]}"
+	check "... and runs none of them" unexpanded
+	if command -v tmux >/dev/null; then
+		check "TAB after '\\$\(' with a URL inserts the queue's ID \$(>pwnedq)" \
+			tab '\$\(' '$(>pwnedq)' "$url"
+		check "... and nothing was run" unexpanded
+	fi
 fi
 printf '%d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" = 0 ]
