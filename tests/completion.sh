@@ -33,7 +33,7 @@ spool=$tmp/spool
 # escaped (ls shows it as \s).
 ids=('$(touch pwned)' '`touch pwned2`' '$(touch pwned3)x' '$(>pwned5)'
     '`>pwned6`' 'a b' '*' 'a*'
-    '[ab]' "it's" 'q"q' 'a\b' '-e' '~root' 'x;touch pwned4' $'\xc3\xa9t\xc3\xa9')
+    '[ab]' "it's" 'q"q' 'a\b' '-e' '~root' 'x;touch pwned4' 'bang!x' $'\xc3\xa9t\xc3\xa9')
 for id in "${ids[@]}"; do
 	echo job | "$chute" submit "$spool" --id "$id" >/dev/null ||
 		notok "submit --id $id"
@@ -175,7 +175,7 @@ END
 	shown() { grab && grep -Fxq -- "$1" "$tmp/screen"; }
 	for pair in '\$\(touch\ pwned3:$(touch pwned3)x' '\`t:`touch pwned2`' '\`\>:`>pwned6`' \
 	    "it:it's" 'q:q"q' 'x\;:x;touch pwned4' '\~:~root' \
-	    "'\$(touch pwned3:\$(touch pwned3)x" '"x:x;touch pwned4' "$(printf '\303\251'):$(printf '\303\251t\303\251')"; do
+	    "'\$(touch pwned3:\$(touch pwned3)x" '"x:x;touch pwned4' 'ba:bang!x' '"ba:bang!x' "$(printf '\303\251'):$(printf '\303\251t\303\251')"; do
 		check "TAB after '${pair%%:*}' inserts '${pair#*:}' so that it is passed as it is" \
 			tab "${pair%%:*}" "${pair#*:}"
 	done

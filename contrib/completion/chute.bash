@@ -114,7 +114,9 @@ _chute_quote()
 
 # _chute_reply_files -c|-d|-f|-g: COMPREPLY, the commands, directories,
 # files or groups that begin with the word being completed, as names of
-# files, which readline quotes itself (and ends a directory with /).
+# files, which readline quotes itself (and ends a directory with /).  As in
+# bash's own file completion, a name with a COMP_WORDBREAKS character (:,
+# =, @) is not completed past it.
 _chute_reply_files()
 {
 	local word
