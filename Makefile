@@ -171,6 +171,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	    $(B)/check_chute
 	tests/top.sh $(B)/chute
 	tests/progress.sh $(B)/chute
+	tests/completion.sh $(B)/chute
 	tests/man.sh $(B)/chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky

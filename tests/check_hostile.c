@@ -1134,6 +1134,156 @@ START_TEST(test_a_directory_the_owner_cannot_move_is_refused_in_place_once)
 }
 END_TEST
 
+/* bob's file at path (under T.spool) holds "bob" and is still bob's. */
+static bool
+h_bobs(const char *path)
+{
+	char *text = t_slurp(P("%s/%s", T.spool, path));
+	struct stat st;
+	bool ok = text != NULL && strcmp(text, "bob\n") == 0 &&
+	    lstat(P("%s/%s", T.spool, path), &st) == 0 &&
+	    st.st_uid == t_uid("chute-t-bob");
+
+	free(text);
+	return ok;
+}
+
+/*
+ * tmp/, new/ and defer/ of a group spool are sticky: eve may not replace
+ * (mv -f over), move away or remove a file of bob's in any of them, though
+ * she may write into each.  Fails with the directories 02770.
+ */
+START_TEST(test_a_submitter_cannot_replace_move_or_remove_another_submitters_job)
+{
+	static const char *const tries[] = {
+	    "mv -f tmp/mine new/b-new", "mv -f tmp/mine defer/b-defer",
+	    "mv -f tmp/mine tmp/b-tmp", "rm -f new/b-new", "rm -f defer/b-defer",
+	    "rm -f tmp/b-tmp", "mv new/b-new tmp/taken",
+	    "mv defer/b-defer new/b-defer", "mv tmp/b-tmp new/b-tmp",
+	};
+	static const char *const bobs[] = { "new/b-new", "defer/b-defer",
+	    "tmp/b-tmp" };
+	static const char *const sticky[] = { "new", "defer", "tmp" };
+	char *chute;
+	struct stat st;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	chute = strdup(RP("bin/chute"));	/* P()'s buffers are reused */
+	for (int i = 0; i < 3; i++)
+		EXPECT(stat(P("%s/%s", T.spool, sticky[i]), &st) == 0 &&
+		    (st.st_mode & 07777) == 03770, "%s/: mode %o, not 3770",
+		    sticky[i], (unsigned)(st.st_mode & 07777));
+	code = t_sh_as("chute-t-bob", 10000, P("echo bob > tmp/b-tmp && "
+	    "echo bob | '%s' submit . --id b-new >/dev/null && "
+	    "echo bob | '%s' submit . --id b-defer --delay 1h >/dev/null",
+	    chute, chute));
+	EXPECT(code == 0, "bob's submissions exited %d", code);
+	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+		code = t_sh_as("chute-t-eve", 10000,
+		    P("echo eve > tmp/mine && %s", tries[i]));
+		EXPECT(code != 0, "eve's \"%s\" succeeded", tries[i]);
+		for (int j = 0; j < 3; j++)
+			EXPECT(h_bobs(bobs[j]), "after eve's \"%s\", %s is not "
+			    "bob's as he left it", tries[i], bobs[j]);
+	}
+	/* What she may do: write her own jobs beside his. */
+	code = t_sh_as("chute-t-eve", 10000, P("mv tmp/mine new/e-new && "
+	    "echo eve | '%s' submit . --id e-defer --delay 1h >/dev/null && "
+	    "rm new/e-new", chute));
+	EXPECT(code == 0, "eve could not submit or remove her own: %d", code);
+	free(chute);
+}
+END_TEST
+
+/*
+ * Sticky directories stop no move of the owner's, whose directories they
+ * are: every job of eve's and bob's is claimed from new/, one goes to
+ * defer/ (exit 75) and back, bob's deferred job comes back when due, one
+ * left in cur/ by a dead owner is recovered into new/ and run, eve's
+ * symlink is moved aside to failed/, her stale file in tmp/ is removed.
+ */
+START_TEST(test_the_owner_still_moves_and_removes_every_submitters_file)
+{
+	const char *h = t_handler("h_once75",
+	    "if [ \"$CHUTE_ID\" = e75 ] && [ ! -e \"$R/seen/e75.once\" ]; then\n"
+	    "	: > \"$R/seen/e75.once\"; exit 75\nfi\n"
+	    "wc -l < \"$1\" > \"$R/seen/$CHUTE_ID\"\n");
+	static const char *const ran[] = { "b1", "b-due", "e1", "e75", "e-cur" };
+	char *chute;
+	pid_t owner;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	chute = strdup(RP("bin/chute"));	/* P()'s buffers are reused */
+	code = t_sh_as("chute-t-bob", 10000, P(
+	    "echo bob | '%s' submit . --id b1 >/dev/null && "
+	    "echo bob | '%s' submit . --id b-due --delay 1h >/dev/null && "
+	    "touch -d '1 minute ago' defer/b-due", chute, chute));
+	EXPECT(code == 0, "bob's submissions exited %d", code);
+	code = t_sh_as("chute-t-eve", 10000, P(
+	    "for id in e1 e75 e-cur; do "
+	    "echo eve | '%s' submit . --id $id >/dev/null || exit 1; done && "
+	    "ln -s /etc/shadow new/e-link && "
+	    "echo old > tmp/e-stale && touch -d '3 days ago' tmp/e-stale",
+	    chute));
+	EXPECT(code == 0, "eve's submissions exited %d", code);
+	/* As a dead owner leaves it: eve's job in cur/ (the owner's rename
+	 * out of a sticky new/). */
+	code = t_sh_as("chute-t-own", 10000, "mv new/e-cur cur/e-cur");
+	EXPECT(code == 0, "the owner could not move eve's job to cur/: %d", code);
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h, "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	for (size_t i = 0; i < sizeof ran / sizeof ran[0]; i++)
+		EXPECT(t_exists(SP("done", ran[i])) && h_counted(ran[i]) == 1,
+		    "%s not run and done:\n%s", ran[i], t_log_of(owner));
+	EXPECT(t_exists(RP("seen/e75.once")), "e75 never exited 75");
+	EXPECT(t_exists(SP("failed", "e-link")), "e-link not moved aside:\n%s",
+	    t_log_of(owner));
+	EXPECT(!t_exists(SP("tmp", "e-stale")), "eve's stale tmp/ file kept:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_count_state("done") == 5 && t_count_state("failed") == 1,
+	    "done %d, failed %d:\n%s", t_count_state("done"),
+	    t_count_state("failed"), t_log_of(owner));
+	free(chute);
+}
+END_TEST
+
+/*
+ * An existing group spool made before tmp/, new/ and defer/ were sticky:
+ * `chute init SPOOL`, run again by its owner, makes them so, and leaves
+ * the other directories as they are.
+ */
+START_TEST(test_init_again_makes_an_old_group_spools_directories_sticky)
+{
+	static const char *const dirs[] = { "tmp", "new", "defer", "cur",
+	    "done", "failed", "log" };
+	struct stat st;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	for (int i = 0; i < 3; i++)
+		EXPECT(chmod(P("%s/%s", T.spool, dirs[i]), 02770) == 0,
+		    "chmod %s", dirs[i]);
+	code = t_sh_as("chute-t-own", 10000, P("'%s' init .", RP("bin/chute")));
+	EXPECT(code == 0, "chute init again exited %d", code);
+	for (int i = 0; i < 7; i++) {
+		EXPECT(stat(P("%s/%s", T.spool, dirs[i]), &st) == 0, "stat %s",
+		    dirs[i]);
+		EXPECT((st.st_mode & 07777) == (i < 3 ? 03770 : 02750),
+		    "%s: mode %o after chute init", dirs[i],
+		    (unsigned)(st.st_mode & 07777));
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1161,6 +1311,9 @@ hostile_suite(void)
 	tc = t_tcase(t_cli_setup, hostile_teardown, "users", 60);
 	tcase_add_test(tc, test_a_direct_write_renamed_on_arrival_runs_only_once_complete);
 	tcase_add_test(tc, test_a_directory_the_owner_cannot_move_is_refused_in_place_once);
+	tcase_add_test(tc, test_a_submitter_cannot_replace_move_or_remove_another_submitters_job);
+	tcase_add_test(tc, test_the_owner_still_moves_and_removes_every_submitters_file);
+	tcase_add_test(tc, test_init_again_makes_an_old_group_spools_directories_sticky);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);
