@@ -389,6 +389,114 @@ START_TEST(test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_on
 }
 END_TEST
 
+/*
+ * The witness of "never two runs at once" for the grandchildren tests: a
+ * lock on R/witness that a handler's first run takes on fd 9 and hands to
+ * a grandchild (sleep 30, in the handler's process group, recorded in
+ * R/grandchild and R/hpids) that outlives the handler's own process.  Is
+ * the witness free?  Taken and given back at once.
+ */
+static bool
+witness_free(void)
+{
+	int fd = open(RP("witness"), O_RDONLY | O_CLOEXEC);
+	bool free_ = fd != -1 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+
+	if (fd != -1)
+		close(fd);
+	return free_;
+}
+
+/* The grandchild's pid, once its handler has recorded it; 0 before. */
+static pid_t
+grandchild(void)
+{
+	char *s = t_slurp(RP("grandchild"));
+	long pid = 0;
+
+	if (s != NULL && sscanf(s, "%ld", &pid) != 1)
+		pid = 0;
+	free(s);
+	return (pid_t)pid;
+}
+
+/*
+ * Worker a (exec'd handlers, or with persistent, one worker) runs job g,
+ * whose first run leaves a grandchild holding the witness; a is killed
+ * with SIGKILL; worker b starts at once.  The grandchild must be gone,
+ * the witness free, in well under the 4 s lease (its sleep would hold it
+ * for 30 s), and b's run (attempt 2, after the lease) must find the
+ * witness free: R/overlap records a run that did not.
+ */
+static pid_t
+grandchild_worker(const char *h, bool persistent)
+{
+	if (persistent)
+		return WORKER("--lease", "4s", QUICK, "--persistent", "--", h);
+	return WORKER("--lease", "4s", QUICK, "--", h);
+}
+
+static void
+grandchild_dies_with_its_worker(const char *h, bool persistent)
+{
+	pid_t a, b, g;
+
+	t_write(RP("witness"), "");
+	t_fleet_submit("default", "g", "x");
+	a = grandchild_worker(h, persistent);
+	WAIT_UNTIL((g = grandchild()) > 0, 20000, "the first run's grandchild");
+	EXPECT(!witness_free(), "the grandchild does not hold the witness");
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 the worker");
+	b = grandchild_worker(h, persistent);
+	t_reap(a, 5000, "killed worker");
+	WAIT_UNTIL(witness_free(), 1500, "the witness lock to be freed: the "
+	    "killed worker's grandchild (pid %d) still holds it", (int)g);
+	WAIT_UNTIL(!t_alive(g), 1000, "the grandchild %d to be gone", (int)g);
+	WAIT_UNTIL(t_journal_has("g", 2), 20000, "the second run, after the "
+	    "lease");
+	await_state("g", "done", 10000);
+	EXPECT(!t_exists(RP("overlap")), "a run found the witness held: %s",
+	    t_snip(t_slurp(RP("overlap"))));
+	EXPECT(t_stop(b) == 0, "worker b stops");
+}
+
+/* Its first run forks a grandchild that holds the witness, and blocks. */
+static const char h_grandchild[] =
+    "exec 9>>\"$R/witness\"\n"
+    "flock -n 9 || { echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/overlap\"; exit 1; }\n"
+    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+    "[ \"$CHUTE_ATTEMPT\" = 1 ] || exit 0\n"
+    "sleep 30 &\n"
+    "echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "wait\n";
+
+START_TEST(test_a_killed_worker_s_handler_s_grandchild_dies_with_it)
+{
+	grandchild_dies_with_its_worker(t_handler("h", h_grandchild), false);
+}
+END_TEST
+
+/* The same with a persistent worker: its first job's grandchild. */
+static const char w_grandchild[] =
+    "tab=$(printf '\\t')\n"
+    "while IFS=\"$tab\" read -r id path; do\n"
+    "  exec 9>>\"$R/witness\"\n"
+    "  if ! flock -n 9; then echo \"$id\" >> \"$R/overlap\"; echo fail; continue; fi\n"
+    "  if [ -e \"$R/ran.$id\" ]; then\n"
+    "    echo \"$id 2 $$\" >> \"$R/journal\"; exec 9>&-; echo ok; continue\n"
+    "  fi\n"
+    "  : > \"$R/ran.$id\"; echo \"$id 1 $$\" >> \"$R/journal\"\n"
+    "  sleep 30 &\n"
+    "  echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "  wait\n"
+    "done\n";
+
+START_TEST(test_a_killed_persistent_worker_s_grandchild_dies_with_it)
+{
+	grandchild_dies_with_its_worker(t_handler("w", w_grandchild), true);
+}
+END_TEST
+
 START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 {
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
@@ -792,6 +900,8 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_delay_and_at_defer_a_job_until_its_time);
 	tcase_add_test(tc, test_cancel_from_another_process_stops_the_running_handler);
 	tcase_add_test(tc, test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once);
+	tcase_add_test(tc, test_a_killed_worker_s_handler_s_grandchild_dies_with_it);
+	tcase_add_test(tc, test_a_killed_persistent_worker_s_grandchild_dies_with_it);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
 	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
