@@ -5,7 +5,8 @@
  * owner forks, once, a small process of its own that outlives it: the
  * reaper.  It holds one end of a socket pair whose other end only the
  * owner holds (close-on-exec: no handler inherits it), and reads messages
- * from it, each one send(2) of 8 bytes:
+ * from it, each one send(2) of 8 bytes (its first, the other way, is
+ * its own pid, for the owner's log):
  *
  *	A PGID	a handler's (or worker's) process group: kill it if we die;
  *		sent by the vfork child itself, after setpgid and before
@@ -54,8 +55,9 @@ struct rmsg {
 
 static struct {
 	int		 fd;	/* our end; -1: no reaper */
+	pid_t		 pid;	/* the reaper, as it said */
 	volatile bool	 lost;	/* a message could not be sent */
-} R = { -1, false };
+} R = { -1, 0, false };
 
 /* The signals that ask a process to stop or come from a terminal. */
 static const int quiet[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
@@ -114,6 +116,8 @@ reaper_main(int fd, pid_t *known, int max)
 
 	setsid();
 	prctl(PR_SET_NAME, "chute-reaper");
+	m = (struct rmsg){ 'P', (int32_t)getpid() };	/* for the owner's log */
+	send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 	if (fd > 0)
 		close_range(0, (unsigned)fd - 1, 0);
 	close_range((unsigned)fd + 1, ~0U, 0);
@@ -136,6 +140,21 @@ reaper_main(int fd, pid_t *known, int max)
 	_exit(0);
 }
 
+/* The reaper's first message: its pid.  0, or -1 if it died first. */
+static int
+hello(int fd, pid_t *pid)
+{
+	struct rmsg m;
+	ssize_t n;
+
+	while ((n = recv(fd, &m, sizeof(m), 0)) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(m) || m.op != 'P')
+		return -1;
+	*pid = m.pgid;
+	return 0;
+}
+
 /*
  * Start the reaper, for at most max groups known at once.  Returns 0, or
  * -1 with errno set.  Call it before any handler starts; one reaper per
@@ -145,7 +164,7 @@ int
 reaper_start(int max)
 {
 	int sv[2], status, saved;
-	pid_t *known, mid;
+	pid_t *known, mid, reaper;
 
 	if ((known = calloc((size_t)max, sizeof(*known))) == NULL)
 		return -1;
@@ -167,13 +186,15 @@ reaper_start(int max)
 	close(sv[1]);
 	while (mid > 0 && waitpid(mid, &status, 0) == -1 && errno == EINTR)
 		;
-	if (mid == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (mid == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    hello(sv[0], &reaper) == -1) {
 		close(sv[0]);
 		errno = mid == -1 ? saved : EAGAIN;
 		return -1;
 	}
 	reaper_stop();
 	R.fd = sv[0];
+	R.pid = reaper;
 	R.lost = false;
 	return 0;
 }
@@ -192,6 +213,13 @@ bool
 reaper_running(void)
 {
 	return R.fd != -1;
+}
+
+/* The running reaper's pid (for messages); 0 if none. */
+pid_t
+reaper_pid(void)
+{
+	return R.fd != -1 ? R.pid : 0;
 }
 
 /* One message; async-signal-safe, and safe in a vfork child. */

@@ -14,6 +14,7 @@
 int	 reaper_start(int);
 void	 reaper_stop(void);
 bool	 reaper_running(void);
+pid_t	 reaper_pid(void);
 int	 reaper_add(pid_t);
 void	 reaper_forget(pid_t);
 bool	 reaper_lost(bool);

@@ -50,6 +50,7 @@ struct sup {
 	bool		 closing;	/* workers told to exit */
 	msec_t		 close_deadline;	/* then SIGKILL (monotonic) */
 	msec_t		 reaper_checked;	/* monotonic */
+	bool		 reaper_failed;	/* said so already */
 };
 
 /* Groups the reaper may have to know at once: one per slot, and spare. */
@@ -84,6 +85,9 @@ sup_new(const struct sup_conf *c)
 		errno = saved;
 		return NULL;
 	}
+	if (c->die_with_owner)
+		say("reaper pid=%ld: handlers' process groups die with us",
+		    (long)reaper_pid());
 	return s;
 }
 
@@ -203,14 +207,19 @@ reaper_check(struct sup *s, bool probe)
 		return;
 	if (!reaper_running() && !probe)
 		return;		/* a start that failed: retried from the timers */
+	if (reaper_running())
+		say("the reaper pid=%ld is gone", (long)reaper_pid());
 	reaper_stop();
 	if (reaper_start(reaper_size(s)) == -1) {
-		say("the reaper is gone and cannot be started again: %s; "
-		    "handlers' children do not die with this process",
-		    strerror(errno));
+		if (!s->reaper_failed)
+			say("reaper: cannot start it again: %s; until then "
+			    "what handlers started does not die with us",
+			    strerror(errno));
+		s->reaper_failed = true;
 		return;
 	}
-	say("the reaper was gone: started another");
+	s->reaper_failed = false;
+	say("reaper pid=%ld started again", (long)reaper_pid());
 	for (int i = 0; i < s->c.slots; i++) {
 		pid_t pid = s->workers != NULL ? s->workers[i].pid :
 		    s->slots[i].state == SLOT_RUNNING ? s->slots[i].pid : 0;

@@ -497,6 +497,48 @@ START_TEST(test_a_killed_persistent_worker_s_grandchild_dies_with_it)
 }
 END_TEST
 
+/* The pid of the reaper whose start worker pid said last; 0 if none. */
+static pid_t
+reaper_of(pid_t pid)
+{
+	const char *log = t_log_of(pid), *p, *last = NULL;
+	long r = 0;
+
+	for (p = log; (p = strstr(p, "reaper pid=")) != NULL; p++)
+		last = p;
+	if (last != NULL && sscanf(last, "reaper pid=%ld", &r) != 1)
+		r = 0;
+	return (pid_t)r;
+}
+
+/*
+ * Someone kills the reaper while a handler's grandchild runs: the worker
+ * starts another and tells it of the running group, so a kill -9 of the
+ * worker still takes the grandchild with it.
+ */
+START_TEST(test_a_killed_reaper_is_replaced_and_knows_the_running_groups)
+{
+	pid_t a, r, g;
+
+	t_write(RP("witness"), "");
+	t_fleet_submit("default", "g", "x");
+	a = grandchild_worker(t_handler("h", h_grandchild), false);
+	WAIT_UNTIL((g = grandchild()) > 0, 20000, "the first run's grandchild");
+	EXPECT((r = reaper_of(a)) > 0 && t_alive(r), "the worker names no "
+	    "live reaper: %s", t_log_of(a));
+	EXPECT(kill(r, SIGKILL) == 0, "kill -9 the reaper");
+	WAIT_UNTIL(strstr(t_log_of(a), "started again") != NULL, 10000,
+	    "the worker to start another reaper: %s", t_log_of(a));
+	EXPECT(reaper_of(a) != r && t_alive(reaper_of(a)), "no new reaper: %s",
+	    t_log_of(a));
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 the worker");
+	t_reap(a, 5000, "killed worker");
+	WAIT_UNTIL(witness_free(), 1500, "the witness lock to be freed: the "
+	    "killed worker's grandchild (pid %d) still holds it", (int)g);
+	WAIT_UNTIL(!t_alive(g), 1000, "the grandchild %d to be gone", (int)g);
+}
+END_TEST
+
 START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 {
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
@@ -902,6 +944,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once);
 	tcase_add_test(tc, test_a_killed_worker_s_handler_s_grandchild_dies_with_it);
 	tcase_add_test(tc, test_a_killed_persistent_worker_s_grandchild_dies_with_it);
+	tcase_add_test(tc, test_a_killed_reaper_is_replaced_and_knows_the_running_groups);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
 	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
