@@ -19,11 +19,14 @@
  *	E ID ATTEMPT PID END_NS KIND CODE
  *    PPID is the worker that started it.  LOCK is the witness of "never
  *    twice at once": flock(LOCK_EX|LOCK_NB) on WORK/locks/ID through fd 9,
- *    held by the handler process alone (every command it starts gets
- *    9>&-).  That is the process chute answers for: PR_SET_PDEATHSIG kills
- *    it with its worker, while what it started keeps running (fleet.md,
- *    "Leases and fencing"), so a sleep left behind must not hold the lock.
- *    CONCURRENT means the previous run's handler was still alive.
+ *    held by the handler process (its foreground commands get 9>&-) and,
+ *    for a third of the jobs, by a grandchild (sleep 10, in the background,
+ *    listed in WORK/grandchildren) that the handler leaves behind in its
+ *    process group: chute answers for every process of the group (the
+ *    supervisor kills what is left when the handler exits, the reaper
+ *    when its worker is killed: fleet.md, "Leases and fencing"), so the
+ *    grandchild, which would outlive a 2 s lease, must be gone by then.
+ *    CONCURRENT means a process of the previous run was still alive.
  *  - the audit: a trigger on chute.jobs (torture.audit, installed after
  *    `chute init`) writes one row per inserted or updated job row, in the
  *    same transaction: old and new state, attempts, token, the claiming
@@ -730,6 +733,13 @@ write_handler_pg(void)
 	    "exec 9>>'%s/locks/'\"$id\"\n"
 	    "if flock -n 9; then lk=ok; else lk=CONCURRENT; fi\n"
 	    "echo \"S $id $a $$ $(date +%%s%%N 9>&-) $lk $w\" >>\"$J\"\n"
+	    "# A third of the jobs leave a grandchild in the handler's group\n"
+	    "# that outlives the handler, holding the witness: it must die\n"
+	    "# with the attempt, or with the worker when that is killed.\n"
+	    "if [ $((h %% 3)) = 0 ]; then\n"
+	    "\tsleep 10 &\n"
+	    "\techo \"$id $a $!\" >>'%s/grandchildren'\n"
+	    "fi\n"
 	    "case $mode in\n"
 	    "tf)\tsleep $s 9>&-\n"
 	    "\techo \"E $id $a $$ $(date +%%s%%N 9>&-) tf 75\" >>\"$J\"\n"
@@ -745,7 +755,7 @@ write_handler_pg(void)
 	    "esac\n"
 	    "echo \"E $id $a $$ $(date +%%s%%N 9>&-) ok 0\" >>\"$J\"\n"
 	    "exec 9>&-\n"
-	    "exit 0\n", work, cfg.flaky ? flaky_modes : "", work);
+	    "exit 0\n", work, cfg.flaky ? flaky_modes : "", work, work);
 	if (fclose(f) == EOF || chmod(path("%s/handler.sh", work), 0755) == -1)
 		die("%s/handler.sh: %s", work, strerror(errno));
 }
@@ -2039,6 +2049,21 @@ setup_pg(void)
 	ino_setup_pg();
 }
 
+/* Lines in a file; 0 if it is missing. */
+static int
+count_lines(const char *file)
+{
+	FILE *f = fopen(file, "re");
+	int n = 0, c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
 static void
 summary(int64_t t0)
 {
@@ -2057,7 +2082,8 @@ summary(int64_t t0)
 	    path(" freezes=%d (thawed early=%d)", st.freezes,
 	    st.freezes_short) : "", tally.runs, violations());
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
-	    "after-an-end=%d, with live handlers=%d; claims=%d, lost=%d (before "
+	    "after-an-end=%d, with live handlers=%d; runs leaving a grandchild "
+	    "with the witness=%d; claims=%d, lost=%d (before "
 	    "a START=%d, mid-run=%d, outcome unrecorded=%d; after trouble "
 	    "its worker reported, not ours=%d), stopped by a timeout before a START=%d, handed back=%d; outcomes refused "
 	    "(fenced)=%d; leases given up=%d; submits refused by a restart=%d "
@@ -2065,7 +2091,8 @@ summary(int64_t t0)
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
 	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, found "
 	    "again after a kill=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
-	    st.k_running, st.k_ended, st.k_live, nclaims, st.lost,
+	    st.k_running, st.k_ended, st.k_live,
+	    count_lines(path("%s/grandchildren", work)), nclaims, st.lost,
 	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.lost_self,
 	    st.timeout_norun,
 	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,
