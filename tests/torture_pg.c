@@ -940,6 +940,58 @@ taken_over(long pid)
 	return yes;
 }
 
+/* pid's state, parent and process group (/proc/PID/stat); false if gone. */
+static bool
+stat_of(long pid, char *state, long *ppid, long *pgrp)
+{
+	char file[64], buf[1024], *p;
+	FILE *f;
+	bool ok;
+
+	snprintf(file, sizeof(file), "/proc/%ld/stat", pid);
+	if ((f = fopen(file, "re")) == NULL)
+		return false;
+	ok = fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 1, " %c %ld %ld", state, ppid, pgrp) == 3;
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Live processes in the process groups of parent's children, exited
+ * (zombie) children included: a frozen worker's handlers and what they
+ * left behind in their groups, all of which it cannot stop while frozen.
+ */
+static int
+handler_groups_alive(long parent)
+{
+	long kids[64], ppid, pgrp;
+	int nkids = 0, n = 0;
+	struct dirent *de;
+	DIR *dp;
+	char state;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if ((dp = opendir("/proc")) == NULL)
+			return 0;
+		while ((de = readdir(dp)) != NULL) {
+			char *end;
+			long pid = strtol(de->d_name, &end, 10);
+
+			if (*end != '\0' || pid <= 0 ||
+			    !stat_of(pid, &state, &ppid, &pgrp))
+				continue;
+			if (pass == 0 && ppid == parent && nkids < 64)
+				kids[nkids++] = pid;
+			for (int k = 0; pass == 1 && state != 'Z' && k < nkids; k++)
+				n += pgrp == kids[k];
+		}
+		closedir(dp);
+	}
+	return n;
+}
+
 /*
  * --freeze: SIGSTOP a worker for longer than its lease, as a long pause of
  * its VM would, then SIGCONT: other workers recover its claims and run the
@@ -947,9 +999,10 @@ taken_over(long pid)
  * it must start nothing it no longer holds.  It is thawed as soon as
  * another worker holds one of its jobs (its stale outcomes then meet a
  * live claim), else within 1.5 s.  A frozen worker cannot stop its
- * handlers (fleet.md says so), so the freeze outlasts the lease only once
- * none of them runs: if one still does at 3/4 of the lease, the worker is
- * thawed in time and nothing is lost.
+ * handlers (fleet.md says so), nor what an exited handler left in its
+ * group, so the freeze outlasts the lease only once no process of its
+ * handlers' groups runs: if one still does at 3/4 of the lease, the
+ * worker is thawed in time and nothing is lost.
  */
 static void
 worker_freeze(int n)
@@ -958,9 +1011,10 @@ worker_freeze(int n)
 	int64_t t0 = real_us(), m0 = mono_ms();
 
 	kill(w->pid, SIGSTOP);
-	while (proc_children(w->pid) > 0 && mono_ms() - m0 < LEASE_MS * 3 / 4)
+	while (handler_groups_alive(w->pid) > 0 &&
+	    mono_ms() - m0 < LEASE_MS * 3 / 4)
 		nap_us(10000);
-	if (proc_children(w->pid) == 0) {
+	if (handler_groups_alive(w->pid) == 0) {
 		int64_t from = m0 + LEASE_MS + 200, until = from + 1500;
 
 		while (mono_ms() < from && !stop_sig)
