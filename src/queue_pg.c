@@ -335,18 +335,6 @@ open_log(struct pgq *pq, struct claim *c)
 
 /* ---- claiming ---- */
 
-/* A binary integer of the claim's reply (network byte order). */
-static uint64_t
-be_int(PGresult *r, int row, int col)
-{
-	const unsigned char *v = (const unsigned char *)PQgetvalue(r, row, col);
-	uint64_t x = 0;
-
-	for (int i = 0; i < PQgetlength(r, row, col); i++)
-		x = x << 8 | v[i];
-	return x;
-}
-
 /*
  * Claim up to n jobs due now, oldest first, with a lease and a fresh
  * fencing token each, and their payloads, in one round trip (binary
@@ -363,6 +351,11 @@ claim_rows(struct pgq *pq, int n)
 	 * rows picked are updated by their ctid (a row we hold locked keeps
 	 * it) and each payload is fetched by its key, where a join would be
 	 * planned for a guessed number of rows and could scan both tables.
+	 * A ctid is unique in one table only: where tables inherit from
+	 * chute.jobs, rows of theirs at a picked ctid are updated too, so the
+	 * update repeats the pick's conditions (never a finished job or
+	 * another's claim), and its reply may hold more rows than asked for
+	 * (queue_pg_take hands them back).
 	 */
 	static const char sql[] =
 	    "WITH picked AS MATERIALIZED ("
@@ -374,6 +367,8 @@ claim_rows(struct pgq *pq, int n)
 	    " worker = $3, lease_until = now() + $4::bigint * interval"
 	    " '1 millisecond', cancel = false"
 	    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
+	    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
+	    " AND j.run_at <= now()"
 	    " RETURNING j.id, j.token, j.attempts, j.run_at)"
 	    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM"
 	    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)"
@@ -387,25 +382,113 @@ claim_rows(struct pgq *pq, int n)
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
 	if ((r = q_exec(pq, sql, 4, p, true)) == NULL)
 		return -1;
-	if (pq->first + pq->nahead + PQntuples(r) > (int)pq->capahead) {
+	got = queue_pg_take(&pq->q, r, n);
+	PQclear(r);
+	return got;
+}
+
+/*
+ * Claims of a reply that will not run, by token: tok[0, nback) were more
+ * rows than asked for and go back to new, their attempt not counted;
+ * tok[nback, n) go to failed, last saying why[k - nback] (their IDs
+ * cannot name a file here), with a line in their log.
+ */
+static void
+unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
+    const char *const *why)
+{
+	static const char sql[] =
+	    "WITH back AS (UPDATE chute.jobs SET state = 'new',"
+	    " attempts = attempts - 1, token = NULL, worker = NULL,"
+	    " lease_until = NULL WHERE queue = $1 AND state = 'cur'"
+	    " AND token = ANY($2::bigint[])),"
+	    " bad AS (UPDATE chute.jobs j SET state = 'failed', run_at = now(),"
+	    " last = 'refused: ' || o.why, token = NULL, worker = NULL,"
+	    " lease_until = NULL FROM unnest($3::bigint[], $4::text[])"
+	    " AS o(token, why) WHERE j.queue = $1 AND j.state = 'cur'"
+	    " AND j.token = o.token RETURNING j.id, j.last)"
+	    " INSERT INTO chute.logs (queue, id, body) SELECT $1, id,"
+	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
+	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
+	    " FROM bad";
+	struct buf b[3] = { { 0 } };
+	const char *p[5] = { pq->pg.queue };
+	char t[24];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(t, sizeof(t), "%llu", (unsigned long long)tok[i]);
+		arr_add(&b[i >= nback], t);
+		if (i >= nback)
+			arr_add(&b[2], why[i - nback]);
+	}
+	for (int k = 0; k < 3; k++)
+		p[k + 1] = arr_end(&b[k]);
+	if (n > 0 && pq->up && p[1] && p[2] && p[3] && q_cmd(pq, sql, 4, p) ==
+	    -1)
+		failed(pq, "unclaim");
+	for (int k = 0; k < 3; k++)
+		free(b[k].p);
+}
+
+/*
+ * The rows of a claim's reply r, for which n were asked, appended to the
+ * prefetched claims: never more than n, nor than there is room for; the
+ * server's reply is input like any other (pg_claim_row).  A row beyond
+ * goes back, a row whose ID could name a path outside our directory is
+ * failed, never written.  Returns how many were taken.  Not static: the
+ * fuzzer (tests/fuzz/fuzz_claim.c) feeds it replies without a server.
+ */
+int
+queue_pg_take(struct queue *q, PGresult *r, int n)
+{
+	struct pgq *pq = (struct pgq *)q;
+	int room = (int)pq->capahead - pq->nahead, rows, more, nun = 0, nbad;
+	uint64_t *tok;
+	const char **why;
+
+	if (n > room)
+		n = room;
+	if ((rows = pg_rows(r, 4, n, &more)) == -1) {
+		say("%s: claim: a reply of %d columns, not 4: its rows go back "
+		    "after their leases", pq->pg.name, PQnfields(r));
+		return 0;
+	}
+	if (pq->first + pq->nahead + rows > (int)pq->capahead) {
 		memmove(pq->ahead, pq->ahead + pq->first, (size_t)pq->nahead *
 		    sizeof(pq->ahead[0]));
 		pq->first = 0;
 	}
-	got = PQntuples(r);
-	for (int i = 0; i < got; i++) {
+	tok = calloc((size_t)(rows + more) + 1, sizeof(*tok));
+	why = calloc((size_t)rows + 1, sizeof(*why));
+	if (tok != NULL)
+		for (int i = rows; i < rows + more; i++)
+			if (pg_be_int(r, i, 1, 8, &tok[nun]) == 0)
+				nun++;
+	if (more > 0)
+		say("%s: claim: %d rows for %d asked: %d handed back", pq->pg.name,
+		    rows + more, n, nun);
+	nbad = nun;
+	for (int i = 0; i < rows; i++) {
 		struct claim *c = &pq->ahead[pq->first + pq->nahead];
-		const char *id = PQgetvalue(r, i, 0);
+		const char *bad;
+		int k;
 
 		memset(c, 0, sizeof(*c));
 		c->fd = c->logfd = -1;
-		strlcpy(c->id, id, sizeof(c->id));
-		c->token = be_int(r, i, 1);
-		c->attempt = (int)be_int(r, i, 2);
+		if ((k = pg_claim_row(r, i, c, &bad)) != 0) {
+			say("job=%s claimed: %s: %s", vis_id(PQgetvalue(r, i, 0)),
+			    bad, k == 1 ? "failed, never run" : "it goes back "
+			    "after its lease");
+			if (k == 1 && tok != NULL && why != NULL) {
+				why[nbad - nun] = bad;
+				tok[nbad++] = c->token;
+			}
+			continue;
+		}
 		if (PQgetisnull(r, i, 3) || write_job(pq, c, PQgetvalue(r, i, 3),
 		    (size_t)PQgetlength(r, i, 3)) == -1) {
 			say("job=%s: no local copy: %s; it goes back after its "
-			    "lease", vis_id(id), PQgetisnull(r, i, 3) ?
+			    "lease", vis_id(c->id), PQgetisnull(r, i, 3) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
 				close(c->fd);
@@ -414,8 +497,11 @@ claim_rows(struct pgq *pq, int n)
 		}
 		pq->nahead++;
 	}
-	PQclear(r);
-	return got;
+	if (tok != NULL && why != NULL)
+		unclaim(pq, tok, nun, nbad, why);
+	free(tok);
+	free(why);
+	return rows;
 }
 
 /*
@@ -1283,30 +1369,44 @@ pq_close(struct queue *q)
 /*
  * The local directories of workers that died without cleaning up (kill -9)
  * are removed: chute-pgsql.PID.XXXXXX whose PID is gone.  They hold only
- * files (job copies and logs) that no live process uses.
+ * files (job copies and logs) that no live process uses.  Only our own:
+ * another user may plant a symlink by that name (to a directory whose
+ * files we would delete) or a directory of theirs.  Each is opened with
+ * O_NOFOLLOW and checked by the owner of what was opened, not of the name;
+ * inside, unlinkat never follows a symlink, and a directory stays.
  */
 static void
 sweep_dead(const char *tmp)
 {
+	int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	DIR *d = tfd == -1 ? NULL : fdopendir(tfd), *f;
 	struct dirent *de, *fe;
-	DIR *d = opendir(tmp), *f;
-	char path[PATH_MAX];
+	struct stat st;
 	long pid;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (tfd != -1)
+			close(tfd);
 		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (sscanf(de->d_name, "chute-pgsql.%ld.", &pid) != 1 || pid <= 0 ||
 		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name);
-		if ((f = opendir(path)) == NULL)
+		fd = openat(tfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd == -1)
 			continue;
+		if (fstat(fd, &st) == -1 || st.st_uid != geteuid() ||
+		    (f = fdopendir(fd)) == NULL) {
+			close(fd);
+			continue;
+		}
 		while ((fe = readdir(f)) != NULL)
 			if (strcmp(fe->d_name, ".") != 0 && strcmp(fe->d_name, "..") != 0)
-				unlinkat(dirfd(f), fe->d_name, 0);
+				unlinkat(fd, fe->d_name, 0);
 		closedir(f);
-		rmdir(path);
+		unlinkat(tfd, de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
 }
