@@ -467,17 +467,18 @@ status_one(struct pg *pg, const char *id)
 	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = pg_exec(pg, sql, 2, p);
-	const char *last;
+	char last[4 * 256 + 1];
 
 	if (r == NULL)
 		return pg_fail(pg, "status");
-	if (PQntuples(r) == 0) {
+	if (PQntuples(r) == 0 || PQnfields(r) != 4) {
 		PQclear(r);
 		fflush(stdout);
 		fprintf(stderr, "chute: %s: unknown job\n", id);
 		return EXIT_NO;
 	}
-	last = PQgetvalue(r, 0, 2);
+	/* Stored text, as the journal shows it: one line, no escape codes. */
+	vis_text(PQgetvalue(r, 0, 2), last, sizeof(last));
 	printf("%s %s attempts=%s%s%s%s%s\n", id, PQgetvalue(r, 0, 0),
 	    PQgetvalue(r, 0, 1), *last ? " " : "", last,
 	    strcmp(PQgetvalue(r, 0, 0), "defer") == 0 ? " next=" : "",
