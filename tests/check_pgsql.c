@@ -762,16 +762,18 @@ START_TEST(test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk)
 	    " INSERT INTO chute.payloads (queue, id, body) SELECT 'default', id,"
 	    " 'overwritten' FROM j", RP("x/victim"), RP("x/victim2")));
 	w = WORKER("--drain", "--", h);
+	/* The victims first: the old code did its harm, then hung. */
 	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.jobs WHERE state IN"
-	    " ('new', 'cur')") == 0 || t_poll_exit(w, &rc), 30000, "the rows "
-	    "left new and cur");
+	    " ('new', 'cur')") == 0 || !t_alive(w), 30000, "the rows left new "
+	    "and cur");
 	v = t_slurp(RP("x/victim"));
 	EXPECT(v && strcmp(v, "precious\n") == 0, "victim: %s", t_snip(v));
 	free(v);
 	v = t_slurp(RP("x/victim2"));
 	EXPECT(v && strcmp(v, "precious\n") == 0, "victim2: %s", t_snip(v));
 	free(v);
-	EXPECT(t_reap(w, 30000, "drain") == 0, "drain");
+	EXPECT((rc = t_reap(w, 30000, "drain")) == 0, "drain: %d: %s", rc,
+	    t_log_of(w));
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE id <> 'good' AND"
 	    " state = 'failed' AND last LIKE 'refused: its ID is not a valid job ID%'")
 	    == 4, "the four failed with a reason: %s", t_sql("SELECT string_agg("
