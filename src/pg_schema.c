@@ -149,6 +149,11 @@ pg_schema_version(struct pg *pg)
 
 	if (r == NULL)
 		return -1;
+	/* One row of one column, or the reply is not an answer. */
+	if (pg_rows(r, 1, 1, NULL) != 1) {
+		PQclear(r);
+		return -1;
+	}
 	there = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 	PQclear(r);
 	if (!there)
@@ -156,7 +161,7 @@ pg_schema_version(struct pg *pg)
 	if ((r = pg_exec(pg, "SELECT coalesce(max(version), 0) FROM chute.version",
 	    0, NULL)) == NULL)
 		return -1;
-	v = atoi(PQgetvalue(r, 0, 0));
+	v = pg_rows(r, 1, 1, NULL) == 1 ? atoi(PQgetvalue(r, 0, 0)) : -1;
 	PQclear(r);
 	return v;
 }

@@ -537,6 +537,10 @@ count_waiting(struct pgq *pq)
 		failed(pq, "count");
 		return;
 	}
+	if (pg_rows(r, 2, 1, NULL) != 1) {
+		PQclear(r);
+		return;
+	}
 	pq->queued = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
 	pq->deferred = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
 	PQclear(r);
@@ -562,6 +566,10 @@ look_ahead(struct pgq *pq, msec_t mono)
 	pq->next_poll = mono + PG_POLL_MS;
 	if (r == NULL) {
 		failed(pq, "look ahead");
+		return;
+	}
+	if (pg_rows(r, 1, 1, NULL) != 1) {
+		PQclear(r);
 		return;
 	}
 	in = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -1286,7 +1294,8 @@ pq_drained(struct queue *q)
 		failed(pq, "drained");
 		return false;
 	}
-	empty = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	empty = pg_rows(r, 1, 1, NULL) == 1 && strcmp(PQgetvalue(r, 0, 0),
+	    "t") == 0;
 	PQclear(r);
 	if (!empty && pq->next_poll > mono_ms() + 100)
 		pq->next_poll = mono_ms() + 100;	/* others' jobs: look again soon */
