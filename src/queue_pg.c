@@ -14,6 +14,7 @@
  * outcome.  Every statement is short and autocommitted: no transaction
  * is ever open while a handler runs.
  */
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +40,17 @@ struct pending {
 	char		 last[96];
 	char		*log;		/* hex of the attempt's log, malloc'd */
 	msec_t		 since;		/* monotonic */
+};
+
+/*
+ * An exec'd handler's output on its way to the attempt's log file: the
+ * handler writes to a pipe (claim.logfd is its write end), read here.
+ */
+struct pump {
+	struct claim	*c;
+	int		 rfd;		/* the read end, O_NONBLOCK */
+	int		 ffd;		/* dir/.ID.log */
+	size_t		 kept;		/* bytes in it: PG_LOG_CAP + 1 at most */
 };
 
 struct pgq {
@@ -72,6 +84,9 @@ struct pgq {
 	bool		 flushing;
 	size_t		 nsent;
 	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
+	int		 epfd;		/* pq_fd: the connection and the pumps */
+	struct pump	*pumps;
+	size_t		 npumps, cappumps;
 	size_t		 queued, deferred;	/* for the title, as last seen */
 	msec_t		 next_count;	/* count them again then (count_waiting) */
 };
@@ -242,6 +257,9 @@ reconnect(struct pgq *pq, msec_t mono)
 		return;
 	}
 	PQsetNoticeProcessor(pq->pg.conn, notice, pq);
+	/* Closed with the connection, it leaves the epoll set by itself. */
+	epoll_ctl(pq->epfd, EPOLL_CTL_ADD, PQsocket(pq->pg.conn),
+	    &(struct epoll_event){ .events = EPOLLIN });
 	arm(pq, mono);		/* the rest of the turn: as any other */
 	if (pq->said_down)
 		say("%s: connected again", pq->pg.name);
@@ -253,6 +271,102 @@ reconnect(struct pgq *pq, msec_t mono)
 	pq->next_recover = mono;
 	if (pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
 		renew(pq, mono);
+}
+
+/* ---- handlers' output ---- */
+
+/*
+ * A pipe for c's handler to write its output to, read into the file fd:
+ * c->logfd is its write end (chute's own lines go the same way, in
+ * order).  0, or -1 with errno set.
+ */
+static int
+pump_start(struct pgq *pq, struct claim *c, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int p[2];
+
+	if (pq->npumps == pq->cappumps) {
+		size_t cap = pq->cappumps ? pq->cappumps * 2 : 16;
+		struct pump *v = reallocarray(pq->pumps, cap, sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		pq->pumps = v;
+		pq->cappumps = cap;
+	}
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	ev.data.fd = p[0];
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    epoll_ctl(pq->epfd, EPOLL_CTL_ADD, p[0], &ev) == -1) {
+		int saved = errno;
+		close(p[0]);
+		close(p[1]);
+		errno = saved;
+		return -1;
+	}
+	pq->pumps[pq->npumps++] = (struct pump){ .c = c, .rfd = p[0], .ffd = fd };
+	c->logfd = p[1];
+	return 0;
+}
+
+static struct pump *
+pump_of(struct pgq *pq, const struct claim *c, int rfd)
+{
+	for (size_t i = 0; i < pq->npumps; i++)
+		if (pq->pumps[i].c == c || pq->pumps[i].rfd == rfd)
+			return &pq->pumps[i];
+	return NULL;
+}
+
+/*
+ * Read what is in p's pipe, at most reads times 64 KiB: the first
+ * PG_LOG_CAP bytes and one more (which says there were more: read_log
+ * marks the cut, as the database keeps no more either) go to the file,
+ * the rest is dropped.  So a handler never blocks on its output for long,
+ * and its output costs the local disk no more than the database.
+ */
+static void
+pump_run(struct pump *p, int reads)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while (reads-- > 0 && (n = read(p->rfd, buf, sizeof(buf))) > 0) {
+		size_t keep = p->kept > PG_LOG_CAP ? 0 : PG_LOG_CAP + 1 - p->kept;
+
+		if (keep > (size_t)n)
+			keep = (size_t)n;
+		if (keep > 0 && write_all(p->ffd, buf, keep) != -1)
+			p->kept += keep;
+	}
+}
+
+/* The pipes epoll says have something, pumped a little each. */
+static void
+pumps_ready(struct pgq *pq)
+{
+	struct epoll_event ev[32];
+	int n = pq->npumps > 0 ? epoll_wait(pq->epfd, ev, 32, 0) : 0;
+	struct pump *p;
+
+	for (int i = 0; i < n; i++)
+		if ((p = pump_of(pq, NULL, ev[i].data.fd)) != NULL)
+			pump_run(p, 16);
+}
+
+/* c's pump, if it has one, goes (the claim's logfd is closed apart). */
+static void
+pump_end(struct pgq *pq, const struct claim *c)
+{
+	struct pump *p = pump_of(pq, c, -2);
+
+	if (p == NULL)
+		return;
+	close(p->rfd);		/* and out of the epoll set */
+	close(p->ffd);
+	*p = pq->pumps[--pq->npumps];
 }
 
 /* ---- local copies ---- */
@@ -312,13 +426,14 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
  * seconds, which at a few thousand jobs a second made the worker's CPU
  * per job grow with the length of a run (fleet.md, Local copies); a
  * memfd, which was next, still cost six system calls per job.  An
- * exec'd handler writes its output there, unbounded: that stays a file,
- * dir/.ID.log.
+ * exec'd handler writes its output to a pipe, pumped into dir/.ID.log
+ * up to what the database keeps (pump_run).
  */
 static void
 open_log(struct pgq *pq, struct claim *c)
 {
 	char name[NAME_MAX + 8];
+	int fd;
 
 	c->logend = 0;
 	c->logerr = 0;
@@ -328,9 +443,12 @@ open_log(struct pgq *pq, struct claim *c)
 	if ((c->logmem = pq->c.persistent))
 		return;
 	snprintf(name, sizeof(name), ".%s.log", c->id);
-	c->logfd = fresh(pq, name, O_RDWR | O_APPEND);
-	if (c->logfd == -1)
+	if ((fd = fresh(pq, name, O_RDWR | O_APPEND)) == -1 ||
+	    pump_start(pq, c, fd) == -1) {
 		c->logerr = errno;
+		if (fd != -1)
+			close(fd);
+	}
 }
 
 /* ---- claiming ---- */
@@ -1031,10 +1149,15 @@ hex_log(const char *raw, size_t keep, size_t n)
 	return out;
 }
 
-/* The attempt's log, read back (capped) and hex-encoded for decode(). */
+/*
+ * The attempt's log, read back (capped) and hex-encoded for decode(): what
+ * its pipe still holds first (the handler has ended; a child it left
+ * running may still write, so this too is bounded).
+ */
 static char *
-read_log(struct claim *c)
+read_log(struct pgq *pq, struct claim *c)
 {
+	struct pump *p = pump_of(pq, c, -2);
 	struct stat st;
 	size_t n, keep;
 	char *raw, *out;
@@ -1042,13 +1165,16 @@ read_log(struct claim *c)
 	if (c->logmem)
 		return hex_log(c->logbuf, c->loglen > PG_LOG_CAP ? PG_LOG_CAP :
 		    c->loglen, c->loglen);
-	if (c->logfd == -1 || fstat(c->logfd, &st) == -1)
+	if (p == NULL)
+		return NULL;
+	pump_run(p, 64);
+	if (fstat(p->ffd, &st) == -1)
 		return NULL;
 	n = (size_t)st.st_size;
 	keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
 	if ((raw = malloc(keep + 1)) == NULL)
 		return NULL;
-	if (pread(c->logfd, raw, keep, 0) != (ssize_t)keep) {
+	if (pread(p->ffd, raw, keep, 0) != (ssize_t)keep) {
 		free(raw);
 		return NULL;
 	}
@@ -1090,7 +1216,7 @@ pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	o->delay = out->delay;
 	o->counted = out->counted;
 	strlcpy(o->last, out->why, sizeof(o->last));
-	o->log = read_log(c);
+	o->log = read_log(pq, c);
 	o->since = mono_ms();
 	pq->done_n++;
 	return 0;
@@ -1109,6 +1235,7 @@ pq_release(struct queue *q, struct claim *c)
 		}
 	if (c->fd != -1)
 		close(c->fd);
+	pump_end(pq, c);
 	if (c->logfd != -1)
 		close(c->logfd);
 	free(c->logbuf);
@@ -1159,7 +1286,8 @@ pq_fd(struct queue *q)
 {
 	struct pgq *pq = (struct pgq *)q;
 
-	return pq->up ? PQsocket(pq->pg.conn) : -1;
+	/* The connection's socket while it is up, and the handlers' pipes. */
+	return pq->epfd;
 }
 
 /*
@@ -1195,6 +1323,7 @@ pq_wake(struct queue *q)
 {
 	struct pgq *pq = (struct pgq *)q;
 
+	pumps_ready(pq);
 	if (!pq->up)
 		return pq->fatal ? -1 : 0;
 	if (PQconsumeInput(pq->pg.conn) == 0) {
@@ -1366,6 +1495,11 @@ pq_close(struct queue *q)
 	free(pq->pend);
 	free(pq->held);
 	free(pq->ahead);
+	while (pq->npumps > 0)
+		pump_end(pq, pq->pumps[0].c);
+	free(pq->pumps);
+	if (pq->epfd != -1)
+		close(pq->epfd);
 	if (pq->dirfd != -1) {
 		close(pq->dirfd);
 		rmdir(pq->dir);
@@ -1476,6 +1610,7 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->capahead = (size_t)slots + (size_t)prefetch;
 	pq->done_t0 = mono_ms();
 	pq->dirfd = -1;
+	pq->epfd = epoll_create1(EPOLL_CLOEXEC);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
 	sweep_dead(tmp);
@@ -1486,7 +1621,8 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 		pq_close(&pq->q);
 		return EX_CONFIG;
 	}
-	if (pq->pg.uri == NULL || (pq->ahead = calloc(pq->capahead,
+	if (pq->pg.uri == NULL || pq->epfd == -1 ||
+	    (pq->ahead = calloc(pq->capahead,
 	    sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
 	    (pq->dirfd = open(pq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {

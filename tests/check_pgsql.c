@@ -915,6 +915,41 @@ START_TEST(test_a_worker_s_sweep_of_dead_workers_follows_no_symlink)
 END_TEST
 
 /*
+ * An exec'd handler's output on the worker's disk is bounded as the
+ * database bounds it: a handler writing 50 MB finds its local log (under
+ * RUNTIME_DIRECTORY, where the worker keeps it) at PG_LOG_CAP bytes and
+ * one more, not 50 MB, and its job is done, its log stored with the
+ * marker.
+ */
+START_TEST(test_a_flooding_handler_s_local_log_is_capped_as_the_database_s)
+{
+	const char *h = t_handler("h", "head -c 50000000 /dev/zero | tr '\\0' y\n"
+	    "stat -c %s \"$RT\"/chute-pgsql.*/.*.log > \"$R/size\"\n");
+	char *v;
+	pid_t w;
+
+	EXPECT(mkdir(RP("rt"), 0700) == 0, "mkdir rt: %s", strerror(errno));
+	setenv("RUNTIME_DIRECTORY", RP("rt"), 1);
+	setenv("RT", RP("rt"), 1);
+	t_fleet_submit("default", "flood50", "x");
+	w = WORKER("--drain", "--", h);
+	unsetenv("RUNTIME_DIRECTORY");
+	unsetenv("RT");
+	EXPECT(t_reap(w, 60000, "drain") == 0, "drain: %s", t_log_of(w));
+	v = t_slurp(RP("size"));
+	EXPECT(v && atol(v) > 0 && atol(v) <= (1 << 20) + 1, "the local log "
+	    "holds %s bytes", t_snip(v));
+	free(v);
+	EXPECT(strcmp(t_sql("SELECT state FROM chute.jobs WHERE id = 'flood50'"),
+	    "done") == 0, "done");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood50' AND"
+	    " length(body) < (1 << 20) + 200 AND position(convert_to("
+	    "'@chute log truncated', 'UTF8') IN body) > 0") == 1, "stored capped, "
+	    "with the marker");
+}
+END_TEST
+
+/*
  * Stored text reaches a terminal escaped, as the journal has it: a `last`
  * with a newline and an escape code cannot forge a second line of
  * `chute status`, nor drive the terminal.
@@ -1022,6 +1057,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
+	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);
