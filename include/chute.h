@@ -282,6 +282,7 @@ int	 open_spool_or_exit(struct spool *, const char *);
 int	 check_ids(int, char **, const char *);
 int	 cmd_each_id(int, char **, int (*)(struct spool *, const char *));
 int	 cmd_flush_stdout(int);
+int	 cmd_write_log(const char *, size_t);
 int	 cmd_help(const char *);
 int	 cmd_check_args(const struct cmd *, int, char **);
 bool	 cmd_wants_pgsql(int, char **);

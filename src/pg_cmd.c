@@ -844,7 +844,7 @@ pgcmd_log(int argc, char **argv)
 		return done_with(&pg, rc == 1 ? 0 : EXIT_NO);
 	}
 	for (int i = 0; i < PQntuples(r); i++)
-		if (write_all(STDOUT_FILENO, PQgetvalue(r, i, 0),
+		if (cmd_write_log(PQgetvalue(r, i, 0),
 		    (size_t)PQgetlength(r, i, 0)) == -1) {
 			rc = EX_IOERR;
 			break;

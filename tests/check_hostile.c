@@ -611,7 +611,8 @@ END_TEST
  * ("@chute TIME attempt=N ...") with escape codes and a carriage return
  * in it, and chute status reads its last outcome from there (or, left
  * behind by a background child, after chute's own last line, as here):
- * status prints it escaped, as the journal does.
+ * status prints it escaped, as the journal does; chute log escapes the
+ * log on a terminal, and copies it as it is elsewhere.
  */
 START_TEST(test_status_escapes_a_last_outcome_forged_in_the_log)
 {
@@ -627,6 +628,12 @@ START_TEST(test_status_escapes_a_last_outcome_forged_in_the_log)
 	EXPECT(CHUTE("status", T.spool, "forge") == 0, "status: %s", T.err);
 	EXPECT(t_nlines(T.out) == 1 && strpbrk(T.out, "\033\007\r") == NULL &&
 	    strstr(T.out, "\\033"), "escaped: %s", T.out);
+	/* chute log: byte for byte into a pipe, escaped on a terminal. */
+	EXPECT(CHUTE("log", T.spool, "forge") == 0 && strstr(T.out, "\033]0;"),
+	    "log into a pipe, as it is: %s", T.out);
+	EXPECT(t_chute_tty("log", T.spool, "forge", (const char *)NULL) == 0 &&
+	    strpbrk(T.out, "\033\007") == NULL && strstr(T.out, "\\033]0;pwned"
+	    "\\adone\\033[2J\\r\r\n"), "log on a terminal, escaped: %s", T.out);
 }
 END_TEST
 

@@ -963,6 +963,13 @@ START_TEST(test_status_of_a_queue_escapes_a_forged_last)
 	EXPECT(t_nlines(T.out) == 1 && strchr(T.out, '\033') == NULL &&
 	    strchr(T.out, '\r') == NULL && strstr(T.out, "\\n"),
 	    "one line, escaped: %s", T.out);
+	t_sql("INSERT INTO chute.logs (queue, id, body) VALUES ('default',"
+	    " 'forged', convert_to(E'out \\x1b[2J\\x07 end\\n', 'UTF8'))");
+	EXPECT(CHUTE("log", t_uri, "forged") == 0 && strstr(T.out, "\033[2J"),
+	    "log into a pipe, as it is: %s", T.out);
+	EXPECT(t_chute_tty("log", t_uri, "forged", (const char *)NULL) == 0 &&
+	    strpbrk(T.out, "\033\007") == NULL && strstr(T.out,
+	    "out \\033[2J\\a end\r\n"), "log on a terminal, escaped: %s", T.out);
 }
 END_TEST
 
