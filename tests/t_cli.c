@@ -662,7 +662,7 @@ t_chute_tty(const char *first, ...)
 		if (s == -1 || nul == -1 || dup2(nul, 0) == -1 ||
 		    dup2(s, 1) == -1 || dup2(nul, 2) == -1)
 			_exit(127);
-		execv(T.bin, (char *const *)argv);
+		t_execv(argv);
 		_exit(127);
 	}
 	EXPECT(pid > 0, "fork: %s", strerror(errno));
