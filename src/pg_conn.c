@@ -152,18 +152,19 @@ pg_parse(struct pg *pg, const char *uri, const char *queue)
 	user = opt(o, "user");
 	db = opt(o, "dbname");
 	pw = opt(o, "password");
-	snprintf(msg, sizeof(msg), "postgresql://%s%s%s%s%s/%s",
+	snprintf(pg->name, sizeof(pg->name), "postgresql://%s%s%s%s%s/%s",
 	    user ? user : "", user ? "@" : "", host ? host : "",
 	    port ? ":" : "", port ? port : "", db ? db : "");
-	redact(uri, msg, pg->name, sizeof(pg->name));
 	/*
 	 * libpq ends the userinfo at the first '/' or '@': a password holding
 	 * one would be split, its pieces taken for a host or a port, and
-	 * quoted by every message about them.
+	 * quoted by every message about them (and by the name).
 	 */
 	n = secrets(uri, sec, len, 1);
 	if (n == 1 && sec[0][-1] == ':' && (pw == NULL ||
 	    !decodes_to(sec[0], len[0], pw))) {
+		strlcpy(msg, pg->name, sizeof(msg));
+		redact(uri, msg, pg->name, sizeof(pg->name));
 		fprintf(stderr, "chute: %s: not a PostgreSQL URI: its password "
 		    "holds a '/' or an '@': percent-encode them (%%2F, %%40)\n",
 		    pg->name);
