@@ -288,4 +288,12 @@ int	 cmd_check_args(const struct cmd *, int, char **);
 bool	 cmd_wants_pgsql(int, char **);
 int	 cmd_exec_pgsql(char **);
 
+/* pump.c: pipes read into files, each kept to a cap, by a thread of its own */
+struct pumps;
+struct pumps *pumps_new(size_t);
+int	 pumps_add(struct pumps *, const void *, int);
+int	 pumps_drain(struct pumps *, const void *);
+void	 pumps_drop(struct pumps *, const void *);
+void	 pumps_free(struct pumps *);
+
 #endif

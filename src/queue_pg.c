@@ -14,15 +14,12 @@
  * outcome.  Every statement is short and autocommitted: no transaction
  * is ever open while a handler runs.
  */
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,18 +39,6 @@ struct pending {
 	char		 last[96];
 	char		*log;		/* hex of the attempt's log, malloc'd */
 	msec_t		 since;		/* monotonic */
-};
-
-/*
- * An exec'd handler's output on its way to the attempt's log file: the
- * handler writes to a pipe (claim.logfd is its write end), read by the
- * pump thread.
- */
-struct pump {
-	struct claim	*c;
-	int		 rfd;		/* the read end, O_NONBLOCK */
-	int		 ffd;		/* dir/.ID.log */
-	size_t		 kept;		/* bytes in it: PG_LOG_CAP + 1 at most */
 };
 
 struct pgq {
@@ -87,15 +72,7 @@ struct pgq {
 	bool		 flushing;
 	size_t		 nsent;
 	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
-	/* The pump thread, started for the first exec'd handler.  pumpmu
-	 * guards pumps[] and what each pump reads and writes. */
-	bool		 pumping;
-	pthread_t	 pumper;
-	pthread_mutex_t	 pumpmu;
-	int		 pumpfd;	/* its epoll set of the pipes' read ends */
-	int		 stopfd;	/* an eventfd in it: stop */
-	struct pump	*pumps;
-	size_t		 npumps, cappumps;
+	struct pumps	*pumps;		/* exec'd handlers' output (pump.c) */
 	size_t		 queued, deferred;	/* for the title, as last seen */
 	msec_t		 next_count;	/* count them again then (count_waiting) */
 };
@@ -279,161 +256,6 @@ reconnect(struct pgq *pq, msec_t mono)
 		renew(pq, mono);
 }
 
-/* ---- handlers' output ---- */
-
-/*
- * An exec'd handler writes its output to a pipe, and chute's own lines of
- * the attempt go the same way, in order.  A thread of its own reads every
- * pipe as soon as it has something, so neither the handler nor the owner
- * (whose lines would wait on a full pipe) ever waits for the loop, and
- * keeps what the database will keep (pump_run).  All signals are blocked
- * in it: they are the owner's signalfd's.
- */
-static struct pump *
-pump_of(struct pgq *pq, const struct claim *c, int rfd)
-{
-	for (size_t i = 0; i < pq->npumps; i++)
-		if (pq->pumps[i].c == c || pq->pumps[i].rfd == rfd)
-			return &pq->pumps[i];
-	return NULL;
-}
-
-/*
- * Read what is in p's pipe, at most reads times 64 KiB: the first
- * PG_LOG_CAP bytes and one more (which says there were more: read_log
- * marks the cut, as the database keeps no more either) go to the file,
- * the rest is dropped, so a handler's output costs the local disk no more
- * than the database.  With pumpmu held.
- */
-static void
-pump_run(struct pump *p, int reads)
-{
-	char buf[65536];
-	ssize_t n;
-
-	while (reads-- > 0 && (n = read(p->rfd, buf, sizeof(buf))) > 0) {
-		size_t keep = p->kept > PG_LOG_CAP ? 0 : PG_LOG_CAP + 1 - p->kept;
-
-		if (keep > (size_t)n)
-			keep = (size_t)n;
-		if (keep > 0 && write_all(p->ffd, buf, keep) != -1)
-			p->kept += keep;
-	}
-}
-
-static void *
-pumper(void *arg)
-{
-	struct pgq *pq = arg;
-	struct epoll_event ev[32];
-	struct pump *p;
-
-	for (;;) {
-		int n = epoll_wait(pq->pumpfd, ev, 32, -1);
-
-		pthread_mutex_lock(&pq->pumpmu);
-		for (int i = 0; i < n; i++) {
-			if (ev[i].data.fd == pq->stopfd) {
-				pthread_mutex_unlock(&pq->pumpmu);
-				return NULL;
-			}
-			/* A pipe closed meanwhile is no longer found. */
-			if ((p = pump_of(pq, NULL, ev[i].data.fd)) != NULL)
-				pump_run(p, 16);
-		}
-		pthread_mutex_unlock(&pq->pumpmu);
-	}
-}
-
-/* The thread, once: 0, or -1 with errno set. */
-static int
-pumper_start(struct pgq *pq)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	sigset_t all, old;
-	int rc;
-
-	if (pq->pumping)
-		return 0;
-	if (pq->pumpfd == -1 &&
-	    (pq->pumpfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
-		return -1;
-	if (pq->stopfd == -1) {
-		if ((pq->stopfd = eventfd(0, EFD_CLOEXEC)) == -1)
-			return -1;
-		ev.data.fd = pq->stopfd;
-		if (epoll_ctl(pq->pumpfd, EPOLL_CTL_ADD, pq->stopfd, &ev) == -1)
-			return -1;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&pq->pumper, NULL, pumper, pq);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		errno = rc;
-		return -1;
-	}
-	pq->pumping = true;
-	return 0;
-}
-
-/*
- * A pipe for c's handler to write its output to, pumped into the file
- * fd: c->logfd is its write end.  0, or -1 with errno set.
- */
-static int
-pump_start(struct pgq *pq, struct claim *c, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	int p[2] = { -1, -1 }, rc = -1, saved;
-
-	if (pumper_start(pq) == -1)
-		return -1;
-	pthread_mutex_lock(&pq->pumpmu);
-	if (pq->npumps == pq->cappumps) {
-		size_t cap = pq->cappumps ? pq->cappumps * 2 : 16;
-		struct pump *v = reallocarray(pq->pumps, cap, sizeof(*v));
-
-		if (v == NULL)
-			goto out;
-		pq->pumps = v;
-		pq->cappumps = cap;
-	}
-	if (pipe2(p, O_CLOEXEC) == -1)
-		goto out;
-	ev.data.fd = p[0];
-	if (fcntl(p[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    epoll_ctl(pq->pumpfd, EPOLL_CTL_ADD, p[0], &ev) == -1)
-		goto out;
-	pq->pumps[pq->npumps++] = (struct pump){ .c = c, .rfd = p[0], .ffd = fd };
-	c->logfd = p[1];
-	rc = 0;
-out:
-	saved = errno;
-	if (rc == -1 && p[0] != -1) {
-		close(p[0]);
-		close(p[1]);
-	}
-	pthread_mutex_unlock(&pq->pumpmu);
-	errno = saved;
-	return rc;
-}
-
-/* c's pump, if it has one, goes (the claim's logfd is closed apart). */
-static void
-pump_end(struct pgq *pq, const struct claim *c)
-{
-	struct pump *p;
-
-	pthread_mutex_lock(&pq->pumpmu);
-	if ((p = pump_of(pq, c, -1)) != NULL) {
-		close(p->rfd);		/* and out of the epoll set */
-		close(p->ffd);
-		*p = pq->pumps[--pq->npumps];
-	}
-	pthread_mutex_unlock(&pq->pumpmu);
-}
-
 /* ---- local copies ---- */
 
 /*
@@ -491,8 +313,9 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
  * seconds, which at a few thousand jobs a second made the worker's CPU
  * per job grow with the length of a run (fleet.md, Local copies); a
  * memfd, which was next, still cost six system calls per job.  An
- * exec'd handler writes its output to a pipe, pumped into dir/.ID.log
- * up to what the database keeps (pump_run).
+ * exec'd handler writes its output to a pipe, which pump.c's thread reads
+ * into dir/.ID.log, keeping what the database keeps and no more (chute's
+ * own lines of the attempt go the same way, in order).
  */
 static void
 open_log(struct pgq *pq, struct claim *c)
@@ -509,11 +332,8 @@ open_log(struct pgq *pq, struct claim *c)
 		return;
 	snprintf(name, sizeof(name), ".%s.log", c->id);
 	if ((fd = fresh(pq, name, O_RDWR | O_APPEND)) == -1 ||
-	    pump_start(pq, c, fd) == -1) {
+	    (c->logfd = pumps_add(pq->pumps, c, fd)) == -1)
 		c->logerr = errno;
-		if (fd != -1)
-			close(fd);
-	}
 }
 
 /* ---- claiming ---- */
@@ -1222,30 +1042,24 @@ hex_log(const char *raw, size_t keep, size_t n)
 static char *
 read_log(struct pgq *pq, struct claim *c)
 {
-	struct pump *p;
 	struct stat st;
-	size_t n = 0, keep = 0;
-	char *raw = NULL, *out;
+	size_t n, keep;
+	char *raw, *out;
+	int fd;
 
 	if (c->logmem)
 		return hex_log(c->logbuf, c->loglen > PG_LOG_CAP ? PG_LOG_CAP :
 		    c->loglen, c->loglen);
-	pthread_mutex_lock(&pq->pumpmu);
-	if ((p = pump_of(pq, c, -1)) != NULL) {
-		pump_run(p, 64);
-		if (fstat(p->ffd, &st) == 0) {
-			n = (size_t)st.st_size;
-			keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
-			if ((raw = malloc(keep + 1)) != NULL &&
-			    pread(p->ffd, raw, keep, 0) != (ssize_t)keep) {
-				free(raw);
-				raw = NULL;
-			}
-		}
-	}
-	pthread_mutex_unlock(&pq->pumpmu);
-	if (raw == NULL)
+	if ((fd = pumps_drain(pq->pumps, c)) == -1 || fstat(fd, &st) == -1)
 		return NULL;
+	n = (size_t)st.st_size;
+	keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
+	if ((raw = malloc(keep + 1)) == NULL)
+		return NULL;
+	if (pread(fd, raw, keep, 0) != (ssize_t)keep) {
+		free(raw);
+		return NULL;
+	}
 	out = hex_log(raw, keep, n);
 	free(raw);
 	return out;
@@ -1303,7 +1117,7 @@ pq_release(struct queue *q, struct claim *c)
 		}
 	if (c->fd != -1)
 		close(c->fd);
-	pump_end(pq, c);
+	pumps_drop(pq->pumps, c);
 	if (c->logfd != -1)
 		close(c->logfd);
 	free(c->logbuf);
@@ -1561,18 +1375,7 @@ pq_close(struct queue *q)
 	free(pq->pend);
 	free(pq->held);
 	free(pq->ahead);
-	if (pq->pumping) {
-		eventfd_write(pq->stopfd, 1);
-		pthread_join(pq->pumper, NULL);
-	}
-	while (pq->npumps > 0)
-		pump_end(pq, pq->pumps[0].c);
-	free(pq->pumps);
-	if (pq->pumpfd != -1)
-		close(pq->pumpfd);
-	if (pq->stopfd != -1)
-		close(pq->stopfd);
-	pthread_mutex_destroy(&pq->pumpmu);
+	pumps_free(pq->pumps);
 	if (pq->dirfd != -1) {
 		close(pq->dirfd);
 		rmdir(pq->dir);
@@ -1683,8 +1486,7 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->capahead = (size_t)slots + (size_t)prefetch;
 	pq->done_t0 = mono_ms();
 	pq->dirfd = -1;
-	pq->pumpfd = pq->stopfd = -1;
-	pthread_mutex_init(&pq->pumpmu, NULL);
+	pq->pumps = pumps_new(PG_LOG_CAP);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
 	sweep_dead(tmp);
@@ -1695,7 +1497,8 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 		pq_close(&pq->q);
 		return EX_CONFIG;
 	}
-	if (pq->pg.uri == NULL || (pq->ahead = calloc(pq->capahead,
+	if (pq->pg.uri == NULL || pq->pumps == NULL ||
+	    (pq->ahead = calloc(pq->capahead,
 	    sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
 	    (pq->dirfd = open(pq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
