@@ -51,7 +51,7 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
     bool need_url)
 {
 	const char *url = NULL, *queue = "default";
-	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
+	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep)), more = false;
 	int n = *argc;
 
 	if (keep == NULL)
@@ -67,14 +67,17 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
 			queue = argv[++i];
 		else if (strncmp(argv[i], "--queue=", 8) == 0)
 			queue = argv[i] + 8;
-		else if (url == NULL && (strncmp(argv[i], "postgresql://", 13) ==
-		    0 || strncmp(argv[i], "postgres://", 11) == 0))
+		else if (pg_is_uri(argv[i]) && url == NULL)
 			url = argv[i];
+		else if (pg_is_uri(argv[i]))
+			more = true;	/* not echoed: it may hold a password */
 		else
 			keep[i] = true;
 	}
 	pgcmd_compact(argc, argv, keep);
 	free(keep);
+	if (more)
+		return usage_error(cmd, "more than one postgresql:// URI given");
 	if (url == NULL)
 		return need_url ? usage_error(cmd, "no postgresql:// URI given") :
 		    0;

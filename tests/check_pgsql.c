@@ -534,6 +534,9 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 	    "true") == 64 && strstr(T.err, "S3c") == NULL && strstr(T.err,
 	    "retPW") == NULL && strstr(T.err, "%2F"), "a password libpq would "
 	    "split at its '/': refused, not printed: %s", T.err);
+	EXPECT(CHUTE("init", t_uri, "postgresql://app:S3cretPW@h/db") == 64 &&
+	    strstr(T.err, "S3cretPW") == NULL, "a second URI is refused, not "
+	    "echoed: %s", T.err);
 	EXPECT(CHUTE("run", t_uri, "--prefetch", "-1", "--", "true") == 64 &&
 	    strncmp(T.err, "chute: run: --prefetch -1: ", 27) == 0,
 	    "a bad --prefetch: 64, a line naming it: %s", T.err);
