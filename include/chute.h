@@ -286,9 +286,18 @@ int	 open_spool_or_exit(struct spool *, const char *);
 int	 check_ids(int, char **, const char *);
 int	 cmd_each_id(int, char **, int (*)(struct spool *, const char *));
 int	 cmd_flush_stdout(int);
+int	 cmd_write_log(const char *, size_t);
 int	 cmd_help(const char *);
 int	 cmd_check_args(const struct cmd *, int, char **);
 bool	 cmd_wants_pgsql(int, char **);
 int	 cmd_exec_pgsql(char **);
+
+/* pump.c: pipes read into files, each kept to a cap, by a thread of its own */
+struct pumps;
+struct pumps *pumps_new(size_t);
+int	 pumps_add(struct pumps *, const void *, int);
+int	 pumps_drain(struct pumps *, const void *);
+void	 pumps_drop(struct pumps *, const void *);
+void	 pumps_free(struct pumps *);
 
 #endif

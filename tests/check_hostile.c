@@ -609,6 +609,37 @@ END_TEST
 /* Sizes and numbers                                                  */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A handler writes its log, so it can write a line that looks like ours
+ * ("@chute TIME attempt=N ...") with escape codes and a carriage return
+ * in it, and chute status reads its last outcome from there (or, left
+ * behind by a background child, after chute's own last line, as here):
+ * status prints it escaped, as the journal does; chute log escapes the
+ * log on a terminal, and copies it as it is elsewhere.
+ */
+START_TEST(test_status_escapes_a_last_outcome_forged_in_the_log)
+{
+	int fd;
+
+	t_submit_as("forge", "x");
+	fd = open(SP("log", "forge"), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600);
+	EXPECT(fd != -1 && write(fd, "@chute 2026-01-01T00:00:00.000Z attempt=1 "
+	    "\033]0;pwned\007done\033[2J\r\n", 62) == 62, "write: %s",
+	    strerror(errno));
+	close(fd);
+	EXPECT(CHUTE("status", T.spool, "forge") == 0, "status: %s", T.err);
+	EXPECT(t_nlines(T.out) == 1 && strpbrk(T.out, "\033\007\r") == NULL &&
+	    strstr(T.out, "\\033"), "escaped: %s", T.out);
+	/* chute log: byte for byte into a pipe, escaped on a terminal. */
+	EXPECT(CHUTE("log", T.spool, "forge") == 0 && strstr(T.out, "\033]0;"),
+	    "log into a pipe, as it is: %s", T.out);
+	EXPECT(t_chute_tty("log", T.spool, "forge", (const char *)NULL) == 0 &&
+	    strpbrk(T.out, "\033\007") == NULL && strstr(T.out, "\\033]0;pwned"
+	    "\\adone\\033[2J\\r\r\n"), "log on a terminal, escaped: %s", T.out);
+}
+END_TEST
+
 START_TEST(test_empty_job_runs_and_ends_in_done)
 {
 	char *seen, *id;
@@ -1299,6 +1330,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read);
 	tcase_add_test(tc, test_rejecting_a_hard_link_leaves_the_outside_file_unchanged);
 	tcase_add_test(tc, test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines);
+	tcase_add_test(tc, test_status_escapes_a_last_outcome_forged_in_the_log);
 	tcase_add_test(tc, test_empty_job_runs_and_ends_in_done);
 	tcase_add_test(tc, test_job_larger_than_2_gib_is_handed_to_its_handler_whole);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -627,6 +628,65 @@ t_chute(const char *in, const char *first, ...)
 	va_start(ap, first);
 	code = t_vchute(in, T_CMD_MS, first, ap);
 	va_end(ap);
+	return code;
+}
+
+/*
+ * Run $CHUTE_BIN with the NULL-terminated arguments, its stdout a terminal
+ * (a pty of its own; stdin and stderr /dev/null): what it wrote there (the
+ * terminal's own "\r" before each "\n" included) into T.out.  Its exit
+ * code; fails the test if it runs past T_CMD_MS.
+ */
+int
+t_chute_tty(const char *first, ...)
+{
+	const char *argv[64];
+	int argc = 0, m, code;
+	size_t got = 0;
+	int64_t deadline = t_mono() + T_CMD_MS;
+	va_list ap;
+	pid_t pid;
+
+	argv[argc++] = T.bin;
+	va_start(ap, first);
+	for (const char *a = first; a != NULL && argc < 63; a = va_arg(ap, const char *))
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	EXPECT(m != -1 && grantpt(m) == 0 && unlockpt(m) == 0, "pty: %s",
+	    strerror(errno));
+	if ((pid = fork()) == 0) {
+		int s = open(ptsname(m), O_RDWR | O_CLOEXEC), nul;
+
+		setsid();
+		nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (s == -1 || nul == -1 || dup2(nul, 0) == -1 ||
+		    dup2(s, 1) == -1 || dup2(nul, 2) == -1)
+			_exit(127);
+		t_execv(argv);
+		_exit(127);
+	}
+	EXPECT(pid > 0, "fork: %s", strerror(errno));
+	/* Until the last writer closes the terminal: EIO on Linux. */
+	for (;;) {
+		struct pollfd pfd = { .fd = m, .events = POLLIN };
+		ssize_t n;
+
+		EXPECT(t_mono() < deadline, "%s did not finish in %d ms", argv[1],
+		    T_CMD_MS);
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(m, T.out + got, sizeof(T.out) - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(T.out) - 1)
+			break;
+	}
+	T.out[got] = '\0';
+	close(m);
+	code = t_reap(pid, T_CMD_MS, argv[1]);
 	return code;
 }
 

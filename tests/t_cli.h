@@ -164,6 +164,8 @@ void	 t_kill_all(void);
 
 /* Run $CHUTE_BIN with the NULL-terminated arguments; output into T.out and T.err. */
 int	 t_chute(const char *in, const char *first, ...) __attribute__((sentinel));
+/* The same with stdout a terminal of its own (a pty): T.out as it showed. */
+int	 t_chute_tty(const char *first, ...) __attribute__((sentinel));
 /* Start `chute run SPOOLARG ARGS...` in the background, in cwd if given. */
 pid_t	 t_owner(const char *cwd, const char *spoolarg, const char *first, ...)
 	    __attribute__((sentinel));
