@@ -171,6 +171,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	    $(B)/check_chute
 	tests/top.sh $(B)/chute
 	tests/progress.sh $(B)/chute
+	tests/completion.sh $(B)/chute
 	tests/man.sh $(B)/chute
 	tests/netns.sh $(B)/chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
@@ -221,16 +222,24 @@ torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 # libFuzzer (clang) on every parser that sees outside input; its objects
 # have their own directory and stamps.
 FUZZ_SECONDS ?= 30
-FUZZERS := names dur joblog disk events args
+FUZZERS := names dur joblog disk events args claim
 FUZZ_CC ?= clang
 FZ := build/fuzz
 FZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
 	-std=gnu11 -Werror=implicit-function-declaration -Iinclude $(PKG_CFLAGS)
 FZ_OBJ := $(LIB_SRC:src/%.c=$(FZ)/%.o)
-FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS
+FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS PG_PKG_CFLAGS \
+	PG_PKG_LIBS
+# fuzz_claim reads claim replies through queue_pg.c: chute-pgsql's
+# objects it needs, with libpq's flags.
+FZ_PG_OBJ := $(patsubst %,$(FZ)/%.o,queue_pg pg_conn pg_reply pg_schema)
 
 # Named only in a pattern rule, they would be deleted as intermediate files.
-.SECONDARY: $(FZ_OBJ)
+.SECONDARY: $(FZ_OBJ) $(FZ_PG_OBJ)
+
+$(FZ_PG_OBJ) $(FZ)/fuzz_claim: FZ_FLAGS += $(PG_PKG_CFLAGS) -Isrc
+$(FZ)/fuzz_claim: PKG_LIBS += $(PG_PKG_LIBS)
+$(FZ)/fuzz_claim: $(FZ_PG_OBJ) $(B)/pg/flags
 
 $(FZ)/%.o: src/%.c $(FZ)/flags
 	$(FUZZ_CC) $(FZ_FLAGS) -MMD -MP -c -o $@ $<

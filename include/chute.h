@@ -170,6 +170,9 @@ int	 state_requeue(struct spool *, const char *);
 int	 state_cancel(struct spool *, const char *, int *);
 int	 state_retry(struct spool *, const char *);
 int	 state_rename_new(struct spool *, const char *, char *, size_t);
+int	 state_aside(struct spool *, int, const char *, char *, size_t);
+int	 state_leave(struct spool *, const char *, int, int, msec_t, char *,
+	    size_t);
 
 /* ---- lock.c ---- */
 int	 lock_take(struct spool *);
@@ -185,6 +188,7 @@ struct nameq *nameq_new(void);
 void	 nameq_free(struct nameq *);
 int	 nameq_add(struct nameq *, const char *, int64_t, unsigned);
 bool	 nameq_has(struct nameq *, const char *);
+bool	 nameq_key(struct nameq *, const char *, int64_t *);
 int	 nameq_pop(struct nameq *, char *, size_t, unsigned *);
 bool	 nameq_take(struct nameq *, const char *, unsigned *);
 int64_t	 nameq_min_key(struct nameq *);
@@ -282,9 +286,18 @@ int	 open_spool_or_exit(struct spool *, const char *);
 int	 check_ids(int, char **, const char *);
 int	 cmd_each_id(int, char **, int (*)(struct spool *, const char *));
 int	 cmd_flush_stdout(int);
+int	 cmd_write_log(const char *, size_t);
 int	 cmd_help(const char *);
 int	 cmd_check_args(const struct cmd *, int, char **);
 bool	 cmd_wants_pgsql(int, char **);
 int	 cmd_exec_pgsql(char **);
+
+/* pump.c: pipes read into files, each kept to a cap, by a thread of its own */
+struct pumps;
+struct pumps *pumps_new(size_t);
+int	 pumps_add(struct pumps *, const void *, int);
+int	 pumps_drain(struct pumps *, const void *);
+void	 pumps_drop(struct pumps *, const void *);
+void	 pumps_free(struct pumps *);
 
 #endif

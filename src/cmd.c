@@ -223,6 +223,45 @@ cmd_flush_stdout(int rc)
 }
 
 /*
+ * A job's log to stdout: as it is into a file or a pipe (`chute log ID >
+ * copy` stays byte for byte); on a terminal escaped as the journal's lines
+ * (vis_text), a line at a time so that its newlines stay, since a handler
+ * writes its log and could send the terminal escape codes.  Returns 0, or
+ * -1 with errno set.
+ */
+int
+cmd_write_log(const char *buf, size_t len)
+{
+	static int tty = -1;
+	char seg[1024], vis[4 * sizeof(seg) + 1];
+
+	if (tty == -1)
+		tty = isatty(STDOUT_FILENO);
+	if (!tty)
+		return write_all(STDOUT_FILENO, buf, len) == -1 ? -1 : 0;
+	while (len > 0) {
+		size_t n = 0;
+		const char *end;
+
+		while (n < len && n < sizeof(seg) - 1 && buf[n] != '\n' &&
+		    buf[n] != '\0')
+			n++;
+		memcpy(seg, buf, n);
+		seg[n] = '\0';
+		vis_text(seg, vis, sizeof(vis));
+		end = n == len || n == sizeof(seg) - 1 ? "" : buf[n] == '\n' ?
+		    "\n" : "\\000";
+		if (write_all(STDOUT_FILENO, vis, strlen(vis)) == -1 ||
+		    write_all(STDOUT_FILENO, end, strlen(end)) == -1)
+			return -1;
+		n += *end != '\0';
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
  * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
  * the command is chute-pgsql's.
  */

@@ -1,6 +1,7 @@
 /*
- * cmd_log.c: `chute log SPOOL ID`: copy log/ID to stdout as it is: the
- * handler's output and chute's own "@chute" lines.
+ * cmd_log.c: `chute log SPOOL ID`: copy log/ID to stdout as it is (on a
+ * terminal, escaped: cmd_write_log): the handler's output and chute's own
+ * "@chute" lines.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,7 @@ copy_log(struct spool *sp, const char *id, int fd)
 	ssize_t n;
 
 	while ((n = read_full(fd, buf, sizeof(buf))) > 0)
-		if (write_all(STDOUT_FILENO, buf, n) == -1) {
+		if (cmd_write_log(buf, (size_t)n) == -1) {
 			fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
 			return EX_IOERR;
 		}

@@ -53,7 +53,7 @@ forwarded(struct spool *sp, const char *id, char *buf, size_t len)
 			if (n > same && memcmp(eol - same, " " FWD_SAME_ID,
 			    same) == 0)
 				snprintf(buf, len, "%.*s as %s",
-				    (int)(n - same), found, vis_id(id));
+				    (int)(n - same), found, id);
 			else
 				snprintf(buf, len, "%.*s", (int)n, found);
 		}
@@ -73,7 +73,7 @@ status_one(struct spool *sp, const char *id)
 {
 	struct joblog_info ji;
 	struct stat st;
-	char next[48] = "", fwd[1024];
+	char next[48] = "", fwd[1024], text[4 * sizeof(fwd) + 1];
 	int state;
 
 	if ((state = spool_locate(sp, id, &st)) == ST_NONE) {
@@ -87,12 +87,18 @@ status_one(struct spool *sp, const char *id)
 		iso_time((msec_t)st.st_mtim.tv_sec * 1000 +
 		    st.st_mtim.tv_nsec / 1000000, next + 6, sizeof(next) - 6);
 	}
+	/*
+	 * The log's text, as the journal shows it: a handler writes to its
+	 * log, so it could forge a line or send the terminal escape codes.
+	 */
 	if (state == ST_DONE && forwarded(sp, id, fwd, sizeof(fwd))) {
-		printf("%s forwarded attempts=%d %s\n", id, ji.attempts, fwd);
+		vis_text(fwd, text, sizeof(text));
+		printf("%s forwarded attempts=%d %s\n", id, ji.attempts, text);
 		return 0;
 	}
+	vis_text(ji.last, text, sizeof(text));
 	printf("%s %s attempts=%d%s%s%s\n", id, state_names[state],
-	    ji.attempts, ji.last[0] ? " " : "", ji.last, next);
+	    ji.attempts, ji.last[0] ? " " : "", text, next);
 	return 0;
 }
 

@@ -111,6 +111,17 @@ nameq_has(struct nameq *q, const char *name)
 	return find(q, name) != NULL;
 }
 
+/* Is name queued?  Its key into *key if so. */
+bool
+nameq_key(struct nameq *q, const char *name, int64_t *key)
+{
+	struct qnode *e = find(q, name);
+
+	if (e != NULL)
+		*key = e->key;
+	return e != NULL;
+}
+
 static void
 unlink_node(struct nameq *q, struct qnode *e)
 {

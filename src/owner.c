@@ -246,6 +246,8 @@ owner_loop(struct owner *ow)
 		t = q->be->commit(q, ow->running > 0 && !ow->stopping);
 		if (ow->fatal)
 			break;
+		if (ow->stopping)
+			owner_give_up(ow);
 		if (ow->stopping && finished_all(ow))
 			break;
 		if (ow->o->drain && !ow->stopping && drained(ow) &&

@@ -47,6 +47,7 @@ void	 owner_dispatch(struct owner *);
 void	 owner_ended(void *, int, const struct attempt_end *);
 void	 owner_cancelled(void *, const char *, const char *, bool);
 void	 owner_retry_due(struct owner *, msec_t);
+void	 owner_give_up(struct owner *);
 msec_t	 owner_retry_deadline(struct owner *);
 
 #endif

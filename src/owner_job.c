@@ -99,6 +99,29 @@ owner_retry_due(struct owner *ow, msec_t mono)
 			record(ow, i, "retried");
 }
 
+/*
+ * Stopping: an outcome that still cannot be recorded after one more try
+ * is left to the next owner, so that no shutdown waits on it.  Its job
+ * stays where it is (cur/, or claimed in the database until its lease
+ * ends) and is recovered as an attempt that ended with its owner.
+ */
+void
+owner_give_up(struct owner *ow)
+{
+	for (int i = 0; i < ow->o->jobs; i++) {
+		struct ojob *j = &ow->jobs[i];
+
+		if (!j->busy || j->retry_at == 0)
+			continue;
+		record(ow, i, "retried at shutdown");
+		if (!j->busy || j->retry_at == 0)
+			continue;
+		say("job=%s outcome not recorded at shutdown; the next owner "
+		    "recovers it", vis_id(j->c.id));
+		release(ow, i);
+	}
+}
+
 msec_t
 owner_retry_deadline(struct owner *ow)
 {

@@ -13,7 +13,7 @@
 #include "chute.h"
 #include "queue.h"
 
-#define PG_SCHEMA_VERSION	2		/* 2: jobs forwarded from spools */
+#define PG_SCHEMA_VERSION	3		/* 2: jobs forwarded from spools; 3: IDs checked */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
 #define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */
@@ -105,9 +105,15 @@ void	 pg_arr_shrink(struct pg_arr *, size_t, size_t);
 void	 pg_arr_end(struct pg_arr *);
 int	 pg_fail(struct pg *, const char *);
 
+/* pg_reply.c */
+int	 pg_rows(const PGresult *, int, int, int *);
+int	 pg_be_int(const PGresult *, int, int, int, uint64_t *);
+int	 pg_claim_row(const PGresult *, int, struct claim *, const char **);
+
 /* queue_pg.c */
 int	 queue_pg_open(const struct pg *, msec_t, int, int,
 	    const struct queue_conf *, struct queue **);
+int	 queue_pg_take(struct queue *, PGresult *, int);
 
 /* pg_schema.c */
 int	 pg_schema_version(struct pg *);

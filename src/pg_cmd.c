@@ -51,7 +51,7 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
     bool need_url)
 {
 	const char *url = NULL, *queue = "default";
-	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
+	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep)), more = false;
 	int n = *argc;
 
 	if (keep == NULL)
@@ -67,14 +67,17 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
 			queue = argv[++i];
 		else if (strncmp(argv[i], "--queue=", 8) == 0)
 			queue = argv[i] + 8;
-		else if (url == NULL && (strncmp(argv[i], "postgresql://", 13) ==
-		    0 || strncmp(argv[i], "postgres://", 11) == 0))
+		else if (pg_is_uri(argv[i]) && url == NULL)
 			url = argv[i];
+		else if (pg_is_uri(argv[i]))
+			more = true;	/* not echoed: it may hold a password */
 		else
 			keep[i] = true;
 	}
 	pgcmd_compact(argc, argv, keep);
 	free(keep);
+	if (more)
+		return usage_error(cmd, "more than one postgresql:// URI given");
 	if (url == NULL)
 		return need_url ? usage_error(cmd, "no postgresql:// URI given") :
 		    0;
@@ -467,17 +470,18 @@ status_one(struct pg *pg, const char *id)
 	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = pg_exec(pg, sql, 2, p);
-	const char *last;
+	char last[4 * 256 + 1];
 
 	if (r == NULL)
 		return pg_fail(pg, "status");
-	if (PQntuples(r) == 0) {
+	if (PQntuples(r) == 0 || PQnfields(r) != 4) {
 		PQclear(r);
 		fflush(stdout);
 		fprintf(stderr, "chute: %s: unknown job\n", id);
 		return EXIT_NO;
 	}
-	last = PQgetvalue(r, 0, 2);
+	/* Stored text, as the journal shows it: one line, no escape codes. */
+	vis_text(PQgetvalue(r, 0, 2), last, sizeof(last));
 	printf("%s %s attempts=%s%s%s%s%s\n", id, PQgetvalue(r, 0, 0),
 	    PQgetvalue(r, 0, 1), *last ? " " : "", last,
 	    strcmp(PQgetvalue(r, 0, 0), "defer") == 0 ? " next=" : "",
@@ -843,7 +847,7 @@ pgcmd_log(int argc, char **argv)
 		return done_with(&pg, rc == 1 ? 0 : EXIT_NO);
 	}
 	for (int i = 0; i < PQntuples(r); i++)
-		if (write_all(STDOUT_FILENO, PQgetvalue(r, i, 0),
+		if (cmd_write_log(PQgetvalue(r, i, 0),
 		    (size_t)PQgetlength(r, i, 0)) == -1) {
 			rc = EX_IOERR;
 			break;

@@ -64,6 +64,100 @@ turn_list(const char *src, unsigned k, char *dst, size_t n)
 }
 
 /*
+ * What of uri may be a password, as libpq may quote it in a message: the
+ * userinfo after its first ':' up to the last '@' before the query (whole,
+ * and in the pieces libpq cuts it into when it ends the userinfo sooner,
+ * at a '/' or an earlier '@', and quotes the rest as a host or a port),
+ * and the value of each password= (or percent-encoded key) of the query.
+ * out[i] points into uri, len[i] long; at most max.  Returns how many.
+ */
+static int
+secrets(const char *uri, const char **out, size_t *len, int max)
+{
+	const char *a = strstr(uri, "://"), *q, *at = NULL, *p;
+	int n = 0;
+
+	if (a == NULL)
+		return 0;
+	a += 3;
+	q = a + strcspn(a, "?");
+	for (p = a; p < q; p++)
+		if (*p == '@')
+			at = p;
+	if (at != NULL && (p = memchr(a, ':', (size_t)(at - a))) != NULL &&
+	    p + 1 < at) {
+		out[n] = ++p;
+		len[n++] = (size_t)(at - p);
+		for (; p < at && n < max; p++) {
+			size_t k = strcspn(p, "/@:?#&=");
+
+			if (p + k > at)
+				k = (size_t)(at - p);
+			if (k > 0) {
+				out[n] = p;
+				len[n++] = k;
+			}
+			p += k;
+		}
+	}
+	for (p = q; *p != '\0' && n < max; p += strcspn(p, "&")) {
+		const char *eq = strchr(++p, '=');
+		size_t key = strcspn(p, "&");
+
+		if (eq == NULL || (size_t)(eq - p) > key)
+			continue;
+		if (strncmp(p, "password=", 9) == 0 || memchr(p, '%', eq - p)) {
+			out[n] = eq + 1;
+			len[n] = strcspn(eq + 1, "&");
+			n += len[n] > 0;
+		}
+	}
+	return n;
+}
+
+/* text into buf with every secret of uri in it replaced by "***". */
+static void
+redact(const char *uri, const char *text, char *buf, size_t size)
+{
+	const char *sec[16];
+	size_t len[16], o = 0;
+	int n = secrets(uri, sec, len, 16);
+
+	while (*text != '\0' && o + 4 < size) {
+		size_t best = 0;
+
+		for (int i = 0; i < n; i++)
+			if (len[i] > best && strncmp(text, sec[i], len[i]) == 0)
+				best = len[i];
+		if (best > 0) {
+			memcpy(buf + o, "***", 3);
+			o += 3;
+			text += best;
+		} else
+			buf[o++] = *text++;
+	}
+	buf[o] = '\0';
+}
+
+/* Does the percent-encoded s, n bytes, decode to plain?  */
+static bool
+decodes_to(const char *s, size_t n, const char *plain)
+{
+	size_t i = 0;
+	unsigned x;
+
+	for (; i < n && *plain != '\0'; plain++) {
+		if (s[i] == '%' && i + 2 < n && sscanf(s + i + 1, "%2x", &x) == 1)
+			i += 3;
+		else
+			x = (unsigned char)s[i++];
+		if (x != (unsigned char)*plain)
+			return false;
+	}
+	return i == n && *plain == '\0';
+}
+
+/*
  * Parse uri (libpq's syntax) for queue.  Returns 0, or -1 after one line on
  * stderr saying what is wrong with it (the caller exits 64).
  */
@@ -71,14 +165,16 @@ int
 pg_parse(struct pg *pg, const char *uri, const char *queue)
 {
 	PQconninfoOption *o;
-	const char *host, *port, *user, *db;
-	char *err = NULL;
+	const char *host, *port, *user, *db, *pw, *sec[1];
+	char *err = NULL, msg[1024];
+	size_t len[1];
+	int n;
 
 	memset(pg, 0, sizeof(*pg));
 	if ((o = PQconninfoParse(uri, &err)) == NULL) {
-		/* libpq's message quotes no password: it names the fault. */
-		fprintf(stderr, "chute: not a PostgreSQL URI: %s",
-		    err ? err : "out of memory\n");
+		/* libpq's message may quote the URI, password and all. */
+		redact(uri, err ? err : "out of memory\n", msg, sizeof(msg));
+		fprintf(stderr, "chute: not a PostgreSQL URI: %s", msg);
 		PQfreemem(err);
 		return -1;
 	}
@@ -86,9 +182,26 @@ pg_parse(struct pg *pg, const char *uri, const char *queue)
 	port = opt(o, "port");
 	user = opt(o, "user");
 	db = opt(o, "dbname");
+	pw = opt(o, "password");
 	snprintf(pg->name, sizeof(pg->name), "postgresql://%s%s%s%s%s/%s",
 	    user ? user : "", user ? "@" : "", host ? host : "",
 	    port ? ":" : "", port ? port : "", db ? db : "");
+	/*
+	 * libpq ends the userinfo at the first '/' or '@': a password holding
+	 * one would be split, its pieces taken for a host or a port, and
+	 * quoted by every message about them (and by the name).
+	 */
+	n = secrets(uri, sec, len, 1);
+	if (n == 1 && sec[0][-1] == ':' && (pw == NULL ||
+	    !decodes_to(sec[0], len[0], pw))) {
+		strlcpy(msg, pg->name, sizeof(msg));
+		redact(uri, msg, pg->name, sizeof(pg->name));
+		fprintf(stderr, "chute: %s: not a PostgreSQL URI: its password "
+		    "holds a '/' or an '@': percent-encode them (%%2F, %%40)\n",
+		    pg->name);
+		PQconninfoFree(o);
+		return -1;
+	}
 	keep_list(pg->hosts, sizeof(pg->hosts), host);
 	keep_list(pg->hostaddrs, sizeof(pg->hostaddrs), opt(o, "hostaddr"));
 	keep_list(pg->ports, sizeof(pg->ports), port);

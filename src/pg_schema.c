@@ -17,6 +17,16 @@
 /* Any constant; it only keeps two inits from interleaving. */
 #define INIT_LOCK	"7310287530"
 
+/*
+ * id_valid() in SQL: 1-ID_MAX bytes, no leading '.', no '/' and no control
+ * byte (text holds no NUL).
+ */
+#define ID_CHECK	"octet_length(id) BETWEEN 1 AND 200 AND left(id, 1) <> '.'" \
+	" AND id !~ '[/\\x01-\\x1f\\x7f]'"
+#define BAD_ID_LAST	"'refused: its ID is not a valid job ID (1-200 bytes, no" \
+	" ''/'', no leading ''.'', no control bytes): failed by chute init'"
+_Static_assert(ID_MAX == 200, "ID_CHECK and BAD_ID_LAST say 200");
+
 static const char schema[] =
 "CREATE SCHEMA IF NOT EXISTS chute;\n"
 "CREATE TABLE IF NOT EXISTS chute.version (version integer NOT NULL);\n"
@@ -93,7 +103,36 @@ static const char schema[] =
 " ADD COLUMN IF NOT EXISTS origin_id text,"
 " ADD COLUMN IF NOT EXISTS origin_birth text;\n"
 "CREATE UNIQUE INDEX IF NOT EXISTS jobs_origin ON chute.jobs"
-" (origin, origin_spool, origin_id, origin_birth) WHERE origin IS NOT NULL;\n";
+" (origin, origin_spool, origin_id, origin_birth) WHERE origin IS NOT NULL;\n"
+/*
+ * Version 3: a job's ID names a file on every worker that runs it, so the
+ * table holds only the IDs id_valid() (id.c) takes: the constraint
+ * jobs_id_valid.  An older table may hold others (inserted by hand, or by
+ * a hostile submitter: the submitters share the workers' role).  The
+ * upgrade fails those that still wait or run (a worker would refuse them
+ * anyway), with a reason in last and a line in their log; then adds the
+ * constraint, NOT VALID (checked on every insert and update, not on the
+ * rows already there) when finished jobs with such IDs remain, which stay
+ * for ls and purge, and validated when none do.  Once only: a later init
+ * finds the constraint and does nothing.
+ */
+"DO $$ BEGIN\n"
+" IF NOT EXISTS (SELECT FROM pg_constraint WHERE conname = 'jobs_id_valid'"
+" AND conrelid = 'chute.jobs'::regclass) THEN\n"
+"  WITH f AS (UPDATE chute.jobs SET state = 'failed', run_at = now(),"
+" token = NULL, worker = NULL, lease_until = NULL, last = " BAD_ID_LAST
+" WHERE state IN ('new', 'cur', 'defer') AND NOT (" ID_CHECK ")"
+" RETURNING queue, id, last)\n"
+"  INSERT INTO chute.logs (queue, id, body) SELECT queue, id,"
+" convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
+" 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8') FROM f;\n"
+"  ALTER TABLE chute.jobs ADD CONSTRAINT jobs_id_valid CHECK (" ID_CHECK ")"
+" NOT VALID;\n"
+"  IF NOT EXISTS (SELECT FROM chute.jobs WHERE NOT (" ID_CHECK ")) THEN\n"
+"   ALTER TABLE chute.jobs VALIDATE CONSTRAINT jobs_id_valid;\n"
+"  END IF;\n"
+" END IF;\n"
+"END $$;\n";
 
 /*
  * The schema version in the database: 0 when there is none yet, -1 on
@@ -110,6 +149,11 @@ pg_schema_version(struct pg *pg)
 
 	if (r == NULL)
 		return -1;
+	/* One row of one column, or the reply is not an answer. */
+	if (pg_rows(r, 1, 1, NULL) != 1) {
+		PQclear(r);
+		return -1;
+	}
 	there = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 	PQclear(r);
 	if (!there)
@@ -117,7 +161,7 @@ pg_schema_version(struct pg *pg)
 	if ((r = pg_exec(pg, "SELECT coalesce(max(version), 0) FROM chute.version",
 	    0, NULL)) == NULL)
 		return -1;
-	v = atoi(PQgetvalue(r, 0, 0));
+	v = pg_rows(r, 1, 1, NULL) == 1 ? atoi(PQgetvalue(r, 0, 0)) : -1;
 	PQclear(r);
 	return v;
 }

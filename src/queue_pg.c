@@ -72,6 +72,7 @@ struct pgq {
 	bool		 flushing;
 	size_t		 nsent;
 	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
+	struct pumps	*pumps;		/* exec'd handlers' output (pump.c) */
 	size_t		 queued, deferred;	/* for the title, as last seen */
 	msec_t		 next_count;	/* count them again then (count_waiting) */
 };
@@ -316,13 +317,15 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
  * seconds, which at a few thousand jobs a second made the worker's CPU
  * per job grow with the length of a run (fleet.md, Local copies); a
  * memfd, which was next, still cost six system calls per job.  An
- * exec'd handler writes its output there, unbounded: that stays a file,
- * dir/.ID.log.
+ * exec'd handler writes its output to a pipe, which pump.c's thread reads
+ * into dir/.ID.log, keeping what the database keeps and no more (chute's
+ * own lines of the attempt go the same way, in order).
  */
 static void
 open_log(struct pgq *pq, struct claim *c)
 {
 	char name[NAME_MAX + 8];
+	int fd;
 
 	c->logend = 0;
 	c->logerr = 0;
@@ -332,24 +335,12 @@ open_log(struct pgq *pq, struct claim *c)
 	if ((c->logmem = pq->c.persistent))
 		return;
 	snprintf(name, sizeof(name), ".%s.log", c->id);
-	c->logfd = fresh(pq, name, O_RDWR | O_APPEND);
-	if (c->logfd == -1)
+	if ((fd = fresh(pq, name, O_RDWR | O_APPEND)) == -1 ||
+	    (c->logfd = pumps_add(pq->pumps, c, fd)) == -1)
 		c->logerr = errno;
 }
 
 /* ---- claiming ---- */
-
-/* A binary integer of the claim's reply (network byte order). */
-static uint64_t
-be_int(PGresult *r, int row, int col)
-{
-	const unsigned char *v = (const unsigned char *)PQgetvalue(r, row, col);
-	uint64_t x = 0;
-
-	for (int i = 0; i < PQgetlength(r, row, col); i++)
-		x = x << 8 | v[i];
-	return x;
-}
 
 /*
  * Claim up to n jobs due now, oldest first, with a lease and a fresh
@@ -367,6 +358,11 @@ claim_rows(struct pgq *pq, int n)
 	 * rows picked are updated by their ctid (a row we hold locked keeps
 	 * it) and each payload is fetched by its key, where a join would be
 	 * planned for a guessed number of rows and could scan both tables.
+	 * A ctid is unique in one table only: where tables inherit from
+	 * chute.jobs, rows of theirs at a picked ctid are updated too, so the
+	 * update repeats the pick's conditions (never a finished job or
+	 * another's claim), and its reply may hold more rows than asked for
+	 * (queue_pg_take hands them back).
 	 */
 	static const char sql[] =
 	    "WITH picked AS MATERIALIZED ("
@@ -378,6 +374,8 @@ claim_rows(struct pgq *pq, int n)
 	    " worker = $3, lease_until = now() + $4::bigint * interval"
 	    " '1 millisecond', cancel = false"
 	    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
+	    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
+	    " AND j.run_at <= now()"
 	    " RETURNING j.id, j.token, j.attempts, j.run_at)"
 	    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM"
 	    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)"
@@ -391,25 +389,113 @@ claim_rows(struct pgq *pq, int n)
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
 	if ((r = q_exec(pq, sql, 4, p, true)) == NULL)
 		return -1;
-	if (pq->first + pq->nahead + PQntuples(r) > (int)pq->capahead) {
+	got = queue_pg_take(&pq->q, r, n);
+	PQclear(r);
+	return got;
+}
+
+/*
+ * Claims of a reply that will not run, by token: tok[0, nback) were more
+ * rows than asked for and go back to new, their attempt not counted;
+ * tok[nback, n) go to failed, last saying why[k - nback] (their IDs
+ * cannot name a file here), with a line in their log.
+ */
+static void
+unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
+    const char *const *why)
+{
+	static const char sql[] =
+	    "WITH back AS (UPDATE chute.jobs SET state = 'new',"
+	    " attempts = attempts - 1, token = NULL, worker = NULL,"
+	    " lease_until = NULL WHERE queue = $1 AND state = 'cur'"
+	    " AND token = ANY($2::bigint[])),"
+	    " bad AS (UPDATE chute.jobs j SET state = 'failed', run_at = now(),"
+	    " last = 'refused: ' || o.why, token = NULL, worker = NULL,"
+	    " lease_until = NULL FROM unnest($3::bigint[], $4::text[])"
+	    " AS o(token, why) WHERE j.queue = $1 AND j.state = 'cur'"
+	    " AND j.token = o.token RETURNING j.id, j.last)"
+	    " INSERT INTO chute.logs (queue, id, body) SELECT $1, id,"
+	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
+	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
+	    " FROM bad";
+	struct buf b[3] = { { 0 } };
+	const char *p[5] = { pq->pg.queue };
+	char t[24];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(t, sizeof(t), "%llu", (unsigned long long)tok[i]);
+		arr_add(&b[i >= nback], t);
+		if (i >= nback)
+			arr_add(&b[2], why[i - nback]);
+	}
+	for (int k = 0; k < 3; k++)
+		p[k + 1] = arr_end(&b[k]);
+	if (n > 0 && pq->up && p[1] && p[2] && p[3] && q_cmd(pq, sql, 4, p) ==
+	    -1)
+		failed(pq, "unclaim");
+	for (int k = 0; k < 3; k++)
+		free(b[k].p);
+}
+
+/*
+ * The rows of a claim's reply r, for which n were asked, appended to the
+ * prefetched claims: never more than n, nor than there is room for; the
+ * server's reply is input like any other (pg_claim_row).  A row beyond
+ * goes back, a row whose ID could name a path outside our directory is
+ * failed, never written.  Returns how many were taken.  Not static: the
+ * fuzzer (tests/fuzz/fuzz_claim.c) feeds it replies without a server.
+ */
+int
+queue_pg_take(struct queue *q, PGresult *r, int n)
+{
+	struct pgq *pq = (struct pgq *)q;
+	int room = (int)pq->capahead - pq->nahead, rows, more, nun = 0, nbad;
+	uint64_t *tok;
+	const char **why;
+
+	if (n > room)
+		n = room;
+	if ((rows = pg_rows(r, 4, n, &more)) == -1) {
+		say("%s: claim: a reply of %d columns, not 4: its rows go back "
+		    "after their leases", pq->pg.name, PQnfields(r));
+		return 0;
+	}
+	if (pq->first + pq->nahead + rows > (int)pq->capahead) {
 		memmove(pq->ahead, pq->ahead + pq->first, (size_t)pq->nahead *
 		    sizeof(pq->ahead[0]));
 		pq->first = 0;
 	}
-	got = PQntuples(r);
-	for (int i = 0; i < got; i++) {
+	tok = calloc((size_t)(rows + more) + 1, sizeof(*tok));
+	why = calloc((size_t)rows + 1, sizeof(*why));
+	if (tok != NULL)
+		for (int i = rows; i < rows + more; i++)
+			if (pg_be_int(r, i, 1, 8, &tok[nun]) == 0)
+				nun++;
+	if (more > 0)
+		say("%s: claim: %d rows for %d asked: %d handed back", pq->pg.name,
+		    rows + more, n, nun);
+	nbad = nun;
+	for (int i = 0; i < rows; i++) {
 		struct claim *c = &pq->ahead[pq->first + pq->nahead];
-		const char *id = PQgetvalue(r, i, 0);
+		const char *bad;
+		int k;
 
 		memset(c, 0, sizeof(*c));
 		c->fd = c->logfd = -1;
-		strlcpy(c->id, id, sizeof(c->id));
-		c->token = be_int(r, i, 1);
-		c->attempt = (int)be_int(r, i, 2);
+		if ((k = pg_claim_row(r, i, c, &bad)) != 0) {
+			say("job=%s claimed: %s: %s", vis_id(PQgetvalue(r, i, 0)),
+			    bad, k == 1 ? "failed, never run" : "it goes back "
+			    "after its lease");
+			if (k == 1 && tok != NULL && why != NULL) {
+				why[nbad - nun] = bad;
+				tok[nbad++] = c->token;
+			}
+			continue;
+		}
 		if (PQgetisnull(r, i, 3) || write_job(pq, c, PQgetvalue(r, i, 3),
 		    (size_t)PQgetlength(r, i, 3)) == -1) {
 			say("job=%s: no local copy: %s; it goes back after its "
-			    "lease", vis_id(id), PQgetisnull(r, i, 3) ?
+			    "lease", vis_id(c->id), PQgetisnull(r, i, 3) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
 				close(c->fd);
@@ -418,8 +504,11 @@ claim_rows(struct pgq *pq, int n)
 		}
 		pq->nahead++;
 	}
-	PQclear(r);
-	return got;
+	if (tok != NULL && why != NULL)
+		unclaim(pq, tok, nun, nbad, why);
+	free(tok);
+	free(why);
+	return rows;
 }
 
 /*
@@ -455,6 +544,10 @@ count_waiting(struct pgq *pq)
 		failed(pq, "count");
 		return;
 	}
+	if (pg_rows(r, 2, 1, NULL) != 1) {
+		PQclear(r);
+		return;
+	}
 	pq->queued = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
 	pq->deferred = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
 	PQclear(r);
@@ -480,6 +573,10 @@ look_ahead(struct pgq *pq, msec_t mono)
 	pq->next_poll = mono + PG_POLL_MS;
 	if (r == NULL) {
 		failed(pq, "look ahead");
+		return;
+	}
+	if (pg_rows(r, 1, 1, NULL) != 1) {
+		PQclear(r);
 		return;
 	}
 	in = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -945,24 +1042,29 @@ hex_log(const char *raw, size_t keep, size_t n)
 	return out;
 }
 
-/* The attempt's log, read back (capped) and hex-encoded for decode(). */
+/*
+ * The attempt's log, read back (capped) and hex-encoded for decode(): what
+ * its pipe still holds first (the handler has ended; a child it left
+ * running may still write, so this too is bounded).
+ */
 static char *
-read_log(struct claim *c)
+read_log(struct pgq *pq, struct claim *c)
 {
 	struct stat st;
 	size_t n, keep;
 	char *raw, *out;
+	int fd;
 
 	if (c->logmem)
 		return hex_log(c->logbuf, c->loglen > PG_LOG_CAP ? PG_LOG_CAP :
 		    c->loglen, c->loglen);
-	if (c->logfd == -1 || fstat(c->logfd, &st) == -1)
+	if ((fd = pumps_drain(pq->pumps, c)) == -1 || fstat(fd, &st) == -1)
 		return NULL;
 	n = (size_t)st.st_size;
 	keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
 	if ((raw = malloc(keep + 1)) == NULL)
 		return NULL;
-	if (pread(c->logfd, raw, keep, 0) != (ssize_t)keep) {
+	if (pread(fd, raw, keep, 0) != (ssize_t)keep) {
 		free(raw);
 		return NULL;
 	}
@@ -1004,7 +1106,7 @@ pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	o->delay = out->delay;
 	o->counted = out->counted;
 	strlcpy(o->last, out->why, sizeof(o->last));
-	o->log = read_log(c);
+	o->log = read_log(pq, c);
 	o->since = mono_ms();
 	pq->done_n++;
 	return 0;
@@ -1023,6 +1125,7 @@ pq_release(struct queue *q, struct claim *c)
 		}
 	if (c->fd != -1)
 		close(c->fd);
+	pumps_drop(pq->pumps, c);
 	if (c->logfd != -1)
 		close(c->logfd);
 	free(c->logbuf);
@@ -1208,7 +1311,8 @@ pq_drained(struct queue *q)
 		failed(pq, "drained");
 		return false;
 	}
-	empty = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	empty = pg_rows(r, 1, 1, NULL) == 1 && strcmp(PQgetvalue(r, 0, 0),
+	    "t") == 0;
 	PQclear(r);
 	if (!empty && pq->next_poll > mono_ms() + 100)
 		pq->next_poll = mono_ms() + 100;	/* others' jobs: look again soon */
@@ -1279,6 +1383,7 @@ pq_close(struct queue *q)
 	free(pq->pend);
 	free(pq->held);
 	free(pq->ahead);
+	pumps_free(pq->pumps);
 	if (pq->dirfd != -1) {
 		close(pq->dirfd);
 		rmdir(pq->dir);
@@ -1291,30 +1396,44 @@ pq_close(struct queue *q)
 /*
  * The local directories of workers that died without cleaning up (kill -9)
  * are removed: chute-pgsql.PID.XXXXXX whose PID is gone.  They hold only
- * files (job copies and logs) that no live process uses.
+ * files (job copies and logs) that no live process uses.  Only our own:
+ * another user may plant a symlink by that name (to a directory whose
+ * files we would delete) or a directory of theirs.  Each is opened with
+ * O_NOFOLLOW and checked by the owner of what was opened, not of the name;
+ * inside, unlinkat never follows a symlink, and a directory stays.
  */
 static void
 sweep_dead(const char *tmp)
 {
+	int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	DIR *d = tfd == -1 ? NULL : fdopendir(tfd), *f;
 	struct dirent *de, *fe;
-	DIR *d = opendir(tmp), *f;
-	char path[PATH_MAX];
+	struct stat st;
 	long pid;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (tfd != -1)
+			close(tfd);
 		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (sscanf(de->d_name, "chute-pgsql.%ld.", &pid) != 1 || pid <= 0 ||
 		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name);
-		if ((f = opendir(path)) == NULL)
+		fd = openat(tfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd == -1)
 			continue;
+		if (fstat(fd, &st) == -1 || st.st_uid != geteuid() ||
+		    (f = fdopendir(fd)) == NULL) {
+			close(fd);
+			continue;
+		}
 		while ((fe = readdir(f)) != NULL)
 			if (strcmp(fe->d_name, ".") != 0 && strcmp(fe->d_name, "..") != 0)
-				unlinkat(dirfd(f), fe->d_name, 0);
+				unlinkat(fd, fe->d_name, 0);
 		closedir(f);
-		rmdir(path);
+		unlinkat(tfd, de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
 }
@@ -1375,6 +1494,7 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->capahead = (size_t)slots + (size_t)prefetch;
 	pq->done_t0 = mono_ms();
 	pq->dirfd = -1;
+	pq->pumps = pumps_new(PG_LOG_CAP);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
 	sweep_dead(tmp);
@@ -1385,7 +1505,8 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 		pq_close(&pq->q);
 		return EX_CONFIG;
 	}
-	if (pq->pg.uri == NULL || (pq->ahead = calloc(pq->capahead,
+	if (pq->pg.uri == NULL || pq->pumps == NULL ||
+	    (pq->ahead = calloc(pq->capahead,
 	    sizeof(*pq->ahead))) == NULL || mkdtemp(pq->dir) == NULL ||
 	    (pq->dirfd = open(pq->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {

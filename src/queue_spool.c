@@ -48,6 +48,26 @@ left_cur(struct spoolq *sq, const char *name)
 	sq->c.cancelled(sq->c.arg, name, "left cur/ while running", false);
 }
 
+/*
+ * What an event in new/ says of the file.  A move in is complete by the
+ * protocol, except our own rename of a dropped file (rename_dropped):
+ * that one is as complete as the file was when we renamed it, and a
+ * writer may still be writing it.
+ */
+static unsigned
+arrival_flags(struct spoolq *sq, const struct watch_event *ev)
+{
+	unsigned found;
+
+	if (ev->kind == W_WRITTEN)
+		return RF_CLOSED;
+	if (ev->kind != W_ARRIVED)
+		return 0;
+	if (nameq_take(sq->renamed, ev->name, &found))
+		return found;
+	return RF_MOVED;
+}
+
 /* One inotify event; also called by the unit tests. */
 void
 spoolq_on_event(void *arg, const struct watch_event *ev)
@@ -59,6 +79,8 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 		sq->rescan = true;
 		/* The events of our own promotions may be among the lost. */
 		while (nameq_pop(sq->promoted, NULL, 0, NULL))
+			;
+		while (nameq_pop(sq->renamed, NULL, 0, NULL))
 			;
 		return;
 	}
@@ -72,8 +94,7 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 	case ST_NEW:
 		if (ev->kind == W_LEFT)
 			break;
-		spoolq_admit(sq, ev->name, ev->kind == W_ARRIVED ? RF_MOVED :
-		    ev->kind == W_WRITTEN ? RF_CLOSED : 0);
+		spoolq_admit(sq, ev->name, arrival_flags(sq, ev));
 		break;
 	case ST_DEFER:
 		if (ev->kind != W_LEFT)
@@ -142,7 +163,7 @@ sq_due(struct queue *q, msec_t mono)
 		spoolq_scan_step(sq, SCAN_CHUNK);
 	recheck(sq, mono);
 	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
-		spoolq_scan_defer(sq);
+		spoolq_defer_due(sq);
 	if (mono >= sq->next_rescan) {
 		sq->next_rescan = mono + RESCAN_MS;
 		spoolq_scan_new(sq, false);
@@ -216,7 +237,37 @@ rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
 	    reason);
 	joblog_note(&sq->sp, id, "renamed from %s (%s)", vis_id(name),
 	    reason);
-	spoolq_admit(sq, id, flags | RF_MOVED);
+	/*
+	 * Our rename is no sign of completion: a file written straight into
+	 * new/ may still be open (cp, a shell redirect).  Its IN_MOVED_TO
+	 * must not say "complete by protocol" either (arrival_flags).
+	 */
+	flags &= RF_MOVED | RF_CLOSED;
+	if (nameq_add(sq->renamed, id, 0, flags) == -1)
+		flags = 0;	/* no memory: it settles like an unseen writer */
+	spoolq_admit(sq, id, flags);
+}
+
+/*
+ * A refused entry the owner may not move: a directory of another user's
+ * (moving a directory needs write permission on it, to change its "..").
+ * It stays in new/, said once, and is passed over for as long as that
+ * inode is there (spoolq_refused); --drain does not wait for it.
+ */
+static void
+refuse_in_place(struct spoolq *sq, const char *name, const struct stat *st,
+    const char *why)
+{
+	int saved = errno;
+
+	if (nameq_add(sq->refused, name, (int64_t)st->st_ino, 0) == -1) {
+		nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s; cannot be moved to failed/ "
+	    "(%s): left in new/", why, strerror(saved));
+	say("job=%s rejected: %s; cannot be moved to failed/ (%s): left in "
+	    "new/ and passed over", vis_id(name), why, strerror(saved));
 }
 
 /* new -> failed without ever running it (nor following a symlink). */
@@ -236,7 +287,9 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 		snprintf(why, sizeof(why), "not a regular file (%s)",
 		    file_type(st->st_mode));
 	if (state_reject(&sq->sp, name) == -1) {
-		if (errno != ENOENT) {
+		if (errno == EACCES || errno == EPERM)
+			refuse_in_place(sq, name, st, why);
+		else if (errno != ENOENT) {
 			say("job=%s new->failed: %s; will retry",
 			    vis_id(name), strerror(errno));
 			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
@@ -417,6 +470,47 @@ queue_spool_note(struct queue *q, struct claim *c, bool share,
 }
 
 /*
+ * Is cur/name, just renamed there by name, the inode ready_check opened
+ * and checked (st)?  A submitter can exchange new/name with another
+ * entry of new/ (renameat2 RENAME_EXCHANGE) between the check and the
+ * claim, and a symlink to a file only the owner may read would then be
+ * run.  cur/ is the owner's alone: once this holds, the path stays the
+ * checked file, for a handler's {} and a persistent worker's line too.
+ */
+static bool
+claimed_checked(struct spoolq *sq, const char *name, const struct stat *st)
+{
+	struct stat now;
+
+	return fstatat(sq->sp.dir[ST_CUR], name, &now, AT_SYMLINK_NOFOLLOW) ==
+	    0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
+/*
+ * The claim took something that was not checked: back to new/, where
+ * it is looked at afresh (a symlink or a hard link is then refused with
+ * its reason); if new/name is taken again meanwhile, to failed/ unrun.
+ */
+static void
+swapped(struct spoolq *sq, const char *name)
+{
+	say("job=%s was replaced in new/ between its check and its claim; "
+	    "not run, looked at again", vis_id(name));
+	joblog_note(&sq->sp, name, "claim refused: new/%s was replaced "
+	    "between its check and its claim", vis_id(name));
+	if (state_requeue(&sq->sp, name) == 0)
+		return;
+	if (errno == EEXIST && state_finish(&sq->sp, name, ST_FAILED, -1,
+	    now_ms()) != -1) {
+		say("job=%s cur->failed rejected: replaced between its check "
+		    "and its claim", vis_id(name));
+		return;
+	}
+	/* Still in cur/ and not ours: recovery's rules apply to it. */
+	nameq_add(sq->orphans, name, mono_ms() + RETRY_MS, 0);
+}
+
+/*
  * Try to claim new/name into c.  Returns true when it is ours; otherwise
  * the name went where it had to (renamed, rejected, back to wait).
  */
@@ -428,7 +522,12 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	enum ready r;
 	int fd, other = ST_NONE;
 
-	if (!id_valid(name) || (!sq->c.in_place &&
+	/* A job of ours runs under that name: a hard link to it (ln cur/X
+	 * new/X) or a new file; either way, another job.  (forward's claims
+	 * stay in new/ under their names: flight keeps them out of here.) */
+	if (!sq->c.in_place && id_valid(name) && spoolq_holds(sq, name))
+		other = ST_CUR;
+	if (!id_valid(name) || other != ST_NONE || (!sq->c.in_place &&
 	    (other = taken_elsewhere(sq, name)) != ST_NONE)) {
 		rename_dropped(sq, name, flags, id_valid(name) ? other : ST_NONE);
 		return false;
@@ -467,6 +566,11 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 			errno = saved;
 			later(sq, name, flags, READY_ERR, &st);
 		}
+		return false;
+	}
+	if (!claimed_checked(sq, name, &st)) {
+		close(fd);
+		swapped(sq, name);
 		return false;
 	}
 	hold(sq, c, name, fd);
@@ -610,6 +714,20 @@ record_in_place(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	return rc;
 }
 
+/* state_leave, and a line for the file it moved aside. */
+static int
+move_out(struct spoolq *sq, struct claim *c, int to, msec_t when)
+{
+	char aside[NAME_MAX + 1];
+	int rc, saved;
+
+	rc = state_leave(&sq->sp, c->id, to, c->fd, when, aside, sizeof(aside));
+	saved = errno;
+	spoolq_said_aside(c->id, to, aside);
+	errno = saved;
+	return rc;
+}
+
 /*
  * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
  * mv) got there first and wins; it is noted in the job's log.
@@ -623,9 +741,7 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 
 	if (sq->c.in_place)
 		return record_in_place(sq, c, out, when);
-	if (out->to == ST_NEW)
-		rc = state_requeue(&sq->sp, c->id);
-	else if ((rc = state_finish(&sq->sp, c->id, out->to, c->fd, when)) == 1) {
+	if ((rc = move_out(sq, c, out->to, when)) == 1) {
 		say("job=%s cur->%s: cannot set its time stamp (%s): %s",
 		    vis_id(c->id), state_names[out->to], strerror(errno),
 		    out->to == ST_DEFER ? "it is due at once, without its "
@@ -633,11 +749,8 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 		rc = 0;
 	}
 	if (rc == 0) {
-		if (out->to == ST_DEFER) {
-			sq->ndefer++;
-			if (sq->next_defer == 0 || when < sq->next_defer)
-				sq->next_defer = when;
-		}
+		if (out->to == ST_DEFER)
+			spoolq_defer_arrived(sq, c->id);
 		return 0;
 	}
 	if (errno == ENOENT && c->logfd != -1) {
@@ -764,7 +877,7 @@ sq_drained(struct queue *q)
 	    nameq_len(sq->waiting) > 0 || nameq_len(sq->orphans) > 0 ||
 	    sq->nheld > 0)
 		return false;
-	if (!spool_empty(&sq->sp, ST_NEW)) {
+	if (!spoolq_new_empty(sq)) {
 		spoolq_scan_new(sq, true);
 		return false;
 	}
@@ -810,6 +923,9 @@ sq_close(struct queue *q)
 	nameq_free(sq->waiting);
 	nameq_free(sq->orphans);
 	nameq_free(sq->promoted);
+	nameq_free(sq->renamed);
+	nameq_free(sq->refused);
+	nameq_free(sq->deferred);
 	nameq_free(sq->flight);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
@@ -839,6 +955,9 @@ spoolq_new(const struct queue_conf *c)
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
 	    (sq->promoted = nameq_new()) == NULL ||
+	    (sq->renamed = nameq_new()) == NULL ||
+	    (sq->refused = nameq_new()) == NULL ||
+	    (sq->deferred = nameq_new()) == NULL ||
 	    (c->in_place && (sq->flight = nameq_new()) == NULL)) {
 		sq_close(&sq->q);
 		return NULL;

@@ -16,6 +16,7 @@
 #include "queue.h"
 
 #define OLD_MAX	16
+#define DEFER_WINDOW	65536	/* most names of defer/ indexed in memory */
 
 struct spoolq {
 	struct queue	 q;
@@ -26,6 +27,10 @@ struct spoolq {
 	struct nameq	*waiting;	/* in new/, not complete yet; key: recheck (mono) */
 	struct nameq	*orphans;	/* in cur/, an old handler runs; key: recheck (mono) */
 	struct nameq	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
+	struct nameq	*deferred;	/* in defer/, the soonest; key: due (realtime) */
+	bool		 defer_truncated;	/* defer/ holds jobs deferred leaves out */
+	struct nameq	*refused;	/* in new/, cannot be moved to failed/; key: its inode */
+	struct nameq	*renamed;	/* renamed in new/ by us, event not seen yet; flags: as found */
 	struct nameq	*flight;	/* in_place: our claims, still in new/ */
 	struct claim	**held;		/* our claims, in cur/, until released */
 	size_t		 nheld, capheld;
@@ -78,8 +83,12 @@ void	 spoolq_scan_new(struct spoolq *, bool);
 bool	 spoolq_scan_step(struct spoolq *, size_t);
 void	 spoolq_refill(struct spoolq *);
 void	 spoolq_scan_defer(struct spoolq *);
+void	 spoolq_defer_due(struct spoolq *);
 void	 spoolq_defer_arrived(struct spoolq *, const char *);
 void	 spoolq_defer_left(struct spoolq *, const char *);
+void	 spoolq_said_aside(const char *, int, const char *);
+bool	 spoolq_refused(struct spoolq *, const char *, const struct stat *);
+bool	 spoolq_new_empty(struct spoolq *);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *);

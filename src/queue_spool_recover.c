@@ -33,8 +33,8 @@ recover_to(struct spoolq *sq, const char *name, int fd,
 	    .elapsed = -1 };
 	struct outcome out;
 	const char *own;
-	char vis[1024];
-	int rc;
+	char vis[1024], aside[NAME_MAX + 1];
+	int rc, saved;
 
 	outcome_decide(&e, &sq->c.policy, arc4random_uniform, &out);
 	vis_name(name, vis, sizeof(vis));
@@ -45,11 +45,11 @@ recover_to(struct spoolq *sq, const char *name, int fd,
 	else
 		joblog_note(&sq->sp, name, "attempt=%d %s", ji->attempts,
 		    out.note);
-	if (out.to == ST_NEW)
-		rc = state_requeue(&sq->sp, name);
-	else
-		rc = state_finish(&sq->sp, name, out.to, fd, now_ms()) == -1 ?
-		    -1 : 0;
+	rc = state_leave(&sq->sp, name, out.to, fd, now_ms(), aside,
+	    sizeof(aside)) == -1 ? -1 : 0;
+	saved = errno;
+	spoolq_said_aside(name, out.to, aside);
+	errno = saved;
 	if (rc == 0 && own != NULL)
 		say("job=%s cur->new %s", vis, own);
 	else if (rc == 0)

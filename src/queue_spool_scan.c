@@ -34,6 +34,8 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 		return;
 	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return;
+	if (spoolq_refused(sq, name, &st))
+		return;
 	if (S_ISREG(st.st_mode))
 		flags |= RF_REG;	/* ready_check need not look again */
 	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -58,6 +60,43 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 		nameq_drop_max(sq->ready);
 		sq->truncated = true;
 	}
+}
+
+/*
+ * Was name refused in place (queue_spool.c, refuse_in_place) and is it
+ * still that inode?  One replaced since is looked at afresh.
+ */
+bool
+spoolq_refused(struct spoolq *sq, const char *name, const struct stat *st)
+{
+	int64_t ino;
+
+	if (!nameq_key(sq->refused, name, &ino))
+		return false;
+	if (ino == (int64_t)st->st_ino)
+		return true;
+	nameq_take(sq->refused, name, NULL);
+	return false;
+}
+
+static int
+unrefused(void *arg, const char *name)
+{
+	struct spoolq *sq = arg;
+	struct stat st;
+
+	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return 0;	/* gone meanwhile */
+	return !spoolq_refused(sq, name, &st);
+}
+
+/* new/ holds nothing but what was refused in place: nothing to run. */
+bool
+spoolq_new_empty(struct spoolq *sq)
+{
+	if (nameq_len(sq->refused) == 0)
+		return spool_empty(&sq->sp, ST_NEW);
+	return spool_scan(&sq->sp, ST_NEW, unrefused, sq) == 0;
 }
 
 /* The window ran low and new/ holds more than it: read new/ again. */
@@ -149,6 +188,54 @@ spoolq_scan_new(struct spoolq *sq, bool force)
 	spoolq_scan_step(sq, SCAN_CHUNK);
 }
 
+/* The journal's line for a file state_leave moved aside, if it did. */
+void
+spoolq_said_aside(const char *id, int to, const char *aside)
+{
+	if (aside[0] != '\0')
+		say("job=%s %s/%s was taken by another file: moved aside to "
+		    "%s/%s", vis_id(id), state_names[to], vis_id(id),
+		    state_names[to], vis_id(aside));
+}
+
+/*
+ * defer/ is indexed by due time (sq->deferred, the DEFER_WINDOW soonest),
+ * so that a due time costs one lookup, not a read of the whole directory.
+ * Files left out of a full index are all due after its last one: when the
+ * index runs dry, defer/ is read again.  The safety rescan reads it whole
+ * once per RESCAN_MS.
+ */
+static void
+defer_next(struct spoolq *sq)
+{
+	int64_t t = nameq_min_key(sq->deferred);
+
+	if (t != INT64_MAX)
+		sq->next_defer = t;
+	else
+		sq->next_defer = sq->defer_truncated ? now_ms() : 0;
+}
+
+/* Remember that defer/name is due at due (bounded, like new/'s window). */
+static void
+defer_index(struct spoolq *sq, const char *name, msec_t due)
+{
+	nameq_take(sq->deferred, name, NULL);
+	if (nameq_len(sq->deferred) >= DEFER_WINDOW &&
+	    due >= nameq_max_key(sq->deferred)) {
+		sq->defer_truncated = true;
+		return;
+	}
+	if (nameq_add(sq->deferred, name, due, 0) == -1) {
+		sq->defer_truncated = true;	/* no memory: the next scan */
+		return;
+	}
+	if (nameq_len(sq->deferred) > DEFER_WINDOW) {
+		nameq_drop_max(sq->deferred);
+		sq->defer_truncated = true;
+	}
+}
+
 /* defer -> new: its time has come. */
 static void
 promote(struct spoolq *sq, const char *name)
@@ -160,13 +247,15 @@ promote(struct spoolq *sq, const char *name)
 		say("job=%s defer->new", vis);
 		/* Its IN_MOVED_FROM on defer/ is ours, not a removal. */
 		nameq_add(sq->promoted, name, 0, 0);
+		if (sq->ndefer > 0)
+			sq->ndefer--;
 		spoolq_admit(sq, name, RF_MOVED);
 		return;
 	}
 	if (errno == ENOENT)
 		return;
 	say("job=%s defer->new: %s; will retry", vis, strerror(errno));
-	sq->next_defer = now_ms() + RETRY_MS;
+	defer_index(sq, name, now_ms() + RETRY_MS);
 }
 
 static int
@@ -178,41 +267,69 @@ defer_cb(void *arg, const char *name)
 
 	if (fstatat(sq->sp.dir[ST_DEFER], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return 0;
-	due = stat_mtime(&st);
-	if (due <= sq->scan_now) {
-		promote(sq, name);
-		return 0;
-	}
 	sq->ndefer++;
-	if (sq->next_defer == 0 || due < sq->next_defer)
-		sq->next_defer = due;
+	due = stat_mtime(&st);
+	if (due <= sq->scan_now)
+		promote(sq, name);
+	else
+		defer_index(sq, name, due);
 	return 0;
 }
 
-/* Move every due job from defer/ to new/, and find the next due time. */
+/* Read defer/ whole: move every due job to new/, index the others. */
 void
 spoolq_scan_defer(struct spoolq *sq)
 {
-	sq->next_defer = 0;
+	while (nameq_pop(sq->deferred, NULL, 0, NULL))
+		;
+	sq->defer_truncated = false;
 	sq->ndefer = 0;
 	sq->scan_now = now_ms();
 	if (spool_scan(&sq->sp, ST_DEFER, defer_cb, sq) == -1)
 		say("defer/: cannot read: %s", strerror(errno));
+	defer_next(sq);
 }
 
-/* A file landed in defer/: remember when it is due. */
+/*
+ * The index's due jobs, each looked at again (its mtime may have been
+ * changed since: an operator's touch, a retry that moved it back).
+ */
+void
+spoolq_defer_due(struct spoolq *sq)
+{
+	msec_t now = now_ms();
+	char name[NAME_MAX + 1];
+	struct stat st;
+
+	if (nameq_len(sq->deferred) == 0 && sq->defer_truncated) {
+		spoolq_scan_defer(sq);
+		return;
+	}
+	while (nameq_min_key(sq->deferred) <= now &&
+	    nameq_pop(sq->deferred, name, sizeof(name), NULL)) {
+		if (fstatat(sq->sp.dir[ST_DEFER], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		if (stat_mtime(&st) <= now)
+			promote(sq, name);
+		else
+			defer_index(sq, name, stat_mtime(&st));
+	}
+	defer_next(sq);
+}
+
+/* A file landed in defer/ (an event, or our own move): index it. */
 void
 spoolq_defer_arrived(struct spoolq *sq, const char *name)
 {
 	struct stat st;
-	msec_t due;
 
 	if (fstatat(sq->sp.dir[ST_DEFER], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return;
-	due = stat_mtime(&st);
-	sq->ndefer++;
-	if (sq->next_defer == 0 || due < sq->next_defer)
-		sq->next_defer = due;
+	if (!nameq_has(sq->deferred, name))
+		sq->ndefer++;
+	defer_index(sq, name, stat_mtime(&st));
+	defer_next(sq);
 }
 
 /*
@@ -227,6 +344,8 @@ spoolq_defer_left(struct spoolq *sq, const char *name)
 
 	if (nameq_take(sq->promoted, name, NULL))
 		return;
+	nameq_take(sq->deferred, name, NULL);
+	defer_next(sq);
 	if (sq->ndefer > 0)
 		sq->ndefer--;
 	vis_name(name, vis, sizeof(vis));

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "chute.h"
+#include "reaper.h"
 
 /* What the owner set to SIG_IGN: exec keeps those, so the child undoes them. */
 static sigset_t ignored;
@@ -127,6 +128,13 @@ child_exec(struct child *c)
 
 	if (setpgid(0, 0) == -1)
 		goto fail;
+	/*
+	 * The reaper kills this group if we die from now on: told before
+	 * execve, so before the handler can have started anything.  If it is
+	 * gone, reaper_lost says so and the supervisor starts another.
+	 */
+	if (c->pdeath)
+		reaper_add(getpid());
 	/* Dying with the parent: checked after, in case it already died. */
 	if (c->pdeath && (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
 	    getppid() != c->parent))
@@ -156,8 +164,9 @@ fail:
 /*
  * Run path with argv and envp; fds[i] becomes descriptor i in the child
  * (nfds at most SPAWN_MAXFDS); with pdeath the child is SIGKILLed when we
- * die (a queue whose claims expire must not leave its handlers running
- * when a new claimant starts the job).  Returns the pid once the child has
+ * die, and its whole process group too where a reaper runs (reaper.c: a
+ * queue whose claims expire must not leave its handlers running when a
+ * new claimant starts the job).  Returns the pid once the child has
  * exec'd, or -1 with errno set if it could not (ENOENT, EACCES, ENOEXEC...:
  * the failed child is already reaped).
  */
@@ -180,6 +189,8 @@ spawn_exec(const char *path, char *const argv[], char *const envp[],
 	if (pid == 0)
 		child_exec(&c);
 	if (c.err != 0) {
+		if (pdeath)		/* before the reap frees the group's id */
+			reaper_forget(pid);
 		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;
 		errno = c.err;

@@ -44,22 +44,49 @@ fsync_path(int at, const char *name)
 	return rc;
 }
 
-/* Group submitters write tmp/, new/ and defer/; they may read the rest. */
+/*
+ * Group submitters write tmp/, new/ and defer/; they may read the rest.
+ * The writable ones are sticky: a submitter may rename or remove only
+ * the files it owns there, not another submitter's job, while the owner,
+ * whose directories they are, still moves and removes every file in them.
+ */
 static mode_t
 dir_mode(int st, bool group)
 {
 	if (!group)
 		return 0700;
 	if (st == ST_TMP || st == ST_NEW || st == ST_DEFER)
-		return 02770;
+		return 03770;
 	return 02750;
+}
+
+/*
+ * A directory of an existing spool that its group (or anyone) may write
+ * but that is not sticky, as chute init made them before: made sticky,
+ * so that re-running chute init SPOOL mends an old spool.
+ */
+static int
+init_sticky(int at, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 ||
+	    (st.st_mode & S_ISVTX))
+		return 0;
+	return fchmodat(at, name, (st.st_mode & 07777) | S_ISVTX, 0);
 }
 
 static int
 init_dir(int at, const char *name, mode_t mode, gid_t gid)
 {
-	if (mkdirat(at, name, mode) == -1 && errno != EEXIST)
-		return -1;
+	if (mkdirat(at, name, mode) == -1) {
+		if (errno != EEXIST)
+			return -1;
+		if (gid == (gid_t)-1)
+			return init_sticky(at, name);
+	}
 	if (gid != (gid_t)-1) {
 		if (fchownat(at, name, -1, gid, AT_SYMLINK_NOFOLLOW) == -1 ||
 		    fchmodat(at, name, mode, 0) == -1)

@@ -239,21 +239,58 @@ state_retry(struct spool *sp, const char *id)
 }
 
 /*
- * new/name -> new/<derived ID>: the name is taken by another job or is
- * not a valid ID.  The new ID is written to out.
+ * st/name -> st/<derived ID>, written to out: in new/, a dropped file
+ * whose name is taken by another job or is not a valid ID; in defer/,
+ * done/ or failed/, a file that took the name a running job must move
+ * to (a submitter's hard link or drop, an operator's mv).  A move out
+ * of new/ is not synced (the file is still queued either way); one in
+ * another state is, as the job's own move there will be.
  */
 int
-state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
+state_aside(struct spool *sp, int st, const char *name, char *out, size_t len)
 {
 	for (int tries = 0; tries < 8; tries++) {
 		id_derive(name, out, len);
 		if (spool_locate(sp, out, NULL) != ST_NONE)
 			continue;
-		if (move(sp, ST_NEW, name, ST_NEW, out, false) == 0)
+		if (move(sp, st, name, st, out, st != ST_NEW) == 0)
 			return 0;
 		if (errno != EEXIST)
 			return -1;
 	}
 	errno = EEXIST;
 	return -1;
+}
+
+/*
+ * cur -> to: state_requeue for new/, state_finish otherwise (its returns).
+ * The claim found the name free everywhere, so a file at to/id now is
+ * not this job: a submitter's hard link or drop into defer/, an
+ * operator's mv.  It moves aside first (state_aside), its new name in
+ * aside ("" if none did); a few times, for an intruder who comes back.
+ */
+int
+state_leave(struct spool *sp, const char *id, int to, int fd, msec_t when,
+    char *aside, size_t len)
+{
+	int rc = -1;
+
+	aside[0] = '\0';
+	for (int tries = 0; tries < 3; tries++) {
+		rc = to == ST_NEW ? state_requeue(sp, id) :
+		    state_finish(sp, id, to, fd, when);
+		if (rc != -1 || errno != EEXIST)
+			return rc;
+		if (state_aside(sp, to, id, aside, len) == -1 && errno != ENOENT)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* new/name -> new/<derived ID> (state_aside). */
+int
+state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
+{
+	return state_aside(sp, ST_NEW, name, out, len);
 }

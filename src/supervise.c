@@ -4,6 +4,15 @@
  * released it yet (the outcome is still being recorded).  With
  * --persistent, slot i's handler is worker i, and a slot is only handed a
  * job while that worker is up.
+ *
+ * A handler's attempt ends with its process: when the handler (or a
+ * worker) exits, whatever it left running in its process group gets
+ * SIGKILL, while the exited leader is still our zombie (waitid WNOWAIT),
+ * so that the group's id cannot have been reused, and only then is the
+ * leader reaped and the ending reported.  Nothing a handler started in
+ * its group outlives the attempt: not while its outcome is recorded, not
+ * when the job runs again.  With die_with_owner a reaper (reaper.c) does
+ * the same for every running group when we die.
  */
 #include <sys/wait.h>
 #include <errno.h>
@@ -16,6 +25,7 @@
 #include <unistd.h>
 
 #include "chute.h"
+#include "reaper.h"
 #include "supervise.h"
 #include "worker.h"
 
@@ -39,7 +49,16 @@ struct sup {
 	bool		 stopping;	/* shutdown: no restarts */
 	bool		 closing;	/* workers told to exit */
 	msec_t		 close_deadline;	/* then SIGKILL (monotonic) */
+	msec_t		 reaper_checked;	/* monotonic */
+	bool		 reaper_failed;	/* said so already */
 };
+
+/* Groups the reaper may have to know at once: one per slot, and spare. */
+static int
+reaper_size(const struct sup *s)
+{
+	return 2 * (s->c.slots > 0 ? s->c.slots : 1) + 16;
+}
 
 struct sup *
 sup_new(const struct sup_conf *c)
@@ -59,6 +78,16 @@ sup_new(const struct sup_conf *c)
 	/* restart_at 0: the workers start at the first sup_timers. */
 	for (int i = 0; s->workers != NULL && i < c->slots; i++)
 		worker_init(&s->workers[i]);
+	/* Before any handler: each one's group is announced to it. */
+	if (c->die_with_owner && reaper_start(reaper_size(s)) == -1) {
+		int saved = errno;
+		sup_free(s);
+		errno = saved;
+		return NULL;
+	}
+	if (c->die_with_owner)
+		say("reaper pid=%ld: handlers' process groups die with us",
+		    (long)reaper_pid());
 	return s;
 }
 
@@ -69,6 +98,9 @@ sup_free(struct sup *s)
 		return;
 	for (int i = 0; s->workers != NULL && i < s->c.slots; i++)
 		worker_exited(&s->workers[i], i, 0, false);
+	/* What still runs now dies with the reaper's EOF. */
+	if (s->c.die_with_owner)
+		reaper_stop();
 	free(s->workers);
 	free(s->slots);
 	free(s);
@@ -162,6 +194,42 @@ out:
 }
 
 /*
+ * With die_with_owner: if the reaper is gone (killed by someone; nothing
+ * of ours stops it), start another and tell it every group that runs.
+ * Until then the handlers' leaders still die with us (PR_SET_PDEATHSIG),
+ * what they started does not.  Tried again at the next check if it fails.
+ */
+static void
+reaper_check(struct sup *s, bool probe)
+{
+	if (!s->c.die_with_owner ||
+	    (reaper_running() && !reaper_lost(probe)))
+		return;
+	if (!reaper_running() && !probe)
+		return;		/* a start that failed: retried from the timers */
+	if (reaper_running())
+		say("the reaper pid=%ld is gone", (long)reaper_pid());
+	reaper_stop();
+	if (reaper_start(reaper_size(s)) == -1) {
+		if (!s->reaper_failed)
+			say("reaper: cannot start it again: %s; until then "
+			    "what handlers started does not die with us",
+			    strerror(errno));
+		s->reaper_failed = true;
+		return;
+	}
+	s->reaper_failed = false;
+	say("reaper pid=%ld started again", (long)reaper_pid());
+	for (int i = 0; i < s->c.slots; i++) {
+		pid_t pid = s->workers != NULL ? s->workers[i].pid :
+		    s->slots[i].state == SLOT_RUNNING ? s->slots[i].pid : 0;
+
+		if (pid > 0)
+			reaper_add(pid);
+	}
+}
+
+/*
  * Start job j in slot i (from sup_idle_slots).  Returns 0, or -1 when it
  * could not start: that ending (END_SPAWN_FAILED) has then already been
  * reported through the callback.
@@ -185,6 +253,7 @@ sup_start(struct sup *s, int i, const struct sup_job *j)
 		return -1;
 	}
 	sl->pid = pid;
+	reaper_check(s, false);	/* the handler's own message was lost? */
 	return 0;
 }
 
@@ -313,29 +382,64 @@ children(struct sup *s)
 	return n;
 }
 
+/* Is pid the handler of a running slot, or a worker? */
+static bool
+ours(struct sup *s, pid_t pid)
+{
+	for (int i = 0; i < s->c.slots; i++)
+		if ((s->workers == NULL && s->slots[i].state == SLOT_RUNNING &&
+		    s->slots[i].pid == pid) ||
+		    (s->workers != NULL && s->workers[i].pid == pid))
+			return true;
+	return false;
+}
+
+/*
+ * Child pid has exited and is not reaped yet.  If it led a handler's or a
+ * worker's group, what is left in that group gets SIGKILL now, while the
+ * zombie keeps the group's id from being reused, and the reaper forgets
+ * the group; then reap it and say how it ended.
+ */
+static void
+reaped(struct sup *s, pid_t pid)
+{
+	int status = 0;
+
+	if (ours(s, pid)) {
+		kill(-pid, SIGKILL);
+		reaper_forget(pid);
+	}
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	for (int i = 0; i < s->c.slots; i++) {
+		if (s->slots[i].state == SLOT_RUNNING && s->slots[i].pid == pid)
+			end(s, i, s->workers ? END_WORKER_DIED : END_EXIT,
+			    status, NULL, 0);
+		if (s->workers != NULL && s->workers[i].pid == pid)
+			worker_exited(&s->workers[i], i, status,
+			    !s->stopping && !s->closing);
+	}
+}
+
 /*
  * Reap every child that has exited.  Once none of ours is left there is
- * nothing to wait for (saves a failing waitpid per job at -j 1); a child we
+ * nothing to wait for (saves a failing wait per job at -j 1); a child we
  * do not track would still raise SIGCHLD and be reaped then.  A worker
  * dying before it answered is never success: END_WORKER_DIED.
  */
 void
 sup_reap(struct sup *s)
 {
-	int status;
-	pid_t pid;
+	siginfo_t si;
 
-	while (children(s) > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (int i = 0; i < s->c.slots; i++) {
-			if (s->slots[i].state == SLOT_RUNNING &&
-			    s->slots[i].pid == pid)
-				end(s, i, s->workers ? END_WORKER_DIED : END_EXIT,
-				    status, NULL, 0);
-			if (s->workers != NULL && s->workers[i].pid == pid)
-				worker_exited(&s->workers[i], i, status,
-				    !s->stopping && !s->closing);
-		}
+	while (children(s) > 0) {
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0)
+			break;
+		reaped(s, si.si_pid);
 	}
+	reaper_check(s, false);
 }
 
 /*
@@ -350,8 +454,10 @@ answered(void *arg, int i, const char *line)
 	struct slot *sl = &s->slots[i];
 
 	if (sl->state != SLOT_RUNNING) {
-		say("worker %d: reply with no job: %.60s; stopping it", i, line);
-		kill(-s->workers[i].pid, SIGKILL);
+		if (s->workers[i].in == -1)
+			return;	/* already stopping it, or told to exit */
+		/* Only this worker pays: no other job is sent to it. */
+		worker_kill(&s->workers[i], i, "reply with no job", line);
 		return;
 	}
 	if (sl->stop != STOP_NONE)
@@ -391,10 +497,17 @@ restart_due(struct sup *s, msec_t mono)
 			    s->c.worker_fd, s->c.die_with_owner);
 }
 
-/* Timeouts, SIGKILL after the grace, workers to (re)start or to kill. */
+/*
+ * Timeouts, SIGKILL after the grace, workers to (re)start or to kill; at
+ * most once a second, whether the reaper is still there.
+ */
 void
 sup_timers(struct sup *s, msec_t mono)
 {
+	if (mono - s->reaper_checked >= 1000) {
+		s->reaper_checked = mono;
+		reaper_check(s, true);
+	}
 	if (s->workers != NULL && s->closing && mono >= s->close_deadline)
 		for (int i = 0; i < s->c.slots; i++)
 			if (s->workers[i].pid > 0)

@@ -138,11 +138,31 @@ worker_input(struct worker *w, int i, void (*fn)(void *, int, const char *),
 		memmove(w->buf, nl + 1, w->len);
 	}
 	if (w->len == sizeof(w->buf) - 1) {
-		say("worker %d: reply line too long; stopping it", i);
-		kill(-w->pid, SIGKILL);
+		worker_kill(w, i, "reply line too long", NULL);
 		w->len = 0;
 	}
 	return 0;
+}
+
+/*
+ * Worker i broke the protocol (why; what it said, if anything): SIGKILL
+ * to its process group, and its stdin closed at once, so that no job is
+ * handed to it before it is reaped and started again (sup_idle_slots).
+ */
+void
+worker_kill(struct worker *w, int i, const char *why, const char *line)
+{
+	char vis[4 * 60 + 1], head[61];
+
+	if (line != NULL) {
+		strlcpy(head, line, sizeof(head));
+		vis_text(head, vis, sizeof(vis));
+		say("worker %d: %s: %s; stopping it", i, why, vis);
+	} else
+		say("worker %d: %s; stopping it", i, why);
+	if (w->pid > 0)
+		kill(-w->pid, SIGKILL);
+	worker_close(w);
 }
 
 /* No more jobs: closing its stdin asks the worker to exit. */

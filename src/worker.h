@@ -23,6 +23,7 @@ pid_t	 worker_send(struct worker *, const char *, const char *);
 int	 worker_input(struct worker *, int, void (*)(void *, int, const char *),
 	    void *);
 void	 worker_close(struct worker *);
+void	 worker_kill(struct worker *, int, const char *, const char *);
 void	 worker_exited(struct worker *, int, int, bool);
 
 #endif

@@ -939,6 +939,42 @@ START_TEST(test_sigterm_kills_a_handler_that_ignores_it_after_the_grace)
 }
 END_TEST
 
+/*
+ * An attempt ends with its handler: what it left running in its process
+ * group (here a sleep of 30 s holding a witness lock, which the job's
+ * flock does not cover: a background command of sh has /dev/null as
+ * stdin) is killed before the outcome is recorded, so the job's next
+ * attempt never runs beside it.
+ */
+START_TEST(test_what_a_handler_leaves_in_its_group_dies_before_its_job_runs_again)
+{
+	const char *h = t_handler("h_leaves",
+	    "exec 9>>\"$R/witness\"\n"
+	    "flock -n 9 || { echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/overlap\"; exit 1; }\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+	    "[ \"$CHUTE_ATTEMPT\" = 1 ] || exit 0\n"
+	    "sleep 30 &\n"
+	    "echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+	    "exit 75\n");
+	char *g;
+	int code;
+	long pid = 0;
+
+	t_write(RP("witness"), "");
+	t_submit_as("leaves", "x");
+	code = DRAIN(QUICK, "--", h);
+	EXPECT(code == 0, "drain exited %d", code);
+	EXPECT(!t_exists(RP("overlap")), "attempt 2 ran beside attempt 1's "
+	    "child: %s", t_snip(t_slurp(RP("overlap"))));
+	EXPECT_STATUS("leaves", "done", 2);
+	g = t_slurp(RP("grandchild"));
+	EXPECT(g != NULL && sscanf(g, "%ld", &pid) == 1 && pid > 0,
+	    "attempt 1 recorded no child");
+	free(g);
+	EXPECT(!t_alive((pid_t)pid), "attempt 1's child %ld outlived it", pid);
+}
+END_TEST
+
 START_TEST(test_kill_9_of_the_owner_loses_no_job_and_a_restart_finishes_all)
 {
 	const char *h = h_block(), *where;
@@ -1522,6 +1558,32 @@ START_TEST(test_a_dying_worker_takes_only_its_job_and_is_restarted)
 }
 END_TEST
 
+/*
+ * A worker that answers one job twice breaks the protocol: it is stopped
+ * and started again, and no other job pays for it (each runs once,
+ * attempts=1).
+ */
+START_TEST(test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt)
+{
+	const char *w = t_handler("w_twice",
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id path; do\n"
+	    "  echo \"$id\" >> \"$R/journal\"\n"
+	    "  if [ \"$id\" = j0 ] && [ ! -e \"$R/twice\" ]; then\n"
+	    "    : > \"$R/twice\"; printf 'ok\\nok\\n'\n"
+	    "  else echo ok; fi\n"
+	    "done\n");
+	int code;
+
+	for (int i = 0; i < 10; i++)
+		t_submit_as(P("j%d", i), "x\n");
+	code = DRAIN("--persistent", "-j", "1", QUICK, "--", w);
+	EXPECT(code == 0, "the drain exited %d", code);
+	for (int i = 0; i < 10; i++)
+		EXPECT_STATUS(P("j%d", i), "done", 1);
+}
+END_TEST
+
 START_TEST(test_persistent_timeout_stops_the_worker_and_retries)
 {
 	int code;
@@ -1588,6 +1650,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_persistent_workers_answer_ok_fail_and_retry);
 	tcase_add_test(tc, test_a_dying_worker_takes_only_its_job_and_is_restarted);
 	tcase_add_test(tc, test_persistent_timeout_stops_the_worker_and_retries);
+	tcase_add_test(tc, test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt);
 	tcase_add_test(tc, test_cancel_of_a_job_in_a_persistent_worker);
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
 	suite_add_tcase(s, tc);
@@ -1617,6 +1680,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_other_exit_status_fails_at_once);
 	tcase_add_test(tc, test_death_by_signal_fails_at_once);
 	tcase_add_test(tc, test_timeout_defers_then_fails_and_kills_a_handler_that_ignores_term);
+	tcase_add_test(tc, test_what_a_handler_leaves_in_its_group_dies_before_its_job_runs_again);
 	tcase_add_test(tc, test_cancel_of_a_queued_job_means_it_never_runs);
 	tcase_add_test(tc, test_cancel_of_a_running_job_stops_the_handler_and_fails_it);
 	tcase_add_test(tc, test_moving_a_running_job_out_of_cur_by_hand_cancels_it);

@@ -506,6 +506,60 @@ START_TEST(test_owner_retries_a_move_to_done_that_failed_with_eio)
 }
 END_TEST
 
+/*
+ * An outcome that cannot be recorded never holds up a shutdown: SIGTERM
+ * leaves the job in cur/, and the next owner runs it again.
+ */
+START_TEST(test_sigterm_does_not_wait_for_an_outcome_that_cannot_be_recorded)
+{
+	pid_t owner;
+	int code;
+
+	NEED_SHIM();
+	owner = f_owner("renameat2:1+:EIO", "/spool/done/", h_journal());
+	t_submit_as("stuck", "payload\n");
+	WAIT_UNTIL(f_owner_line(owner, "job=stuck", "will retry"), 10000,
+	    "the owner did not log the failed move of stuck to done/:\n%s",
+	    t_log_of(owner));
+	code = t_stop(owner);
+	EXPECT(code == 0, "the owner exited %d:\n%s", code, t_log_of(owner));
+	EXPECT(f_owner_line(owner, "job=stuck", "the next owner recovers it"),
+	    "the owner did not say it left stuck behind:\n%s", t_log_of(owner));
+	EXPECT(t_exists(SP("cur", "stuck")), "stuck is not in cur/");
+	code = DRAIN(QUICK, "--", h_journal());
+	EXPECT(code == 0, "the next owner's drain exited %d", code);
+	EXPECT(t_exists(SP("done", "stuck")) && t_journal_count("stuck") == 2,
+	    "stuck was not run again to done/ (%d runs)", t_journal_count("stuck"));
+}
+END_TEST
+
+/*
+ * defer/ is read once, not at each job's due time: 40 jobs due 50 ms
+ * apart are promoted from the index (counted: the owner's opens of the
+ * directory defer/, through the shim, which injects nothing here).
+ */
+START_TEST(test_deferred_jobs_due_one_after_another_do_not_rescan_defer)
+{
+	int64_t t0 = t_now() + 500;
+	pid_t owner;
+	int scans;
+
+	NEED_SHIM();
+	for (int i = 0; i < 40; i++) {
+		t_write(RP("d"), "x\n");
+		t_set_mtime(RP("d"), t0 + i * 50);
+		EXPECT(rename(RP("d"), SP("defer", P("d%02d", i))) == 0, "mv d%d", i);
+	}
+	owner = f_owner("openat:1000000:EIO", "/spool/defer", h_journal());
+	WAIT_UNTIL(t_count_state("done") == 40, 20000, "the 40 deferred jobs:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_stop(owner) == 0, "the owner did not stop");
+	scans = f_log_count("/spool/defer/.:") + f_log_count("/spool/defer:");
+	EXPECT(scans >= 1 && scans <= 3, "defer/ was read %d times for 40 due "
+	    "times:\n%s", scans, f_log());
+}
+END_TEST
+
 START_TEST(test_owner_retries_a_claim_that_failed_with_eio)
 {
 	const char *where;
@@ -804,6 +858,8 @@ fault_suite(void)
 
 	tc = t_tcase(fault_setup, fault_teardown, "owner", 60);
 	tcase_add_test(tc, test_owner_retries_a_move_to_done_that_failed_with_eio);
+	tcase_add_test(tc, test_sigterm_does_not_wait_for_an_outcome_that_cannot_be_recorded);
+	tcase_add_test(tc, test_deferred_jobs_due_one_after_another_do_not_rescan_defer);
 	tcase_add_test(tc, test_owner_retries_a_claim_that_failed_with_eio);
 	tcase_add_test(tc, test_owner_retries_an_fsync_of_done_that_failed_with_eio);
 	tcase_add_test(tc, test_a_stalled_fsync_of_done_holds_up_no_job);

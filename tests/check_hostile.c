@@ -7,6 +7,7 @@
  * involved see every open(2) and read(2) the owner makes of a file.
  */
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -16,6 +17,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -606,6 +609,37 @@ END_TEST
 /* Sizes and numbers                                                  */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A handler writes its log, so it can write a line that looks like ours
+ * ("@chute TIME attempt=N ...") with escape codes and a carriage return
+ * in it, and chute status reads its last outcome from there (or, left
+ * behind by a background child, after chute's own last line, as here):
+ * status prints it escaped, as the journal does; chute log escapes the
+ * log on a terminal, and copies it as it is elsewhere.
+ */
+START_TEST(test_status_escapes_a_last_outcome_forged_in_the_log)
+{
+	int fd;
+
+	t_submit_as("forge", "x");
+	fd = open(SP("log", "forge"), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600);
+	EXPECT(fd != -1 && write(fd, "@chute 2026-01-01T00:00:00.000Z attempt=1 "
+	    "\033]0;pwned\007done\033[2J\r\n", 62) == 62, "write: %s",
+	    strerror(errno));
+	close(fd);
+	EXPECT(CHUTE("status", T.spool, "forge") == 0, "status: %s", T.err);
+	EXPECT(t_nlines(T.out) == 1 && strpbrk(T.out, "\033\007\r") == NULL &&
+	    strstr(T.out, "\\033"), "escaped: %s", T.out);
+	/* chute log: byte for byte into a pipe, escaped on a terminal. */
+	EXPECT(CHUTE("log", T.spool, "forge") == 0 && strstr(T.out, "\033]0;"),
+	    "log into a pipe, as it is: %s", T.out);
+	EXPECT(t_chute_tty("log", T.spool, "forge", (const char *)NULL) == 0 &&
+	    strpbrk(T.out, "\033\007") == NULL && strstr(T.out, "\\033]0;pwned"
+	    "\\adone\\033[2J\\r\r\n"), "log on a terminal, escaped: %s", T.out);
+}
+END_TEST
+
 START_TEST(test_empty_job_runs_and_ends_in_done)
 {
 	char *seen, *id;
@@ -859,6 +893,428 @@ START_TEST(test_stale_files_in_tmp_are_removed_at_startup_and_fresh_ones_kept)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* Races: a submitter changing new/ under the owner                    */
+/* ------------------------------------------------------------------ */
+
+#define H_SWAPS	60
+
+/*
+ * A child that exchanges new/job<i> with new/.swap<i> (a symlink to the
+ * secret) over and over, until each pair is broken (the owner took the
+ * job's name) or ms have passed.  Returns its pid.
+ */
+static pid_t
+h_exchanger(int ms)
+{
+	pid_t pid = fork();
+
+	EXPECT(pid != -1, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int64_t end = t_mono() + ms;
+		bool live[H_SWAPS];
+		int dir = open(P("%s/new", T.spool), O_RDONLY | O_DIRECTORY), left;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (int i = 0; i < H_SWAPS; i++)
+			live[i] = true;
+		do {
+			left = 0;
+			for (int i = 0; i < H_SWAPS; i++) {
+				char a[32], b[32];
+
+				if (!live[i])
+					continue;
+				snprintf(a, sizeof a, "job%d", i);
+				snprintf(b, sizeof b, ".swap%d", i);
+				if (renameat2(dir, a, dir, b, RENAME_EXCHANGE) == -1)
+					live[i] = false;
+				left += live[i];
+			}
+		} while (left > 0 && t_mono() < end);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* h_block, ending as root/code says (0 when there is none). */
+static const char *
+h_block_code(void)
+{
+	return t_handler("h_block_code",
+	    "echo $$ >> \"$R/hpids\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+	    "i=0\n"
+	    "while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "[ -e \"$R/code\" ] && exit $(cat \"$R/code\")\n"
+	    "exit 0\n");
+}
+
+/*
+ * The name a running job must move to is taken meanwhile: (_i 0) its
+ * submitter links cur/X into new/X, and X then fails; (_i 1) someone puts
+ * a file at defer/X, and X then asks to be retried.  The intruder moves
+ * aside under a derived name, X goes where its outcome says, its slot
+ * is free again and SIGTERM stops the owner.  Two slots: the other one
+ * looks at new/X while X runs.
+ */
+START_TEST(test_a_target_name_taken_while_the_job_runs_is_moved_aside_and_the_slot_freed)
+{
+	const char *to = _i == 0 ? "failed" : "defer";
+	pid_t owner = OWNER("-j", "2", "--max-attempts", _i == 0 ? "1" : "3",
+	    "--backoff", "1h", "--", h_block_code());
+	char *aside;
+
+	t_submit_as("X", "payload\n");
+	WAIT_UNTIL(t_journal_count("X") == 1, 10000, "X to start");
+	if (_i == 0)
+		EXPECT(link(SP("cur", "X"), SP("new", "X")) == 0, "ln: %s",
+		    strerror(errno));
+	else {
+		/* Due in an hour, so it stays in defer/ meanwhile. */
+		t_write(RP("intruder"), "an intruder\n");
+		t_set_mtime(RP("intruder"), t_now() + 3600 * 1000);
+		EXPECT(rename(RP("intruder"), SP("defer", "X")) == 0, "mv: %s",
+		    strerror(errno));
+	}
+	/* The intruder is seen before X ends (a link in new/ is refused). */
+	if (_i == 0)
+		WAIT_UNTIL(!t_exists(SP("new", "X")), 10000, "new/X handled:\n%s",
+		    t_log_of(owner));
+	t_write(RP("code"), _i == 0 ? "1" : "75");
+	t_release();
+	WAIT_UNTIL(!t_exists(SP("cur", "X")), 10000, "X to leave cur/:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_exists(SP(to, "X")), "X is not in %s/:\n%s", to, t_log_of(owner));
+	EXPECT(unlink(RP("code")) == 0, "rm code");
+	t_submit_as("after", "next\n");
+	WAIT_UNTIL(t_journal_count("after") == 1, 10000, "the slot was not freed:"
+	    "\n%s", t_log_of(owner));
+	WAIT_UNTIL(t_exists(SP("done", "after")), 10000, "after to finish");
+	EXPECT(t_stop(owner) == 0, "the owner did not stop:\n%s", t_log_of(owner));
+	aside = t_other_entry(P("%s/%s", T.spool, to), "X");
+	EXPECT(aside != NULL && strncmp(aside, "X-", 2) == 0,
+	    "no intruder moved aside in %s/ (%s):\n%s", to, aside ? aside : "none",
+	    t_log_of(owner));
+	if (_i == 1) {
+		char *text = t_slurp(SP("defer", aside));
+		EXPECT(text && strcmp(text, "an intruder\n") == 0,
+		    "defer/%s is not the intruder", aside);
+		free(text);
+	}
+}
+END_TEST
+
+/*
+ * The handler (_i 0) or persistent worker (_i 1) reads the job by its
+ * path, as {} and the worker's line give it, not from stdin.
+ */
+START_TEST(test_a_job_exchanged_with_a_symlink_between_check_and_claim_is_never_run_through_it)
+{
+	const char *h = _i == 0 ? t_handler("h_path",
+	    "cat \"$1\" > \"$R/seen/$CHUTE_ID\"\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n") :
+	    t_handler("w_path",
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id path; do\n"
+	    "  cat \"$path\" > \"$R/seen/$id\"; echo \"$id 1\" >> \"$R/journal\"; echo ok\n"
+	    "done\n");
+	struct stat st;
+	pid_t owner, ex;
+	int code, swapped = 0;
+	char *text;
+
+	h_secret("secret", "TOPSECRET-exchanged-in\n");
+	for (int i = 0; i < H_SWAPS; i++) {
+		t_write(SP("tmp", P("job%d", i)), P("job %d\n", i));
+		EXPECT(symlink(RP("secret"), SP("new", P(".swap%d", i))) == 0,
+		    "symlink: %s", strerror(errno));
+	}
+	for (int i = 0; i < H_SWAPS; i++)
+		EXPECT(rename(SP("tmp", P("job%d", i)), SP("new", P("job%d", i))) == 0,
+		    "rename job%d: %s", i, strerror(errno));
+	ex = h_exchanger(15000);
+	owner = _i == 0 ? OWNER("-j", "2", QUICK, "--", h, "{}") :
+	    OWNER("-j", "2", "--persistent", QUICK, "--", h);
+	code = t_reap(ex, 30000, "the exchanger");
+	EXPECT(code == 0, "the exchanger exited %d", code);
+	/* What the exchange left in new/: each job's name is back or gone. */
+	WAIT_UNTIL(t_count_state("new") == 0 && t_count_state("cur") == 0, 20000,
+	    "new/ and cur/ to empty");
+	EXPECT(t_stop(owner) == 0, "the owner did not stop cleanly:\n%s",
+	    t_log_of(owner));
+	for (int i = 0; i < H_SWAPS; i++) {
+		const char *id = P("job%d", i);
+
+		if (t_exists(SP("done", id)))
+			EXPECT(lstat(SP("done", id), &st) == 0 && S_ISREG(st.st_mode),
+			    "done/%s is not a regular file", id);
+	}
+	text = t_slurp(t_proc_of(owner)->log);
+	for (char *p = text; p && (p = strstr(p, "between its check and its claim"));
+	    p++)
+		swapped++;
+	free(text);
+	fprintf(stderr, "hostile: %s: %d claims found a job exchanged since "
+	    "its check; done=%d failed=%d\n", _i ? "--persistent" : "exec",
+	    swapped, t_count_state("done"),
+	    t_count_state("failed"));
+	h_no_leak("TOPSECRET", owner);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------ */
+/* Submitters of a group spool, as deployed: owner without CAP_LEASE   */
+/* ------------------------------------------------------------------ */
+
+/* Lines the handler counted in its job, by {} (h_count), for id. */
+static long
+h_counted(const char *id)
+{
+	char *text = t_slurp(RP(P("seen/%s", id)));
+	long n = text ? strtol(text, NULL, 10) : -1;
+
+	free(text);
+	return n;
+}
+
+static const char *
+h_count(void)
+{
+	return t_handler("h_count", "wc -l < \"$1\" > \"$R/seen/$CHUTE_ID\"\n");
+}
+
+/*
+ * A file written straight into new/ under a name the owner must change
+ * (taken in done/, or not a valid ID) runs whole: the owner's rename is
+ * not its completion.  The owner has no lease on another user's file.
+ */
+START_TEST(test_a_direct_write_renamed_on_arrival_runs_only_once_complete)
+{
+	const char *h = h_count();
+	struct dirent *de;
+	pid_t owner;
+	int code, n = 0;
+	DIR *d;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	owner = OWNER_AS("chute-t-own", QUICK, "--", h, "{}");
+	t_await_lock(owner, 10000);
+	code = t_sh_as("chute-t-eve", 10000,
+	    "seq 1 3 > tmp/report.csv && mv tmp/report.csv new/report.csv");
+	EXPECT(code == 0, "eve's submission exited %d", code);
+	WAIT_UNTIL(t_exists(SP("done", "report.csv")), 10000, "report.csv done");
+	EXPECT(h_counted("report.csv") == 3, "report.csv ran with %ld lines",
+	    h_counted("report.csv"));
+	/* The documented daily drop, straight into new/, and a name with a
+	 * newline: both renamed by the owner while eve still writes. */
+	code = t_sh_as("chute-t-eve", 20000,
+	    "(seq 1 500; sleep 1.5; seq 501 1000) > new/report.csv & "
+	    "(seq 1 500; sleep 1.5; seq 501 1000) > \"new/$(printf 'nl\\nname')\" & "
+	    "wait");
+	EXPECT(code == 0, "eve's writers exited %d", code);
+	WAIT_UNTIL(t_count_state("done") == 3, 20000, "both writes done:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_stop(owner) == 0, "the owner did not stop:\n%s", t_log_of(owner));
+	EXPECT((d = opendir(P("%s/done", T.spool))) != NULL, "opendir done/");
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "report.csv") == 0)
+			continue;
+		n++;
+		EXPECT(h_counted(de->d_name) == 1000, "%s ran with %ld of its "
+		    "1000 lines:\n%s", de->d_name, h_counted(de->d_name),
+		    t_log_of(owner));
+	}
+	closedir(d);
+	EXPECT(n == 2, "%d renamed jobs in done/, not 2", n);
+}
+END_TEST
+
+
+/*
+ * A directory of eve's in new/ cannot be moved by the owner (moving a
+ * directory needs write permission on it): refused in place, said once,
+ * and --drain still ends.
+ */
+START_TEST(test_a_directory_the_owner_cannot_move_is_refused_in_place_once)
+{
+	pid_t owner;
+	int code;
+	char *text;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	code = t_sh_as("chute-t-eve", 10000, "mkdir -m 755 new/adir && "
+	    "seq 1 3 > tmp/after && mv tmp/after new/after");
+	EXPECT(code == 0, "eve's drop exited %d", code);
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 20000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	EXPECT(t_exists(SP("done", "after")) && t_exists(SP("new", "adir")),
+	    "after not done, or adir not left in new/:\n%s", t_log_of(owner));
+	text = t_slurp(t_proc_of(owner)->log);
+	EXPECT(text && strstr(text, "job=adir rejected: not a regular file "
+	    "(directory)") && strstr(strstr(text, "job=adir") + 1, "job=adir") ==
+	    NULL, "adir was not refused once:\n%s", t_log_of(owner));
+	free(text);
+}
+END_TEST
+
+/* bob's file at path (under T.spool) holds "bob" and is still bob's. */
+static bool
+h_bobs(const char *path)
+{
+	char *text = t_slurp(P("%s/%s", T.spool, path));
+	struct stat st;
+	bool ok = text != NULL && strcmp(text, "bob\n") == 0 &&
+	    lstat(P("%s/%s", T.spool, path), &st) == 0 &&
+	    st.st_uid == t_uid("chute-t-bob");
+
+	free(text);
+	return ok;
+}
+
+/*
+ * tmp/, new/ and defer/ of a group spool are sticky: eve may not replace
+ * (mv -f over), move away or remove a file of bob's in any of them, though
+ * she may write into each.  Fails with the directories 02770.
+ */
+START_TEST(test_a_submitter_cannot_replace_move_or_remove_another_submitters_job)
+{
+	static const char *const tries[] = {
+	    "mv -f tmp/mine new/b-new", "mv -f tmp/mine defer/b-defer",
+	    "mv -f tmp/mine tmp/b-tmp", "rm -f new/b-new", "rm -f defer/b-defer",
+	    "rm -f tmp/b-tmp", "mv new/b-new tmp/taken",
+	    "mv defer/b-defer new/b-defer", "mv tmp/b-tmp new/b-tmp",
+	};
+	static const char *const bobs[] = { "new/b-new", "defer/b-defer",
+	    "tmp/b-tmp" };
+	static const char *const sticky[] = { "new", "defer", "tmp" };
+	char *chute;
+	struct stat st;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	chute = strdup(RP("bin/chute"));	/* P()'s buffers are reused */
+	for (int i = 0; i < 3; i++)
+		EXPECT(stat(P("%s/%s", T.spool, sticky[i]), &st) == 0 &&
+		    (st.st_mode & 07777) == 03770, "%s/: mode %o, not 3770",
+		    sticky[i], (unsigned)(st.st_mode & 07777));
+	code = t_sh_as("chute-t-bob", 10000, P("echo bob > tmp/b-tmp && "
+	    "echo bob | '%s' submit . --id b-new >/dev/null && "
+	    "echo bob | '%s' submit . --id b-defer --delay 1h >/dev/null",
+	    chute, chute));
+	EXPECT(code == 0, "bob's submissions exited %d", code);
+	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+		code = t_sh_as("chute-t-eve", 10000,
+		    P("echo eve > tmp/mine && %s", tries[i]));
+		EXPECT(code != 0, "eve's \"%s\" succeeded", tries[i]);
+		for (int j = 0; j < 3; j++)
+			EXPECT(h_bobs(bobs[j]), "after eve's \"%s\", %s is not "
+			    "bob's as he left it", tries[i], bobs[j]);
+	}
+	/* What she may do: write her own jobs beside his. */
+	code = t_sh_as("chute-t-eve", 10000, P("mv tmp/mine new/e-new && "
+	    "echo eve | '%s' submit . --id e-defer --delay 1h >/dev/null && "
+	    "rm new/e-new", chute));
+	EXPECT(code == 0, "eve could not submit or remove her own: %d", code);
+	free(chute);
+}
+END_TEST
+
+/*
+ * Sticky directories stop no move of the owner's, whose directories they
+ * are: every job of eve's and bob's is claimed from new/, one goes to
+ * defer/ (exit 75) and back, bob's deferred job comes back when due, one
+ * left in cur/ by a dead owner is recovered into new/ and run, eve's
+ * symlink is moved aside to failed/, her stale file in tmp/ is removed.
+ */
+START_TEST(test_the_owner_still_moves_and_removes_every_submitters_file)
+{
+	const char *h = t_handler("h_once75",
+	    "if [ \"$CHUTE_ID\" = e75 ] && [ ! -e \"$R/seen/e75.once\" ]; then\n"
+	    "	: > \"$R/seen/e75.once\"; exit 75\nfi\n"
+	    "wc -l < \"$1\" > \"$R/seen/$CHUTE_ID\"\n");
+	static const char *const ran[] = { "b1", "b-due", "e1", "e75", "e-cur" };
+	char *chute;
+	pid_t owner;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	chute = strdup(RP("bin/chute"));	/* P()'s buffers are reused */
+	code = t_sh_as("chute-t-bob", 10000, P(
+	    "echo bob | '%s' submit . --id b1 >/dev/null && "
+	    "echo bob | '%s' submit . --id b-due --delay 1h >/dev/null && "
+	    "touch -d '1 minute ago' defer/b-due", chute, chute));
+	EXPECT(code == 0, "bob's submissions exited %d", code);
+	code = t_sh_as("chute-t-eve", 10000, P(
+	    "for id in e1 e75 e-cur; do "
+	    "echo eve | '%s' submit . --id $id >/dev/null || exit 1; done && "
+	    "ln -s /etc/shadow new/e-link && "
+	    "echo old > tmp/e-stale && touch -d '3 days ago' tmp/e-stale",
+	    chute));
+	EXPECT(code == 0, "eve's submissions exited %d", code);
+	/* As a dead owner leaves it: eve's job in cur/ (the owner's rename
+	 * out of a sticky new/). */
+	code = t_sh_as("chute-t-own", 10000, "mv new/e-cur cur/e-cur");
+	EXPECT(code == 0, "the owner could not move eve's job to cur/: %d", code);
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h, "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	for (size_t i = 0; i < sizeof ran / sizeof ran[0]; i++)
+		EXPECT(t_exists(SP("done", ran[i])) && h_counted(ran[i]) == 1,
+		    "%s not run and done:\n%s", ran[i], t_log_of(owner));
+	EXPECT(t_exists(RP("seen/e75.once")), "e75 never exited 75");
+	EXPECT(t_exists(SP("failed", "e-link")), "e-link not moved aside:\n%s",
+	    t_log_of(owner));
+	EXPECT(!t_exists(SP("tmp", "e-stale")), "eve's stale tmp/ file kept:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_count_state("done") == 5 && t_count_state("failed") == 1,
+	    "done %d, failed %d:\n%s", t_count_state("done"),
+	    t_count_state("failed"), t_log_of(owner));
+	free(chute);
+}
+END_TEST
+
+/*
+ * An existing group spool made before tmp/, new/ and defer/ were sticky:
+ * `chute init SPOOL`, run again by its owner, makes them so, and leaves
+ * the other directories as they are.
+ */
+START_TEST(test_init_again_makes_an_old_group_spools_directories_sticky)
+{
+	static const char *const dirs[] = { "tmp", "new", "defer", "cur",
+	    "done", "failed", "log" };
+	struct stat st;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	for (int i = 0; i < 3; i++)
+		EXPECT(chmod(P("%s/%s", T.spool, dirs[i]), 02770) == 0,
+		    "chmod %s", dirs[i]);
+	code = t_sh_as("chute-t-own", 10000, P("'%s' init .", RP("bin/chute")));
+	EXPECT(code == 0, "chute init again exited %d", code);
+	for (int i = 0; i < 7; i++) {
+		EXPECT(stat(P("%s/%s", T.spool, dirs[i]), &st) == 0, "stat %s",
+		    dirs[i]);
+		EXPECT((st.st_mode & 07777) == (i < 3 ? 03770 : 02750),
+		    "%s: mode %o after chute init", dirs[i],
+		    (unsigned)(st.st_mode & 07777));
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -874,8 +1330,22 @@ hostile_suite(void)
 	tcase_add_test(tc, test_hard_link_in_new_to_an_outside_file_is_rejected_and_never_read);
 	tcase_add_test(tc, test_rejecting_a_hard_link_leaves_the_outside_file_unchanged);
 	tcase_add_test(tc, test_hostile_names_are_run_under_safe_ids_and_cannot_forge_log_lines);
+	tcase_add_test(tc, test_status_escapes_a_last_outcome_forged_in_the_log);
 	tcase_add_test(tc, test_empty_job_runs_and_ends_in_done);
 	tcase_add_test(tc, test_job_larger_than_2_gib_is_handed_to_its_handler_whole);
+	suite_add_tcase(s, tc);
+
+	tc = t_tcase(t_cli_setup, hostile_teardown, "races", 60);
+	tcase_add_loop_test(tc, test_a_job_exchanged_with_a_symlink_between_check_and_claim_is_never_run_through_it, 0, 2);
+	tcase_add_loop_test(tc, test_a_target_name_taken_while_the_job_runs_is_moved_aside_and_the_slot_freed, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = t_tcase(t_cli_setup, hostile_teardown, "users", 60);
+	tcase_add_test(tc, test_a_direct_write_renamed_on_arrival_runs_only_once_complete);
+	tcase_add_test(tc, test_a_directory_the_owner_cannot_move_is_refused_in_place_once);
+	tcase_add_test(tc, test_a_submitter_cannot_replace_move_or_remove_another_submitters_job);
+	tcase_add_test(tc, test_the_owner_still_moves_and_removes_every_submitters_file);
+	tcase_add_test(tc, test_init_again_makes_an_old_group_spools_directories_sticky);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);

@@ -49,7 +49,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 2, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 3, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -389,6 +389,156 @@ START_TEST(test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_on
 }
 END_TEST
 
+/*
+ * The witness of "never two runs at once" for the grandchildren tests: a
+ * lock on R/witness that a handler's first run takes on fd 9 and hands to
+ * a grandchild (sleep 30, in the handler's process group, recorded in
+ * R/grandchild and R/hpids) that outlives the handler's own process.  Is
+ * the witness free?  Taken and given back at once.
+ */
+static bool
+witness_free(void)
+{
+	int fd = open(RP("witness"), O_RDONLY | O_CLOEXEC);
+	bool free_ = fd != -1 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+
+	if (fd != -1)
+		close(fd);
+	return free_;
+}
+
+/* The grandchild's pid, once its handler has recorded it; 0 before. */
+static pid_t
+grandchild(void)
+{
+	char *s = t_slurp(RP("grandchild"));
+	long pid = 0;
+
+	if (s != NULL && sscanf(s, "%ld", &pid) != 1)
+		pid = 0;
+	free(s);
+	return (pid_t)pid;
+}
+
+/*
+ * Worker a (exec'd handlers, or with persistent, one worker) runs job g,
+ * whose first run leaves a grandchild holding the witness; a is killed
+ * with SIGKILL; worker b starts at once.  The grandchild must be gone,
+ * the witness free, in well under the 4 s lease (its sleep would hold it
+ * for 30 s), and b's run (attempt 2, after the lease) must find the
+ * witness free: R/overlap records a run that did not.
+ */
+static pid_t
+grandchild_worker(const char *h, bool persistent)
+{
+	if (persistent)
+		return WORKER("--lease", "4s", QUICK, "--persistent", "--", h);
+	return WORKER("--lease", "4s", QUICK, "--", h);
+}
+
+static void
+grandchild_dies_with_its_worker(const char *h, bool persistent)
+{
+	pid_t a, b, g;
+
+	t_write(RP("witness"), "");
+	t_fleet_submit("default", "g", "x");
+	a = grandchild_worker(h, persistent);
+	WAIT_UNTIL((g = grandchild()) > 0, 20000, "the first run's grandchild");
+	EXPECT(!witness_free(), "the grandchild does not hold the witness");
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 the worker");
+	b = grandchild_worker(h, persistent);
+	t_reap(a, 5000, "killed worker");
+	WAIT_UNTIL(witness_free(), 1500, "the witness lock to be freed: the "
+	    "killed worker's grandchild (pid %d) still holds it", (int)g);
+	WAIT_UNTIL(!t_alive(g), 1000, "the grandchild %d to be gone", (int)g);
+	WAIT_UNTIL(t_journal_has("g", 2), 20000, "the second run, after the "
+	    "lease");
+	await_state("g", "done", 10000);
+	EXPECT(!t_exists(RP("overlap")), "a run found the witness held: %s",
+	    t_snip(t_slurp(RP("overlap"))));
+	EXPECT(t_stop(b) == 0, "worker b stops");
+}
+
+/* Its first run forks a grandchild that holds the witness, and blocks. */
+static const char h_grandchild[] =
+    "exec 9>>\"$R/witness\"\n"
+    "flock -n 9 || { echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/overlap\"; exit 1; }\n"
+    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+    "[ \"$CHUTE_ATTEMPT\" = 1 ] || exit 0\n"
+    "sleep 30 &\n"
+    "echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "wait\n";
+
+START_TEST(test_a_killed_worker_s_handler_s_grandchild_dies_with_it)
+{
+	grandchild_dies_with_its_worker(t_handler("h", h_grandchild), false);
+}
+END_TEST
+
+/* The same with a persistent worker: its first job's grandchild. */
+static const char w_grandchild[] =
+    "tab=$(printf '\\t')\n"
+    "while IFS=\"$tab\" read -r id path; do\n"
+    "  exec 9>>\"$R/witness\"\n"
+    "  if ! flock -n 9; then echo \"$id\" >> \"$R/overlap\"; echo fail; continue; fi\n"
+    "  if [ -e \"$R/ran.$id\" ]; then\n"
+    "    echo \"$id 2 $$\" >> \"$R/journal\"; exec 9>&-; echo ok; continue\n"
+    "  fi\n"
+    "  : > \"$R/ran.$id\"; echo \"$id 1 $$\" >> \"$R/journal\"\n"
+    "  sleep 30 &\n"
+    "  echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "  wait\n"
+    "done\n";
+
+START_TEST(test_a_killed_persistent_worker_s_grandchild_dies_with_it)
+{
+	grandchild_dies_with_its_worker(t_handler("w", w_grandchild), true);
+}
+END_TEST
+
+/* The pid of the reaper whose start worker pid said last; 0 if none. */
+static pid_t
+reaper_of(pid_t pid)
+{
+	const char *log = t_log_of(pid), *p, *last = NULL;
+	long r = 0;
+
+	for (p = log; (p = strstr(p, "reaper pid=")) != NULL; p++)
+		last = p;
+	if (last != NULL && sscanf(last, "reaper pid=%ld", &r) != 1)
+		r = 0;
+	return (pid_t)r;
+}
+
+/*
+ * Someone kills the reaper while a handler's grandchild runs: the worker
+ * starts another and tells it of the running group, so a kill -9 of the
+ * worker still takes the grandchild with it.
+ */
+START_TEST(test_a_killed_reaper_is_replaced_and_knows_the_running_groups)
+{
+	pid_t a, r, g;
+
+	t_write(RP("witness"), "");
+	t_fleet_submit("default", "g", "x");
+	a = grandchild_worker(t_handler("h", h_grandchild), false);
+	WAIT_UNTIL((g = grandchild()) > 0, 20000, "the first run's grandchild");
+	EXPECT((r = reaper_of(a)) > 0 && t_alive(r), "the worker names no "
+	    "live reaper: %s", t_log_of(a));
+	EXPECT(kill(r, SIGKILL) == 0, "kill -9 the reaper");
+	WAIT_UNTIL(strstr(t_log_of(a), "started again") != NULL, 10000,
+	    "the worker to start another reaper: %s", t_log_of(a));
+	EXPECT(reaper_of(a) != r && t_alive(reaper_of(a)), "no new reaper: %s",
+	    t_log_of(a));
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 the worker");
+	t_reap(a, 5000, "killed worker");
+	WAIT_UNTIL(witness_free(), 1500, "the witness lock to be freed: the "
+	    "killed worker's grandchild (pid %d) still holds it", (int)g);
+	WAIT_UNTIL(!t_alive(g), 1000, "the grandchild %d to be gone", (int)g);
+}
+END_TEST
+
 START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 {
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
@@ -519,6 +669,24 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 
 	EXPECT(CHUTE("status", "postgresql://[::1", "x") == 64, "malformed URI: "
 	    "64, %s", T.err);
+	/* libpq quotes a URI it cannot parse, or the token it cannot decode. */
+	EXPECT(CHUTE("status", "postgresql://app:S3cretPW@[::1/db", "x") == 64 &&
+	    strstr(T.err, "S3cretPW") == NULL && t_nlines(T.err) == 1,
+	    "malformed, with a password: 64, not printed: %s", T.err);
+	EXPECT(CHUTE("status", "postgresql://app:S3cr%zzetPW@localhost/db", "x")
+	    == 64 && strstr(T.err, "S3cr") == NULL && strstr(T.err, "etPW") ==
+	    NULL && t_nlines(T.err) == 1, "a bad %%-escape in the password: 64, "
+	    "not printed: %s", T.err);
+	EXPECT(CHUTE("status", "postgresql://app@localhost/db?password=S3cr%zz",
+	    "x") == 64 && strstr(T.err, "S3cr") == NULL, "a bad %%-escape in "
+	    "password=: %s", T.err);
+	EXPECT(CHUTE("run", "postgresql://app:S3c/retPW@localhost/db", "--",
+	    "true") == 64 && strstr(T.err, "S3c") == NULL && strstr(T.err,
+	    "retPW") == NULL && strstr(T.err, "%2F"), "a password libpq would "
+	    "split at its '/': refused, not printed: %s", T.err);
+	EXPECT(CHUTE("init", t_uri, "postgresql://app:S3cretPW@h/db") == 64 &&
+	    strstr(T.err, "S3cretPW") == NULL, "a second URI is refused, not "
+	    "echoed: %s", T.err);
 	EXPECT(CHUTE("run", t_uri, "--prefetch", "-1", "--", "true") == 64 &&
 	    strncmp(T.err, "chute: run: --prefetch -1: ", 27) == 0,
 	    "a bad --prefetch: 64, a line naming it: %s", T.err);
@@ -719,6 +887,245 @@ START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
 }
 END_TEST
 
+
+/* ---- hostile rows ---- */
+
+/*
+ * Rows no submit can make (the schema's jobs_id_valid forbids them; the
+ * test drops it, as any submitter sharing the workers' role could): IDs
+ * that are paths, or hidden, or hold a newline.  Each is failed with a
+ * reason in last and in its log; the file an ID names is never touched;
+ * the good job beside them runs.
+ */
+START_TEST(test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk)
+{
+	const char *h = t_handler("h", "cat > /dev/null; echo \"$CHUTE_JOB\" >> \"$R/ran\"\n");
+	char *v;
+	pid_t w;
+	int rc;
+
+	EXPECT(mkdir(RP("x"), 0700) == 0, "mkdir x");
+	t_write(RP("x/victim"), "precious\n");
+	t_write(RP("x/victim2"), "precious\n");
+	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT IF EXISTS jobs_id_valid");
+	t_sql(P("WITH j AS (INSERT INTO chute.jobs (queue, id, state, size)"
+	    " VALUES ('default', '%s', 'new', 1), ('default', '/../../%s', 'new', 1),"
+	    " ('default', '.hidden', 'new', 1), ('default', E'a\\nb', 'new', 1),"
+	    " ('default', 'good', 'new', 1) RETURNING id)"
+	    " INSERT INTO chute.payloads (queue, id, body) SELECT 'default', id,"
+	    " 'overwritten' FROM j", RP("x/victim"), RP("x/victim2")));
+	w = WORKER("--drain", "--", h);
+	/* The victims first: the old code did its harm, then hung. */
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.jobs WHERE state IN"
+	    " ('new', 'cur')") == 0 || !t_alive(w), 30000, "the rows left new "
+	    "and cur");
+	v = t_slurp(RP("x/victim"));
+	EXPECT(v && strcmp(v, "precious\n") == 0, "victim: %s", t_snip(v));
+	free(v);
+	v = t_slurp(RP("x/victim2"));
+	EXPECT(v && strcmp(v, "precious\n") == 0, "victim2: %s", t_snip(v));
+	free(v);
+	EXPECT((rc = t_reap(w, 30000, "drain")) == 0, "drain: %d: %s", rc,
+	    t_log_of(w));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE id <> 'good' AND"
+	    " state = 'failed' AND last LIKE 'refused: its ID is not a valid job ID%'")
+	    == 4, "the four failed with a reason: %s", t_sql("SELECT string_agg("
+	    "state || ' ' || last, '; ') FROM chute.jobs"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id <> 'good' AND"
+	    " position(convert_to('refused: its ID', 'UTF8') IN body) > 0") == 4,
+	    "a line in each one's log");
+	EXPECT(strcmp(t_sql("SELECT state FROM chute.jobs WHERE id = 'good'"),
+	    "done") == 0, "the good job ran");
+	v = t_slurp(RP("ran"));
+	EXPECT(v && t_nlines(v) == 1, "one handler ran: %s", t_snip(v));
+	free(v);
+}
+END_TEST
+
+/*
+ * The claim picks rows of chute.jobs by ctid, and 200 tables inheriting it
+ * each have a row at the same ctid: one claim of one job comes back with
+ * 200 rows, which went past the worker's look-ahead array (a segfault).
+ * Only what was asked for is taken, the rest handed back, and every job
+ * runs once.
+ */
+START_TEST(test_a_claim_reply_of_more_rows_than_asked_is_bounded)
+{
+	const char *h = t_handler("h", "cat > /dev/null; echo \"$CHUTE_JOB\" >> \"$R/ran\"\n");
+	char *v;
+	pid_t w;
+	int rc;
+
+	t_sql("DO $$ BEGIN FOR i IN 1..200 LOOP"
+	    " EXECUTE format('CREATE TABLE chute.jobs_%s () INHERITS (chute.jobs)', i);"
+	    " EXECUTE format('INSERT INTO chute.jobs_%s (queue, id, state, size)"
+	    " VALUES (''default'', ''inh.%s'', ''new'', 1)', i, i);"
+	    " END LOOP; END $$;"
+	    " INSERT INTO chute.payloads (queue, id, body)"
+	    " SELECT 'default', 'inh.' || i, 'x' FROM generate_series(1, 200) i");
+	w = WORKER("-j", "1", "--prefetch", "0", "--drain", "--", h);
+	rc = t_reap(w, 120000, "drain");
+	EXPECT(rc == 0, "drain: %d: %s", rc, t_log_of(w));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'done'") ==
+	    200, "all done: %s", t_sql("SELECT string_agg(DISTINCT state, ',')"
+	    " FROM chute.jobs"));
+	v = t_slurp(RP("ran"));
+	EXPECT(v && t_nlines(v) == 200, "200 runs: %d", v ? t_nlines(v) : -1);
+	free(v);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE attempts <> 1") == 0,
+	    "each counted once");
+}
+END_TEST
+
+/*
+ * The upgrade from version 2 (the schema without jobs_id_valid) fails the
+ * waiting and running jobs whose IDs it forbids, keeps finished ones, and
+ * adds the constraint NOT VALID while any remain; validated where none do.
+ */
+START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
+{
+	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid'"), "t") == 0, "a fresh schema: validated");
+	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
+	    " UPDATE chute.version SET version = 2");
+	t_sql("INSERT INTO chute.jobs (queue, id, state, size, token) VALUES"
+	    " ('default', '../n', 'new', 1, NULL), ('default', E'd\\x1b[2J', 'defer', 1, NULL),"
+	    " ('default', '/c', 'cur', 1, 7), ('default', '.done', 'done', 1, NULL),"
+	    " ('default', 'fine', 'new', 1, NULL)");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 3, "version 3");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'failed'"
+	    " AND token IS NULL AND last LIKE 'refused: %'") == 3, "three failed: %s",
+	    t_sql("SELECT string_agg(id || ' ' || state, '; ') FROM chute.jobs"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs") == 3, "with a log line each");
+	EXPECT(strcmp(t_sql("SELECT state FROM chute.jobs WHERE id = '.done'"),
+	    "done") == 0 && strcmp(t_sql("SELECT state FROM chute.jobs WHERE"
+	    " id = 'fine'"), "new") == 0, "the finished and the good stay");
+	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid'"), "f") == 0, "NOT VALID: one remains");
+	EXPECT(t_pg_sql(t_uri, "INSERT INTO chute.jobs (queue, id, state, size)"
+	    " VALUES ('default', 'a/b', 'new', 1)", NULL, 0) == 1, "a bad insert "
+	    "is refused now");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
+	    "init again: %s%s", T.out, T.err);
+	t_sql("DELETE FROM chute.jobs WHERE id = '.done' OR state = 'failed';"
+	    " ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
+	    " UPDATE chute.version SET version = 2");
+	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
+	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid'"), "t") == 0, "none left: validated");
+}
+END_TEST
+
+/* A pid no process has now (kill says ESRCH), from start up. */
+static long
+dead_pid(long start)
+{
+	while (kill((pid_t)start, 0) == 0 || errno != ESRCH)
+		start++;
+	return start;
+}
+
+/*
+ * A worker removes the local directories of dead workers, only its own:
+ * not through a symlink planted by that name, not another user's.
+ */
+START_TEST(test_a_worker_s_sweep_of_dead_workers_follows_no_symlink)
+{
+	char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	const char *evil, *other, *mine;
+	long pid = dead_pid(99999);
+	pid_t w;
+
+	EXPECT(mkdir(RP("tmp"), 0700) == 0 && mkdir(RP("dir"), 0700) == 0,
+	    "mkdir");
+	t_write(RP("dir/a"), "a");
+	t_write(RP("dir/b"), "b");
+	evil = P("%s/chute-pgsql.%ld.evil", RP("tmp"), pid);
+	EXPECT(symlink(RP("dir"), evil) == 0, "symlink: %s", strerror(errno));
+	other = P("%s/chute-pgsql.%ld.other", RP("tmp"), dead_pid(pid + 1));
+	EXPECT(mkdir(other, 0755) == 0, "mkdir other");
+	t_write(P("%s/f", other), "f");
+	EXPECT(chown(P("%s/f", other), 65534, 65534) == 0 && chown(other, 65534,
+	    65534) == 0, "chown: %s", strerror(errno));
+	mine = P("%s/chute-pgsql.%ld.mine", RP("tmp"), dead_pid(pid + 2));
+	EXPECT(mkdir(mine, 0700) == 0, "mkdir mine");
+	t_write(P("%s/job", mine), "j");
+	setenv("TMPDIR", RP("tmp"), 1);
+	w = WORKER("--drain", "--", "true");
+	if (old != NULL)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+	EXPECT(t_reap(w, 30000, "drain") == 0, "drain: %s", t_log_of(w));
+	EXPECT(t_exists(RP("dir/a")) && t_exists(RP("dir/b")), "the files behind "
+	    "the symlink stay");
+	EXPECT(t_exists(P("%s/f", other)), "another user's directory stays");
+	EXPECT(!t_exists(mine), "our own dead worker's directory goes");
+}
+END_TEST
+
+/*
+ * An exec'd handler's output on the worker's disk is bounded as the
+ * database bounds it: a handler writing 50 MB finds its local log (under
+ * RUNTIME_DIRECTORY, where the worker keeps it) at PG_LOG_CAP bytes and
+ * one more, not 50 MB, and its job is done, its log stored with the
+ * marker.
+ */
+START_TEST(test_a_flooding_handler_s_local_log_is_capped_as_the_database_s)
+{
+	const char *h = t_handler("h", "head -c 50000000 /dev/zero | tr '\\0' y\n"
+	    "stat -c %s \"$RT\"/chute-pgsql.*/.*.log > \"$R/size\"\n");
+	char *v;
+	pid_t w;
+
+	EXPECT(mkdir(RP("rt"), 0700) == 0, "mkdir rt: %s", strerror(errno));
+	setenv("RUNTIME_DIRECTORY", RP("rt"), 1);
+	setenv("RT", RP("rt"), 1);
+	t_fleet_submit("default", "flood50", "x");
+	w = WORKER("--drain", "--", h);
+	unsetenv("RUNTIME_DIRECTORY");
+	unsetenv("RT");
+	EXPECT(t_reap(w, 60000, "drain") == 0, "drain: %s", t_log_of(w));
+	v = t_slurp(RP("size"));
+	EXPECT(v && atol(v) > 0 && atol(v) <= (1 << 20) + 1, "the local log "
+	    "holds %s bytes", t_snip(v));
+	free(v);
+	EXPECT(strcmp(t_sql("SELECT state FROM chute.jobs WHERE id = 'flood50'"),
+	    "done") == 0, "done");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood50' AND"
+	    " length(body) < (1 << 20) + 200 AND position(convert_to("
+	    "'@chute log truncated', 'UTF8') IN body) > 0") == 1, "stored capped, "
+	    "with the marker");
+}
+END_TEST
+
+/*
+ * Stored text reaches a terminal escaped, as the journal has it: a `last`
+ * with a newline and an escape code cannot forge a second line of
+ * `chute status`, nor drive the terminal.
+ */
+START_TEST(test_status_of_a_queue_escapes_a_forged_last)
+{
+	t_fleet_submit("default", "forged", "x");
+	t_sql("UPDATE chute.jobs SET state = 'failed',"
+	    " last = E'nothing\\nforged done attempts=1 \\x1b[2J\\r' WHERE id = 'forged'");
+	EXPECT(CHUTE("status", t_uri, "forged") == 0, "status: %s", T.err);
+	EXPECT(t_nlines(T.out) == 1 && strchr(T.out, '\033') == NULL &&
+	    strchr(T.out, '\r') == NULL && strstr(T.out, "\\n"),
+	    "one line, escaped: %s", T.out);
+	t_sql("INSERT INTO chute.logs (queue, id, body) VALUES ('default',"
+	    " 'forged', convert_to(E'out \\x1b[2J\\x07 end\\n', 'UTF8'))");
+	EXPECT(CHUTE("log", t_uri, "forged") == 0 && strstr(T.out, "\033[2J"),
+	    "log into a pipe, as it is: %s", T.out);
+	EXPECT(t_chute_tty("log", t_uri, "forged", (const char *)NULL) == 0 &&
+	    strpbrk(T.out, "\033\007") == NULL && strstr(T.out,
+	    "out \\033[2J\\a end\r\n"), "log on a terminal, escaped: %s", T.out);
+}
+END_TEST
+
 /* ---- --persistent ---- */
 
 /*
@@ -792,15 +1199,28 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_delay_and_at_defer_a_job_until_its_time);
 	tcase_add_test(tc, test_cancel_from_another_process_stops_the_running_handler);
 	tcase_add_test(tc, test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once);
+	tcase_add_test(tc, test_a_killed_worker_s_handler_s_grandchild_dies_with_it);
+	tcase_add_test(tc, test_a_killed_persistent_worker_s_grandchild_dies_with_it);
+	tcase_add_test(tc, test_a_killed_reaper_is_replaced_and_knows_the_running_groups);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
 	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
-	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);
 	tcase_add_test(tc, test_a_passing_server_error_is_75_and_a_lasting_one_74);
 	tcase_add_test(tc, test_a_refused_outcome_batch_is_kept_and_sent_again);
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
 	tcase_add_test(tc, test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one);
+	suite_add_tcase(s, tc);
+	/* Rows, replies and local files made by someone hostile (issue 26). */
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "hostile", 180);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_bad_uris_and_bad_passwords_are_refused_without_the_password);
+	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
+	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
+	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
+	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
+	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);

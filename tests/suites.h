@@ -13,6 +13,7 @@ Suite	*outcome_suite(void);
 Suite	*owner_suite(void);
 Suite	*top_suite(void);
 Suite	*notify_suite(void);
+Suite	*pump_suite(void);
 Suite	*help_suite(void);
 Suite	*cli_suite(void);
 Suite	*fault_suite(void);

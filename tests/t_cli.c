@@ -12,7 +12,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -628,6 +631,65 @@ t_chute(const char *in, const char *first, ...)
 	return code;
 }
 
+/*
+ * Run $CHUTE_BIN with the NULL-terminated arguments, its stdout a terminal
+ * (a pty of its own; stdin and stderr /dev/null): what it wrote there (the
+ * terminal's own "\r" before each "\n" included) into T.out.  Its exit
+ * code; fails the test if it runs past T_CMD_MS.
+ */
+int
+t_chute_tty(const char *first, ...)
+{
+	const char *argv[64];
+	int argc = 0, m, code;
+	size_t got = 0;
+	int64_t deadline = t_mono() + T_CMD_MS;
+	va_list ap;
+	pid_t pid;
+
+	argv[argc++] = T.bin;
+	va_start(ap, first);
+	for (const char *a = first; a != NULL && argc < 63; a = va_arg(ap, const char *))
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	EXPECT(m != -1 && grantpt(m) == 0 && unlockpt(m) == 0, "pty: %s",
+	    strerror(errno));
+	if ((pid = fork()) == 0) {
+		int s = open(ptsname(m), O_RDWR | O_CLOEXEC), nul;
+
+		setsid();
+		nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (s == -1 || nul == -1 || dup2(nul, 0) == -1 ||
+		    dup2(s, 1) == -1 || dup2(nul, 2) == -1)
+			_exit(127);
+		t_execv(argv);
+		_exit(127);
+	}
+	EXPECT(pid > 0, "fork: %s", strerror(errno));
+	/* Until the last writer closes the terminal: EIO on Linux. */
+	for (;;) {
+		struct pollfd pfd = { .fd = m, .events = POLLIN };
+		ssize_t n;
+
+		EXPECT(t_mono() < deadline, "%s did not finish in %d ms", argv[1],
+		    T_CMD_MS);
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(m, T.out + got, sizeof(T.out) - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(T.out) - 1)
+			break;
+	}
+	T.out[got] = '\0';
+	close(m);
+	code = t_reap(pid, T_CMD_MS, argv[1]);
+	return code;
+}
+
 /* Start `chute run SPOOLARG ARGS...` in the background, in cwd if given. */
 pid_t
 t_owner(const char *cwd, const char *spoolarg, const char *first, ...)
@@ -890,3 +952,171 @@ t_tcase(SFun setup, SFun teardown, const char *name, int timeout)
 	return tc;
 }
 
+
+/* ---- other users ---- */
+
+static const char *const t_user_names[] = { "chute-t-own", "chute-t-eve",
+    "chute-t-bob" };
+
+static bool
+t_run_quiet(const char *const argv[])
+{
+	pid_t pid = t_spawn(argv, NULL, RP("useradd.log"), RP("useradd.log"), NULL);
+
+	return t_reap(pid, T_CMD_MS, argv[0]) == 0;
+}
+
+/* The group and the three users exist (made here if they did not). */
+static bool
+t_users_made(void)
+{
+	const char *ga[] = { "/usr/sbin/groupadd", "-r", T_SUBS, NULL };
+	char groups[64];
+
+	if (getgrnam(T_SUBS) == NULL && !t_run_quiet(ga))
+		return false;
+	for (size_t i = 0; i < sizeof t_user_names / sizeof t_user_names[0]; i++) {
+		/* The owner is in the group too: chute init --group needs it. */
+		const char *ua[] = { "/usr/sbin/useradd", "-r", "-M", "-d",
+		    "/nonexistent", "-s", "/usr/sbin/nologin", "-G", T_SUBS,
+		    t_user_names[i], NULL };
+
+		if (getpwnam(t_user_names[i]) == NULL && !t_run_quiet(ua))
+			return false;
+	}
+	snprintf(groups, sizeof groups, "%s", T_SUBS);
+	return getgrnam(groups) != NULL;
+}
+
+bool
+t_users(void)
+{
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) == -1 ||
+	    access("/usr/sbin/useradd", X_OK) == -1) {
+		fprintf(stderr, "skipped: other users need root, setpriv and "
+		    "useradd\n");
+		return false;
+	}
+	if (!t_users_made()) {
+		fprintf(stderr, "skipped: cannot make the test users: %s\n",
+		    t_snip(t_slurp(RP("useradd.log"))));
+		return false;
+	}
+	return true;
+}
+
+uid_t
+t_uid(const char *who)
+{
+	struct passwd *pw = getpwnam(who);
+
+	EXPECT(pw != NULL, "no user %s", who);
+	return pw->pw_uid;
+}
+
+gid_t
+t_subs_gid(void)
+{
+	struct group *gr = getgrnam(T_SUBS);
+
+	EXPECT(gr != NULL, "no group %s", T_SUBS);
+	return gr->gr_gid;
+}
+
+/* chown -R, not following symlinks. */
+static void
+t_chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	EXPECT(lchown(path, uid, gid) == 0, "chown %s: %s", path, strerror(errno));
+	if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode))
+		return;
+	/* chown clears set-group-ID: the spool's directories keep theirs. */
+	EXPECT(chmod(path, st.st_mode & 07777) == 0, "chmod %s", path);
+	EXPECT((d = opendir(path)) != NULL, "opendir %s", path);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, ".."))
+			t_chown_tree(P("%s/%s", path, de->d_name), uid, gid);
+	closedir(d);
+}
+
+/*
+ * T.spool made again by `chute init --group chute-t-subs` and given to
+ * chute-t-own, as a packaged spool is; T.root and a copy of $CHUTE_BIN
+ * (T.root/bin/chute: the build tree may be closed to other users) made
+ * reachable.  Call after t_users().
+ */
+void
+t_group_spool(void)
+{
+	const char *rm[] = { "/bin/rm", "-rf", T.spool, NULL };
+	const char *cp[] = { "/bin/cp", T.bin, RP("bin/chute"), NULL };
+	int code;
+
+	EXPECT(chmod(T.root, 0755) == 0, "chmod %s", T.root);
+	EXPECT(t_run_quiet(rm), "rm -rf %s", T.spool);
+	code = CHUTE("init", "--group", T_SUBS, T.spool);
+	EXPECT(code == 0, "chute init --group: %d %s", code, T.err);
+	t_chown_tree(T.spool, t_uid("chute-t-own"), t_subs_gid());
+	EXPECT(mkdir(RP("bin"), 0755) == 0 && t_run_quiet(cp), "copy %s", T.bin);
+	EXPECT(chmod(RP("seen"), 0777) == 0, "chmod seen");
+}
+
+/* t_spawn, as user who with the group as its groups (setpriv). */
+pid_t
+t_spawn_as(const char *who, const char *const argv[], const char *in,
+    const char *out, const char *err, const char *cwd)
+{
+	const char *av[140];
+	char u[32], g[32], gs[32];
+	int n = 0;
+
+	snprintf(u, sizeof u, "--reuid=%ld", (long)t_uid(who));
+	snprintf(g, sizeof g, "--regid=%ld", (long)t_subs_gid());
+	snprintf(gs, sizeof gs, "--groups=%ld", (long)t_subs_gid());
+	av[n++] = "/usr/bin/setpriv";
+	av[n++] = u;
+	av[n++] = g;
+	av[n++] = gs;
+	av[n++] = "--";
+	for (int i = 0; argv[i] != NULL && n < 139; i++)
+		av[n++] = argv[i];
+	av[n] = NULL;
+	return t_spawn(av, in, out, err, cwd);
+}
+
+/* `chute run T.spool ARGS...` as who, from T.root/bin/chute. */
+pid_t
+t_owner_as(const char *who, const char *first, ...)
+{
+	const char *argv[128];
+	char *log;
+	int argc = 0;
+	va_list ap;
+
+	argv[argc++] = strdup(RP("bin/chute"));
+	argv[argc++] = "run";
+	argv[argc++] = T.spool;
+	va_start(ap, first);
+	for (const char *a = first; a != NULL && argc < 127; a = va_arg(ap, const char *))
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	ncmd++;
+	log = RP(P("owner.%d.log", ncmd));
+	return t_spawn_as(who, argv, NULL, log, log, NULL);
+}
+
+/* sh -c script as who, in T.spool; its exit code, within timeout_ms. */
+int
+t_sh_as(const char *who, int timeout_ms, const char *script)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	char *log = RP(P("sh.%d.log", ++ncmd));
+	pid_t pid = t_spawn_as(who, argv, NULL, log, log, T.spool);
+
+	return t_reap(pid, timeout_ms, script);
+}

@@ -164,6 +164,8 @@ void	 t_kill_all(void);
 
 /* Run $CHUTE_BIN with the NULL-terminated arguments; output into T.out and T.err. */
 int	 t_chute(const char *in, const char *first, ...) __attribute__((sentinel));
+/* The same with stdout a terminal of its own (a pty): T.out as it showed. */
+int	 t_chute_tty(const char *first, ...) __attribute__((sentinel));
 /* Start `chute run SPOOLARG ARGS...` in the background, in cwd if given. */
 pid_t	 t_owner(const char *cwd, const char *spoolarg, const char *first, ...)
 	    __attribute__((sentinel));
@@ -221,5 +223,30 @@ const char *h_block(void);
 pid_t	 t_handler_pid(const char *id);
 /* Let every h_block handler finish: create root/release. */
 void	 t_release(void);
+
+/* ---- other users: a group spool as it is deployed ---- */
+
+#define T_SUBS	"chute-t-subs"	/* the submitters' group; owner: chute-t-own */
+
+/*
+ * Make (once per machine) the group chute-t-subs and the users
+ * chute-t-own, chute-t-eve and chute-t-bob in it.  False, after one line
+ * saying why, where that cannot be done (not root, no useradd): the
+ * caller skips.
+ */
+bool	 t_users(void);
+uid_t	 t_uid(const char *who);
+gid_t	 t_subs_gid(void);
+/* T.spool again, by `chute init --group`, owned by chute-t-own. */
+void	 t_group_spool(void);
+/* t_spawn as user who, with chute-t-subs as its only group. */
+pid_t	 t_spawn_as(const char *who, const char *const argv[], const char *in,
+	    const char *out, const char *err, const char *cwd);
+/* `chute run T.spool ARGS...` as who (NULL-terminated arguments). */
+pid_t	 t_owner_as(const char *who, const char *first, ...)
+	    __attribute__((sentinel));
+#define OWNER_AS(who, ...)	t_owner_as((who), __VA_ARGS__, (const char *)NULL)
+/* sh -c script as who, in T.spool; its exit code. */
+int	 t_sh_as(const char *who, int timeout_ms, const char *script);
 
 #endif

@@ -19,11 +19,14 @@
  *	E ID ATTEMPT PID END_NS KIND CODE
  *    PPID is the worker that started it.  LOCK is the witness of "never
  *    twice at once": flock(LOCK_EX|LOCK_NB) on WORK/locks/ID through fd 9,
- *    held by the handler process alone (every command it starts gets
- *    9>&-).  That is the process chute answers for: PR_SET_PDEATHSIG kills
- *    it with its worker, while what it started keeps running (fleet.md,
- *    "Leases and fencing"), so a sleep left behind must not hold the lock.
- *    CONCURRENT means the previous run's handler was still alive.
+ *    held by the handler process (its foreground commands get 9>&-) and,
+ *    for a third of the jobs, by a grandchild (sleep 10, in the background,
+ *    listed in WORK/grandchildren) that the handler leaves behind in its
+ *    process group: chute answers for every process of the group (the
+ *    supervisor kills what is left when the handler exits, the reaper
+ *    when its worker is killed: fleet.md, "Leases and fencing"), so the
+ *    grandchild, which would outlive a 2 s lease, must be gone by then.
+ *    CONCURRENT means a process of the previous run was still alive.
  *  - the audit: a trigger on chute.jobs (torture.audit, installed after
  *    `chute init`) writes one row per inserted or updated job row, in the
  *    same transaction: old and new state, attempts, token, the claiming
@@ -730,6 +733,13 @@ write_handler_pg(void)
 	    "exec 9>>'%s/locks/'\"$id\"\n"
 	    "if flock -n 9; then lk=ok; else lk=CONCURRENT; fi\n"
 	    "echo \"S $id $a $$ $(date +%%s%%N 9>&-) $lk $w\" >>\"$J\"\n"
+	    "# A third of the jobs leave a grandchild in the handler's group\n"
+	    "# that outlives the handler, holding the witness: it must die\n"
+	    "# with the attempt, or with the worker when that is killed.\n"
+	    "if [ $((h %% 3)) = 0 ]; then\n"
+	    "\tsleep 10 &\n"
+	    "\techo \"$id $a $!\" >>'%s/grandchildren'\n"
+	    "fi\n"
 	    "case $mode in\n"
 	    "tf)\tsleep $s 9>&-\n"
 	    "\techo \"E $id $a $$ $(date +%%s%%N 9>&-) tf 75\" >>\"$J\"\n"
@@ -745,7 +755,7 @@ write_handler_pg(void)
 	    "esac\n"
 	    "echo \"E $id $a $$ $(date +%%s%%N 9>&-) ok 0\" >>\"$J\"\n"
 	    "exec 9>&-\n"
-	    "exit 0\n", work, cfg.flaky ? flaky_modes : "", work);
+	    "exit 0\n", work, cfg.flaky ? flaky_modes : "", work, work);
 	if (fclose(f) == EOF || chmod(path("%s/handler.sh", work), 0755) == -1)
 		die("%s/handler.sh: %s", work, strerror(errno));
 }
@@ -930,6 +940,58 @@ taken_over(long pid)
 	return yes;
 }
 
+/* pid's state, parent and process group (/proc/PID/stat); false if gone. */
+static bool
+stat_of(long pid, char *state, long *ppid, long *pgrp)
+{
+	char file[64], buf[1024], *p;
+	FILE *f;
+	bool ok;
+
+	snprintf(file, sizeof(file), "/proc/%ld/stat", pid);
+	if ((f = fopen(file, "re")) == NULL)
+		return false;
+	ok = fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 1, " %c %ld %ld", state, ppid, pgrp) == 3;
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Live processes in the process groups of parent's children, exited
+ * (zombie) children included: a frozen worker's handlers and what they
+ * left behind in their groups, all of which it cannot stop while frozen.
+ */
+static int
+handler_groups_alive(long parent)
+{
+	long kids[64], ppid, pgrp;
+	int nkids = 0, n = 0;
+	struct dirent *de;
+	DIR *dp;
+	char state;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if ((dp = opendir("/proc")) == NULL)
+			return 0;
+		while ((de = readdir(dp)) != NULL) {
+			char *end;
+			long pid = strtol(de->d_name, &end, 10);
+
+			if (*end != '\0' || pid <= 0 ||
+			    !stat_of(pid, &state, &ppid, &pgrp))
+				continue;
+			if (pass == 0 && ppid == parent && nkids < 64)
+				kids[nkids++] = pid;
+			for (int k = 0; pass == 1 && state != 'Z' && k < nkids; k++)
+				n += pgrp == kids[k];
+		}
+		closedir(dp);
+	}
+	return n;
+}
+
 /*
  * --freeze: SIGSTOP a worker for longer than its lease, as a long pause of
  * its VM would, then SIGCONT: other workers recover its claims and run the
@@ -937,9 +999,10 @@ taken_over(long pid)
  * it must start nothing it no longer holds.  It is thawed as soon as
  * another worker holds one of its jobs (its stale outcomes then meet a
  * live claim), else within 1.5 s.  A frozen worker cannot stop its
- * handlers (fleet.md says so), so the freeze outlasts the lease only once
- * none of them runs: if one still does at 3/4 of the lease, the worker is
- * thawed in time and nothing is lost.
+ * handlers (fleet.md says so), nor what an exited handler left in its
+ * group, so the freeze outlasts the lease only once no process of its
+ * handlers' groups runs: if one still does at 3/4 of the lease, the
+ * worker is thawed in time and nothing is lost.
  */
 static void
 worker_freeze(int n)
@@ -948,9 +1011,10 @@ worker_freeze(int n)
 	int64_t t0 = real_us(), m0 = mono_ms();
 
 	kill(w->pid, SIGSTOP);
-	while (proc_children(w->pid) > 0 && mono_ms() - m0 < LEASE_MS * 3 / 4)
+	while (handler_groups_alive(w->pid) > 0 &&
+	    mono_ms() - m0 < LEASE_MS * 3 / 4)
 		nap_us(10000);
-	if (proc_children(w->pid) == 0) {
+	if (handler_groups_alive(w->pid) == 0) {
 		int64_t from = m0 + LEASE_MS + 200, until = from + 1500;
 
 		while (mono_ms() < from && !stop_sig)
@@ -2039,6 +2103,21 @@ setup_pg(void)
 	ino_setup_pg();
 }
 
+/* Lines in a file; 0 if it is missing. */
+static int
+count_lines(const char *file)
+{
+	FILE *f = fopen(file, "re");
+	int n = 0, c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
 static void
 summary(int64_t t0)
 {
@@ -2057,7 +2136,8 @@ summary(int64_t t0)
 	    path(" freezes=%d (thawed early=%d)", st.freezes,
 	    st.freezes_short) : "", tally.runs, violations());
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
-	    "after-an-end=%d, with live handlers=%d; claims=%d, lost=%d (before "
+	    "after-an-end=%d, with live handlers=%d; runs leaving a grandchild "
+	    "with the witness=%d; claims=%d, lost=%d (before "
 	    "a START=%d, mid-run=%d, outcome unrecorded=%d; after trouble "
 	    "its worker reported, not ours=%d), stopped by a timeout before a START=%d, handed back=%d; outcomes refused "
 	    "(fenced)=%d; leases given up=%d; submits refused by a restart=%d "
@@ -2065,7 +2145,8 @@ summary(int64_t t0)
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
 	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, found "
 	    "again after a kill=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
-	    st.k_running, st.k_ended, st.k_live, nclaims, st.lost,
+	    st.k_running, st.k_ended, st.k_live,
+	    count_lines(path("%s/grandchildren", work)), nclaims, st.lost,
 	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.lost_self,
 	    st.timeout_norun,
 	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,

@@ -7,6 +7,9 @@
 # only on stderr.  Then what chute relies on: Type=notify with
 # NotifyAccess=main, one ExecStart= line (the package rewrites it), and
 # every CHUTE_* variable a unit uses documented in contrib/chute.conf.example.
+# Then each unit's exposure, as `systemd-analyze security --offline=yes`
+# rates it (0 to 10, lower is better), at most $bound: the hardening the
+# units ship (README, "Running it from systemd or cron") must not slide back.
 # Without systemd-analyze: one line saying so, and success.
 set -u
 [ $# -eq 1 ] || { echo "usage: units.sh /abs/path/to/chute" >&2; exit 64; }
@@ -23,10 +26,31 @@ fi
 tmp=$(mktemp -d) || exit 73
 trap 'rm -rf "$tmp"' EXIT
 
+# install FILE: the unit FILE in $tmp, running CHUTE and, for the metrics,
+# contrib's script.
+install_unit() {
+	sed -e "s,/usr/local/bin/chute,$chute,g" \
+	    -e "s,/usr/local/libexec/chute/chute-metrics,$PWD/contrib/chute-metrics.sh,g" \
+	    "$1" >"$tmp/$(basename "$1")"
+}
 # verify FILE NAME: the unit FILE, installed as NAME in $tmp, verified.
 verify() {
-	sed "s,/usr/local/bin/chute,$chute,g" "$1" >"$tmp/$(basename "$1")"
+	install_unit "$1"
 	(cd "$tmp" && systemd-analyze verify --man=no "$2" 2>&1)
+}
+# exposure FILE NAME: the overall exposure systemd-analyze gives the unit
+# FILE, installed as NAME in $tmp (a number such as 1.6), or nothing.
+exposure() {
+	install_unit "$1"
+	(cd "$tmp" && systemd-analyze security --offline=yes --no-pager "$2" 2>&1) |
+		sed -n 's/^.*Overall exposure level for [^ ]*: \([0-9.]*\) .*$/\1/p'
+}
+# unit_name FILE: a template given the instance "test".
+unit_name() {
+	local name
+	name=$(basename "$1")
+	case $name in *@.*) name=${name/@./@test.} ;; esac
+	echo "$name"
 }
 
 # The check must be able to fail: a bad Type= is reported.
@@ -37,11 +61,10 @@ else
 	notok "systemd-analyze verify is silent on Type=bogus: it checks nothing here"
 fi
 
-# The units that run chute itself (others in contrib/ run other programs).
+# The units that run chute, and the metrics' (its script from contrib/).
 for f in contrib/chute@.service contrib/chute-worker@.service \
-    contrib/chute-forward@.service; do
-	name=$(basename "$f")
-	case $name in *@.*) name=${name/@./@test.} ;; esac
+    contrib/chute-forward@.service contrib/chute-metrics.service; do
+	name=$(unit_name "$f")
 	out=$(verify "$f" "$name")
 	if [ $? = 0 ] && [ -z "$out" ]; then
 		ok "$f: systemd-analyze verify is silent"
@@ -64,5 +87,32 @@ for f in contrib/chute@.service contrib/chute-worker@.service; do
 			notok "$f: $v is not in contrib/chute.conf.example"
 	done
 done
+# The exposure of each unit.  Before the hardening of issue 26: 7.0 for the
+# three that run chute, 5.0 for the metrics.
+bound=2.0
+if ! systemd-analyze security --help 2>&1 | grep -q -- --offline; then
+	echo "skip - units.sh: this systemd-analyze has no security --offline (systemd 250 or later)"
+else
+	# The check must be able to fail: chute@.service without its
+	# hardening (every line from "# Hardening" to [Install]) rates worse.
+	mkdir "$tmp/bare"
+	sed '/^# Hardening/,/^\[Install\]/{/^\[Install\]/!d}' \
+	    contrib/chute@.service >"$tmp/bare/bare@.service"
+	e=$(exposure "$tmp/bare/bare@.service" bare@test.service)
+	if [ -n "$e" ] && awk -v e="$e" -v b="$bound" 'BEGIN { exit !(e > b) }'; then
+		ok "chute@.service without its hardening rates $e, above $bound"
+	else
+		notok "chute@.service without its hardening rates '$e', not above $bound"
+	fi
+	for f in contrib/chute@.service contrib/chute-worker@.service \
+	    contrib/chute-forward@.service contrib/chute-metrics.service; do
+		e=$(exposure "$f" "$(unit_name "$f")")
+		if [ -n "$e" ] && awk -v e="$e" -v b="$bound" 'BEGIN { exit !(e <= b) }'; then
+			ok "$f: systemd-analyze security rates it $e, at most $bound"
+		else
+			notok "$f: systemd-analyze security rates it '$e', above $bound"
+		fi
+	done
+fi
 printf '%d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" = 0 ]

@@ -14,8 +14,8 @@ notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
 # The layer of each object, lowest first; an object not listed is an error.
 layer() {
 	case $1 in
-	util|id|nameq|spool|state|joblog|lock|ready|watch|spawn|outcome|notify) echo 1 ;;
-	pg_conn|pg_schema) echo 1 ;;
+	util|id|nameq|spool|state|joblog|lock|ready|watch|spawn|reaper|outcome|notify|pump) echo 1 ;;
+	pg_conn|pg_schema|pg_reply) echo 1 ;;
 	worker|keeper|queue_spool|queue_spool_scan|queue_spool_recover|queue_pg) echo 2 ;;
 	supervise) echo 3 ;;
 	owner|owner_job) echo 4 ;;
