@@ -19,9 +19,9 @@ B       := build
 # linked a chute that stamped jobs in 1970.
 CWARN   := -Wall -Wextra -Wshadow -Wno-unused-parameter \
 	-Werror=implicit-function-declaration
-XCFLAGS := -std=gnu11 $(CWARN) -D_GNU_SOURCE -Iinclude
-# The tests also see src/'s private headers and their own.
-TEST_CPPFLAGS := -Itests -Isrc
+XCFLAGS := -std=gnu11 $(CWARN) -D_GNU_SOURCE -Isrc
+# The tests also see their own headers.
+TEST_CPPFLAGS := -Itests
 # The LD_PRELOAD shim the fault-injection suite runs chute under: built the
 # same way whatever CFLAGS says (check-asan's sanitizers stay out of it).
 FAULT_CFLAGS  := -std=gnu11 $(CWARN) -D_GNU_SOURCE -O2 -shared -fPIC
@@ -68,16 +68,23 @@ TOP_PKG_CFLAGS    := $(call pkg,--cflags $(call pc,$(TOP_PKGS)))
 TOP_PKG_LIBS      := $(call pkg,--libs $(call pc,$(TOP_PKGS)))
 TOP_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(TOP_PKGS)))
 
-# src/main.c is chute's main(); everything else in src/ is libchute.a, which
-# the tests link too.  New files in src/ and tests/ are picked up as they are.
-# src/pg_*.c and src/queue_pg.c are chute-pgsql's, on top of libchute.a.
-PG_SRC   := $(wildcard src/pg_*.c src/queue_pg.c)
-PG_OBJ   := $(PG_SRC:src/%.c=$(B)/%.o)
-# src/cmd_top.c is chute's alone, next to main.c, out of the library.
-TOP_SRC  := src/cmd_top.c
-TOP_OBJ  := $(TOP_SRC:src/%.c=$(B)/%.o)
-LIB_SRC  := $(filter-out src/main.c $(PG_SRC) $(TOP_SRC),$(wildcard src/*.c))
-LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/%.o)
+# The tree is the design (HACKING.md has the map): src/base, src/store,
+# src/queue/spool and src/run are the layers under the command line,
+# src/cli the spool's subcommands; all of them are libchute.a, which both
+# programs and the tests link.  src/chute is chute's own (main.c, and
+# cmd_top.c, the only object that links ncurses); src/chute-pgsql and
+# src/queue/pg are chute-pgsql's, on top of libchute.a, so that a host
+# running only spools needs no libpq (fleet.md).  New files in these
+# folders and in tests/ are picked up as they are.  Objects go to
+# $(B)/obj/FOLDER/NAME.o.
+LIB_DIRS := base store queue/spool run cli
+LIB_SRC  := $(wildcard $(LIB_DIRS:%=src/%/*.c))
+LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
+PG_SRC   := $(wildcard src/queue/pg/*.c src/chute-pgsql/*.c)
+PG_OBJ   := $(PG_SRC:src/%.c=$(B)/obj/%.o)
+TOP_SRC  := src/chute/cmd_top.c
+TOP_OBJ  := $(TOP_SRC:src/%.c=$(B)/obj/%.o)
+MAIN_OBJ := $(B)/obj/chute/main.o
 TEST_SRC := $(wildcard tests/check_*.c tests/t_*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
 
@@ -85,7 +92,7 @@ COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
 all: $(B)/chute $(B)/chute-pgsql
 
-$(B)/chute: $(B)/main.o $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
+$(B)/chute: $(MAIN_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TOP_PKG_LIBS) $(PKG_LIBS)
 
 $(B)/chute-pgsql: $(PG_OBJ) $(B)/libchute.a $(B)/flags $(B)/pg/flags
@@ -103,7 +110,8 @@ $(TOP_OBJ): PKG_CFLAGS += $(TOP_PKG_CFLAGS)
 $(B)/libchute.a: $(LIB_OBJ) $(B)/objects
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(B)/%.o: src/%.c $(B)/flags
+$(B)/obj/%.o: src/%.c $(B)/flags
+	@mkdir -p $(@D)
 	$(COMPILE) -c -o $@ $<
 
 $(B)/tests/%.o: tests/%.c $(B)/flags $(B)/tests/flags
@@ -164,7 +172,7 @@ CHECK_ROUNDS ?= 20
 check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	$(B)/check_chute $(B)/torture $(B)/libfault.so
 	tests/build/stale.sh
-	tests/build/layers.sh $(B)/libchute.a $(filter-out $(B)/pg_main.o,$(PG_OBJ)) \
+	tests/build/layers.sh $(B)/libchute.a $(filter-out %/pg_main.o,$(PG_OBJ)) \
 	    $(TOP_OBJ)
 	tests/units.sh $(abspath $(B)/chute)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
@@ -226,13 +234,13 @@ FUZZERS := names dur joblog disk events args claim
 FUZZ_CC ?= clang
 FZ := build/fuzz
 FZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
-	-std=gnu11 -Werror=implicit-function-declaration -Iinclude $(PKG_CFLAGS)
-FZ_OBJ := $(LIB_SRC:src/%.c=$(FZ)/%.o)
+	-std=gnu11 -Werror=implicit-function-declaration -Isrc $(PKG_CFLAGS)
+FZ_OBJ := $(LIB_SRC:src/%.c=$(FZ)/obj/%.o)
 FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS PG_PKG_CFLAGS \
 	PG_PKG_LIBS
 # fuzz_claim reads claim replies through queue_pg.c: chute-pgsql's
 # objects it needs, with libpq's flags.
-FZ_PG_OBJ := $(patsubst %,$(FZ)/%.o,queue_pg pg_conn pg_reply pg_schema)
+FZ_PG_OBJ := $(patsubst %,$(FZ)/obj/queue/pg/%.o,queue_pg pg_conn pg_reply pg_schema)
 
 # Named only in a pattern rule, they would be deleted as intermediate files.
 .SECONDARY: $(FZ_OBJ) $(FZ_PG_OBJ)
@@ -241,7 +249,8 @@ $(FZ_PG_OBJ) $(FZ)/fuzz_claim: FZ_FLAGS += $(PG_PKG_CFLAGS) -Isrc
 $(FZ)/fuzz_claim: PKG_LIBS += $(PG_PKG_LIBS)
 $(FZ)/fuzz_claim: $(FZ_PG_OBJ) $(B)/pg/flags
 
-$(FZ)/%.o: src/%.c $(FZ)/flags
+$(FZ)/obj/%.o: src/%.c $(FZ)/flags
+	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FZ_FLAGS) -MMD -MP -c -o $@ $<
 
 $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FZ_OBJ) $(FZ)/flags $(FZ)/objects
@@ -286,7 +295,7 @@ clean:
 	rm -rf $(B)
 
 # What each object and binary includes, as the compiler saw it last time.
--include $(wildcard $(B)/*.d $(B)/tests/*.d $(FZ)/*.d)
+-include $(shell find $(B) $(FZ) -name '*.d' 2>/dev/null)
 
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "chute.h"
+#include "base/chute.h"
 #include "suites.h"
 
 static int

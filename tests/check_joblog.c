@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
+#include "base/chute.h"
 #include "suites.h"
 #include "t_spool.h"
 

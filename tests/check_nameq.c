@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chute.h"
+#include "base/chute.h"
 #include "suites.h"
 
 START_TEST(test_oldest_job_pops_first)

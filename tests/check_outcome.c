@@ -9,8 +9,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "chute.h"
-#include "outcome.h"
+#include "base/chute.h"
+#include "base/outcome.h"
 #include "suites.h"
 
 #define EXITED(n)	((n) << 8)	/* a wait(2) status */

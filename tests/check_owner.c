@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
-#include "owner.h"
+#include "base/chute.h"
+#include "run/owner.h"
 #include "suites.h"
 #include "t_spool.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
+#include "base/chute.h"
 #include "suites.h"
 
 /* A temporary file, unlinked at once: the pump's log file. */

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
-#include "queue_spool.h"
+#include "base/chute.h"
+#include "queue/spool/queue_spool.h"
 #include "suites.h"
 #include "t_spool.h"
 

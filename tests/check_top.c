@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
+#include "base/chute.h"
 #include "suites.h"
 #include "t_spool.h"
-#include "top.h"
+#include "cli/top.h"
 
 static struct top t;
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chute.h"
+#include "base/chute.h"
 #include "t_spool.h"
 
 struct spool	t_spool;

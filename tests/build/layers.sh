@@ -2,8 +2,8 @@
 # layers.sh LIBCHUTE.A [OBJECT...]: the design's arrows, checked on the
 # objects of the library and of chute-pgsql.  Which object uses a symbol
 # another defines (nm), then: no circle between objects (tsort finds
-# loops), and no arrow from a lower layer up to a higher one (the map in
-# HACKING.md).  Prints "ok - ..." / "not ok - ..."
+# loops), and no arrow from a lower layer up to a higher one (the folders
+# of src/, as HACKING.md maps them).  Prints "ok - ..." / "not ok - ..."
 # lines and "N passed, M failed".
 set -u
 [ $# -ge 1 ] || { echo "usage: layers.sh build/libchute.a [OBJECT...]" >&2; exit 64; }
@@ -11,17 +11,29 @@ pass=0 fail=0
 ok()    { pass=$((pass + 1)); printf 'ok - %s\n' "$*"; }
 notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
 
-# The layer of each object, lowest first; an object not listed is an error.
-layer() {
+# The layer of each object is its source's folder (HACKING.md, "The
+# layers"), lowest first.  An object whose source is in none of them, or
+# that HACKING.md does not name, is an error.
+here=$(cd "$(dirname "$0")/../.." && pwd)
+folder_layer() {
 	case $1 in
-	util|id|nameq|spool|state|joblog|lock|ready|watch|spawn|reaper|outcome|notify|pump) echo 1 ;;
-	pg_conn|pg_schema|pg_reply) echo 1 ;;
-	worker|keeper|queue_spool|queue_spool_scan|queue_spool_recover|queue_pg) echo 2 ;;
-	supervise) echo 3 ;;
-	owner|owner_job) echo 4 ;;
-	cmd|cmd_*|listing|top_*|pg_cmd|pg_cmd_*|pg_main|pg_forward) echo 5 ;;
+	base) echo 1 ;;
+	store) echo 2 ;;
+	queue/spool|queue/pg) echo 3 ;;
+	run) echo 4 ;;
+	cli) echo 5 ;;
+	chute|chute-pgsql) echo 6 ;;
 	*) echo 0 ;;
 	esac
+}
+src_of() {
+	(cd "$here/src" && find . -name "$1.c" | sed 's|^\./||')
+}
+layer() {
+	local f
+	f=$(src_of "$1")
+	[ -n "$f" ] || { echo 0; return; }
+	folder_layer "$(dirname "$f")"
 }
 
 # The objects: the library's members and any object named after it.
@@ -41,7 +53,13 @@ nm -A "$@" | awk '{ n = split($1, p, ":"); o = ""
 	sort -u >"$edges"
 
 for n in $objs; do
-	[ "$(layer "$n")" != 0 ] || notok "$n.o is in no layer: add it to tests/build/layers.sh and HACKING.md"
+	f=$(src_of "$n")
+	if [ "$(layer "$n")" = 0 ]; then
+		notok "$n.o (src/$f) is in no layer: put it in a folder of tests/build/layers.sh and HACKING.md"
+	elif ! grep -qF "\`$n.c\`" "$here/HACKING.md" &&
+	    ! grep -qF "$n.c" "$here/HACKING.md"; then
+		notok "src/$f has no line in HACKING.md"
+	fi
 done
 if loop=$(tsort "$edges" 2>&1 >/dev/null) && [ -z "$loop" ]; then
 	ok "no circle among $(echo "$objs" | wc -w) objects"

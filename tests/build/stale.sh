@@ -20,7 +20,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-stale.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 tree=$tmp/tree
 mkdir "$tree" "$tmp/nopc" "$tmp/nocheck" "$tmp/empty" "$tmp/first" "$tmp/flagless" "$tmp/clean"
-cp -a "$root/Makefile" "$root/src" "$root/include" "$root/tests" "$tree/" || exit 1
+cp -a "$root/Makefile" "$root/src" "$root/tests" "$tree/" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 
 passed=0 failed=0
@@ -98,12 +98,12 @@ check "a second make with nothing changed compiles nothing" unchanged
 # 4. The header included by the fewest sources (and by no other header), so
 # that "only those" means something.
 hdr='' want=''
-for h in "$tree"/src/*.h "$tree"/include/*.h; do
-	[[ -e $h ]] || continue
-	inc="#include \"${h##*/}\""
+for h in $(find "$tree/src" -name '*.h' | sort); do
+	inc="#include \"${h#"$tree"/src/}\""
 	# grep sees direct includes only: skip a header that headers include.
-	grep -qF "$inc" "$tree"/src/*.h "$tree"/include/*.h 2>/dev/null && continue
-	w=$(grep -lF "$inc" "$tree"/src/*.c | sed 's|.*/src/\(.*\)\.c$|build/\1.o|' | sort)
+	grep -rqF --include='*.h' "$inc" "$tree/src" && continue
+	w=$(grep -rlF --include='*.c' "$inc" "$tree/src" |
+	    sed 's|.*/src/\(.*\)\.c$|build/obj/\1.o|' | sort)
 	if [[ -n $w && ( -z $want || $(wc -l <<< "$w") -lt $(wc -l <<< "$want") ) ]]; then
 		hdr=$h want=$w
 	fi
@@ -134,8 +134,8 @@ keep flagless
 # 7. A source file that goes away leaves libchute.a.
 gone() {
 	printf 'int zz_stale_probe(void);\nint zz_stale_probe(void) { return 1; }\n' \
-	    > "$tree/src/zz_stale_probe.c"
-	mk && rm "$tree/src/zz_stale_probe.c" && mk &&
+	    > "$tree/src/base/zz_stale_probe.c"
+	mk && rm "$tree/src/base/zz_stale_probe.c" && mk &&
 	    ! ar t "$tree/build/libchute.a" | grep -q zz_stale_probe
 }
 check "a source file removed from src/ leaves libchute.a" gone

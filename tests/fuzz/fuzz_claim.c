@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
-#include "pg.h"
+#include "base/chute.h"
+#include "queue/pg/pg.h"
 
 static struct pg pg;
 

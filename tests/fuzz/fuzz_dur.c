@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chute.h"
+#include "base/chute.h"
 
 static uint32_t half(uint32_t n) { return n / 2; }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chute.h"
+#include "base/chute.h"
 
 static struct spool sp;
 static struct watch *w;

@@ -1,0 +1,281 @@
+/*
+ * reaper.c: process groups that die with us (reaper.h).  PR_SET_PDEATHSIG
+ * kills a handler when its owner dies, but not what the handler started;
+ * nothing inside a process killed with SIGKILL can act for it.  So the
+ * owner forks, once, a small process of its own that outlives it: the
+ * reaper.  It holds one end of a socket pair whose other end only the
+ * owner holds (close-on-exec: no handler inherits it), and reads messages
+ * from it, each one send(2) of 8 bytes (its first, the other way, is
+ * its own pid, for the owner's log):
+ *
+ *	A PGID	a handler's (or worker's) process group: kill it if we die;
+ *		sent by the vfork child itself, after setpgid and before
+ *		execve, so no process of the handler exists unannounced;
+ *	F PGID	the supervisor has SIGKILLed what was left of the group
+ *		while its leader was still an unreaped zombie: forget it.
+ *
+ * On EOF (the owner is gone, whatever killed it) it SIGKILLs every group
+ * it still knows, again every 10 ms while any of them still has a
+ * process (a fork racing the first kill), for at most 2 s, and exits.
+ *
+ * The reaper is in a session and process group of its own (a handler's
+ * kill(0, ...) or a terminal's ^C does not reach it), ignores the signals
+ * that ask a process to stop, keeps no descriptor of the owner but its
+ * end of the socket, and is not the owner's child (a double fork): the
+ * owner's waits never see it, and it never holds up the owner's exit.
+ *
+ * Group ids and reuse: while a group has a process, zombie leader
+ * included, its id cannot be given to a new process.  The supervisor
+ * sends F before it reaps the leader, and the reaper reads every message
+ * before EOF, so it never kills a group it was told to forget.  What is
+ * left: when the owner dies, a group that empties (its leader reaped by
+ * init, its last member gone) between that death and the reaper's kill,
+ * or between two of its kills 10 ms apart, could have its id reused by an
+ * unrelated process of ours in that instant, which takes pid_max forks of
+ * the whole host within those milliseconds.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/reaper.h"
+
+struct rmsg {
+	int32_t	 op;		/* 'A' or 'F' */
+	int32_t	 pgid;
+};
+
+static struct {
+	int		 fd;	/* our end; -1: no reaper */
+	pid_t		 pid;	/* the reaper, as it said */
+	volatile bool	 lost;	/* a message could not be sent */
+} R = { -1, 0, false };
+
+/* The signals that ask a process to stop or come from a terminal. */
+static const int quiet[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
+    SIGTSTP, SIGTTIN, SIGTTOU };
+
+/* In the reaper: note or forget one group. */
+static void
+apply(pid_t *known, int max, const struct rmsg *m)
+{
+	int freeslot = -1;
+
+	for (int i = 0; i < max; i++) {
+		if (known[i] == m->pgid) {
+			if (m->op == 'F')
+				known[i] = 0;
+			return;
+		}
+		if (known[i] == 0 && freeslot == -1)
+			freeslot = i;
+	}
+	/* Never full: at most one group per slot is known at a time. */
+	if (m->op == 'A' && freeslot != -1)
+		known[freeslot] = m->pgid;
+}
+
+/* In the reaper, on EOF: SIGKILL every known group until none is left. */
+static void
+kill_all(pid_t *known, int max)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int round = 0; round < 200; round++) {
+		int left = 0;
+
+		for (int i = 0; i < max; i++) {
+			if (known[i] <= 0)
+				continue;
+			if (kill(-known[i], SIGKILL) == 0)
+				left++;
+			else
+				known[i] = 0;	/* ESRCH: the group is empty */
+		}
+		if (left == 0)
+			return;
+		nanosleep(&tick, NULL);
+	}
+}
+
+/* The reaper itself: system calls only, on what was allocated before fork. */
+static void __attribute__((noreturn))
+reaper_main(int fd, pid_t *known, int max)
+{
+	struct rmsg m;
+	sigset_t none;
+	ssize_t n;
+
+	setsid();
+	prctl(PR_SET_NAME, "chute-reaper");
+	m = (struct rmsg){ 'P', (int32_t)getpid() };	/* for the owner's log */
+	send(fd, &m, sizeof(m), MSG_NOSIGNAL);
+	if (fd > 0)
+		close_range(0, (unsigned)fd - 1, 0);
+	close_range((unsigned)fd + 1, ~0U, 0);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		signal(quiet[i], SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (;;) {
+		n = recv(fd, &m, sizeof(m), 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;		/* EOF: the owner is gone */
+		if (n == (ssize_t)sizeof(m) && m.pgid > 1)
+			apply(known, max, &m);
+	}
+	kill_all(known, max);
+	_exit(0);
+}
+
+/* The reaper's first message: its pid.  0, or -1 if it died first. */
+static int
+hello(int fd, pid_t *pid)
+{
+	struct rmsg m;
+	ssize_t n;
+
+	while ((n = recv(fd, &m, sizeof(m), 0)) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(m) || m.op != 'P')
+		return -1;
+	*pid = m.pgid;
+	return 0;
+}
+
+/*
+ * Start the reaper, for at most max groups known at once.  Returns 0, or
+ * -1 with errno set.  Call it before any handler starts; one reaper per
+ * process (a second call replaces the first, which kills what it knew).
+ */
+int
+reaper_start(int max)
+{
+	int sv[2], status, saved;
+	pid_t *known, mid, reaper;
+
+	if ((known = calloc((size_t)max, sizeof(*known))) == NULL)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		saved = errno;
+		free(known);
+		errno = saved;
+		return -1;
+	}
+	if ((mid = fork()) == 0) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			reaper_main(sv[1], known, max);
+		_exit(pid == -1 ? 1 : 0);
+	}
+	saved = errno;
+	free(known);
+	close(sv[1]);
+	while (mid > 0 && waitpid(mid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (mid == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    hello(sv[0], &reaper) == -1) {
+		close(sv[0]);
+		errno = mid == -1 ? saved : EAGAIN;
+		return -1;
+	}
+	reaper_stop();
+	R.fd = sv[0];
+	R.pid = reaper;
+	R.lost = false;
+	return 0;
+}
+
+/* Close our end: the reaper kills the groups it still knows and exits. */
+void
+reaper_stop(void)
+{
+	if (R.fd != -1)
+		close(R.fd);
+	R.fd = -1;
+	R.lost = false;
+}
+
+bool
+reaper_running(void)
+{
+	return R.fd != -1;
+}
+
+/* The running reaper's pid (for messages); 0 if none. */
+pid_t
+reaper_pid(void)
+{
+	return R.fd != -1 ? R.pid : 0;
+}
+
+/* One message; async-signal-safe, and safe in a vfork child. */
+static int
+tell(int op, pid_t pgid)
+{
+	struct rmsg m = { op, (int32_t)pgid };
+	ssize_t n;
+
+	while ((n = send(R.fd, &m, sizeof(m), MSG_NOSIGNAL)) == -1 &&
+	    errno == EINTR)
+		;
+	return n == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+/*
+ * Group pgid dies with us.  Safe in a vfork child (one system call).
+ * Returns 0 (also when no reaper runs), or -1 if the reaper is gone:
+ * reaper_lost then says so, for the supervisor to start another.
+ */
+int
+reaper_add(pid_t pgid)
+{
+	if (R.fd == -1)
+		return 0;
+	if (tell('A', pgid) == -1) {
+		R.lost = true;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Group pgid was killed while its leader was still unreaped: the reaper
+ * may forget it.  Call it before reaping the leader, never after.
+ */
+void
+reaper_forget(pid_t pgid)
+{
+	if (R.fd != -1 && tell('F', pgid) == -1)
+		R.lost = true;
+}
+
+/*
+ * Is the reaper gone (killed by someone)?  A message that could not be
+ * sent says so, and with probe, when it is quiet, the socket: its other
+ * end closed (a system call: not for every job).
+ */
+bool
+reaper_lost(bool probe)
+{
+	struct pollfd p = { .fd = R.fd, .events = 0 };
+
+	if (R.fd == -1)
+		return false;
+	if (R.lost || !probe)
+		return R.lost;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}

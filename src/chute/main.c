@@ -1,0 +1,82 @@
+/*
+ * main.c: the one table of subcommands, and dispatch of `chute SUBCOMMAND
+ * ...` to one cmd_*.c file each by it.  Usage errors and --help read the
+ * same table through cmd_register().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+
+/*
+ * `chute forward SPOOL URL` is chute-pgsql's alone; main() hands it over
+ * when the URL is there, so reaching this means it is not.
+ */
+static int
+cmd_forward(int argc, char **argv)
+{
+	return usage_error("forward", "no postgresql:// URI given (forward "
+	    "moves a spool's jobs into a PostgreSQL queue)");
+}
+
+/* In the order `chute --help` lists them. */
+static const struct cmd cmds[] = {
+	{ "init", cmd_init, "SPOOL [--group NAME]" },
+	{ "submit", cmd_submit,
+	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
+	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
+	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
+	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
+	    " -- HANDLER [ARG...]" },
+	{ "status", cmd_status, "SPOOL ID..." },
+	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
+	{ "cancel", cmd_cancel, "SPOOL ID..." },
+	{ "retry", cmd_retry, "SPOOL ID..." },
+	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
+	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
+	{ "log", cmd_log, "SPOOL ID" },
+	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
+	{ "top", cmd_top, "SPOOL" },
+	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
+	    " [--origin NAME] [--drain]" },
+};
+
+int
+main(int argc, char *argv[])
+{
+	const struct cmd *cmd;
+	int rc;
+
+	setprogname("chute");
+	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
+	setproctitle_init(argc, argv, environ);
+	/* `chute help NAME`: one subcommand's usage, as `chute NAME --help`. */
+	if (argc == 3 && strcmp(argv[1], "help") == 0 && cmd_find(argv[2]))
+		return cmd_help(argv[2]);
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
+		cmd_usage_all(stdout);
+		return cmd_flush_stdout(0);
+	}
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+		printf("chute %s\n", CHUTE_VERSION);
+		return cmd_flush_stdout(0);
+	}
+	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
+		if (cmd_wants_pgsql(argc, argv))
+			return cmd_exec_pgsql(argv);
+		/* run's parser knows where the handler's own arguments begin. */
+		if (strcmp(cmd->name, "run") != 0 &&
+		    (rc = cmd_check_args(cmd, argc - 1, argv + 1)) != -1)
+			return rc;
+		return cmd->fn(argc - 1, argv + 1);
+	}
+	if (argc < 2)
+		fprintf(stderr, "chute: missing subcommand\n");
+	else
+		fprintf(stderr, "chute: unknown subcommand: %s\n", argv[1]);
+	cmd_usage_all(stderr);
+	return EX_USAGE;
+}

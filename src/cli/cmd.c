@@ -1,0 +1,310 @@
+/*
+ * cmd.c: what every subcommand shares: reading the table of subcommands
+ * (for --help and usage errors), opening a spool with a clear message,
+ * ID checks, the per-ID loop, and the check that stdout got the output.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+
+/*
+ * The table of subcommands is main.c's, above every subcommand; the library
+ * is only handed it, so nothing in it refers back up to the subcommands.
+ */
+static const struct cmd *cmds;
+static size_t ncmds;
+
+void
+cmd_register(const struct cmd *table, size_t n)
+{
+	cmds = table;
+	ncmds = n;
+}
+
+/* The subcommand called name, or NULL. */
+const struct cmd *
+cmd_find(const char *name)
+{
+	for (size_t i = 0; i < ncmds; i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+void
+cmd_usage_all(FILE *f)
+{
+	fprintf(f, "usage:\n");
+	for (size_t i = 0; i < ncmds; i++)
+		fprintf(f, "  chute %s %s\n", cmds[i].name, cmds[i].args);
+}
+
+/* "chute: reason" and the command's usage line on stderr; returns 64. */
+int
+usage_error(const char *cmd, const char *fmt, ...)
+{
+	const struct cmd *c = cmd_find(cmd);
+	va_list ap;
+
+	fprintf(stderr, "chute: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c != NULL)
+		fprintf(stderr, "usage: chute %s %s\n", c->name, c->args);
+	return EX_USAGE;
+}
+
+/* `chute NAME --help`: NAME's usage on stdout; 0 (74 if stdout failed). */
+int
+cmd_help(const char *name)
+{
+	const struct cmd *c = cmd_find(name);
+
+	if (c != NULL)
+		printf("usage: chute %s %s\n", c->name, c->args);
+	return cmd_flush_stdout(0);
+}
+
+/*
+ * Does the usage line args show the option arg ("--name", "--name=V",
+ * "-x")?  *value: it takes the next argument as its value.  A long option
+ * may be cut to a unique prefix, as getopt_long(3) allows.  The usage
+ * line is the list, so that it and the check cannot disagree: an option
+ * followed by a word is one with a value ("[--timeout DUR]"), one
+ * followed by "]", "[", "--" or another option is a flag.
+ */
+static bool
+cmd_known_opt(const char *args, const char *arg, bool *value)
+{
+	size_t alen = strcspn(arg, "=");
+	int found = 0;
+
+	for (const char *p = args; (p = strchr(p, '-')) != NULL; ) {
+		size_t n = strcspn(p, " []=|");
+		const char *next = p + n + strspn(p + n, " ");
+		bool exact = n == alen && strncmp(p, arg, n) == 0;
+
+		if (n > 2 && (p == args || p[-1] == ' ' || p[-1] == '[') &&
+		    (exact || (arg[1] == '-' && alen > 2 && alen < n &&
+		    strncmp(p, arg, alen) == 0))) {
+			*value = p[n] == ' ' && *next != '\0' && *next != '-' &&
+			    *next != '[' && *next != '|';
+			if (exact)
+				return true;
+			found++;
+		} else if (n == 2 && exact) {
+			*value = p[n] == ' ' && *next != '\0' && *next != '-';
+			return true;
+		}
+		p += n > 0 ? n : 1;
+	}
+	return found == 1;
+}
+
+/*
+ * Before a subcommand parses its arguments (argv[0] is its name): --help
+ * or -h before "--" prints its usage on stdout, and an option its usage
+ * line does not show is a usage error, so that every subcommand answers
+ * both alike.  Returns -1 to go on, or the exit status.
+ */
+int
+cmd_check_args(const struct cmd *c, int argc, char **argv)
+{
+	bool value = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			return cmd_help(c->name);
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
+		if (!cmd_known_opt(c->args, a, &value))
+			return usage_error(c->name, "%s: unknown option", a);
+		if (value && strchr(a, '=') == NULL)
+			i++;
+	}
+	return -1;
+}
+
+/* Returns 0, or an exit status after printing why. */
+int
+open_spool_or_exit(struct spool *sp, const char *path)
+{
+	if (spool_open(sp, path) == 0)
+		return 0;
+	if (errno == ENOENT || errno == ENOTDIR)
+		fprintf(stderr, "chute: %s: not a spool (%s); create it with "
+		    "`chute init %s`\n", path, strerror(errno), path);
+	else
+		fprintf(stderr, "chute: %s: cannot open the spool: %s\n", path,
+		    strerror(errno));
+	return EX_IOERR;
+}
+
+/* Every ID on the command line is checked before anything is touched. */
+int
+check_ids(int n, char **ids, const char *cmd)
+{
+	char vis[1024];
+
+	if (n == 0)
+		return usage_error(cmd, "no job ID given");
+	for (int i = 0; i < n; i++) {
+		if (id_valid(ids[i]))
+			continue;
+		vis_name(ids[i], vis, sizeof(vis));
+		return usage_error(cmd, "%s: not a valid job ID (1-%d bytes, "
+		    "no '/', no leading '.', no control characters)", vis,
+		    ID_MAX);
+	}
+	return 0;
+}
+
+/*
+ * `chute CMD SPOOL ID...` (argv[0] is CMD): check every ID, open the spool
+ * and call fn on each ID in turn; fn prints its own result and returns an
+ * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
+ */
+int
+cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
+{
+	struct spool sp;
+	int rc, r;
+
+	/*
+	 * "--": what follows is IDs, even one starting with '-'.  It moves
+	 * past the last argument rather than out of argv: setproctitle_init's
+	 * copies of the arguments are reachable only from there.
+	 */
+	for (int i = 1; i < argc; i++) {
+		char *dashes = argv[i];
+
+		if (strcmp(dashes, "--") != 0)
+			continue;
+		memmove(argv + i, argv + i + 1, (argc - i - 1) * sizeof(*argv));
+		argv[--argc] = dashes;
+		break;
+	}
+	if (argc < 2)
+		return usage_error(argv[0], "no spool given");
+	if ((rc = check_ids(argc - 2, argv + 2, argv[0])) != 0)
+		return rc;
+	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+		return rc;
+	for (int i = 2; i < argc; i++)
+		if ((r = fn(&sp, argv[i])) > rc)
+			rc = r;
+	spool_close(&sp);
+	return cmd_flush_stdout(rc);
+}
+
+/*
+ * Flush stdout.  Output that did not get there is a failed command: say
+ * so and return EX_IOERR (or rc, if it is higher); else return rc.
+ */
+int
+cmd_flush_stdout(int rc)
+{
+	if (fflush(stdout) != EOF && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
+	return rc > EX_IOERR ? rc : EX_IOERR;
+}
+
+/*
+ * A job's log to stdout: as it is into a file or a pipe (`chute log ID >
+ * copy` stays byte for byte); on a terminal escaped as the journal's lines
+ * (vis_text), a line at a time so that its newlines stay, since a handler
+ * writes its log and could send the terminal escape codes.  Returns 0, or
+ * -1 with errno set.
+ */
+int
+cmd_write_log(const char *buf, size_t len)
+{
+	static int tty = -1;
+	char seg[1024], vis[4 * sizeof(seg) + 1];
+
+	if (tty == -1)
+		tty = isatty(STDOUT_FILENO);
+	if (!tty)
+		return write_all(STDOUT_FILENO, buf, len) == -1 ? -1 : 0;
+	while (len > 0) {
+		size_t n = 0;
+		const char *end;
+
+		while (n < len && n < sizeof(seg) - 1 && buf[n] != '\n' &&
+		    buf[n] != '\0')
+			n++;
+		memcpy(seg, buf, n);
+		seg[n] = '\0';
+		vis_text(seg, vis, sizeof(vis));
+		end = n == len || n == sizeof(seg) - 1 ? "" : buf[n] == '\n' ?
+		    "\n" : "\\000";
+		if (write_all(STDOUT_FILENO, vis, strlen(vis)) == -1 ||
+		    write_all(STDOUT_FILENO, end, strlen(end)) == -1)
+			return -1;
+		n += *end != '\0';
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
+ * the command is chute-pgsql's.
+ */
+bool
+cmd_wants_pgsql(int argc, char **argv)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], "postgresql://", 13) == 0 ||
+		    strncmp(argv[i], "postgres://", 11) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Hand the command line to chute-pgsql: the one next to this chute (a
+ * build tree, or an installed pair), else the first on PATH.  Returns only
+ * on failure, with the exit status (69: not installed).
+ */
+int
+cmd_exec_pgsql(char **argv)
+{
+	char self[PATH_MAX], *slash, *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL &&
+		    (size_t)(slash - self) + sizeof("/chute-pgsql") <= sizeof(self)) {
+			strcpy(slash, "/chute-pgsql");
+			if (access(self, X_OK) == 0)
+				path = strdup(self);
+		}
+	}
+	if (path == NULL)
+		path = spawn_which("chute-pgsql");
+	if (path == NULL) {
+		fprintf(stderr, "chute: a PostgreSQL queue needs chute-pgsql, "
+		    "which is neither next to chute nor on PATH (Debian: the "
+		    "chute-pgsql package; from source: make)\n");
+		return EX_UNAVAILABLE;
+	}
+	execv(path, argv);
+	fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
+	free(path);
+	return EX_UNAVAILABLE;
+}

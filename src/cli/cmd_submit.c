@@ -1,0 +1,172 @@
+/*
+ * cmd_submit.c: `chute submit`: each input is copied to tmp/, fsynced and
+ * renamed into new/ (or defer/); the directory is fsynced once for the
+ * whole batch, and only then are the IDs printed: a printed ID is durable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+
+struct submit {
+	struct spool	 sp;
+	const char	*id;		/* --id, or NULL */
+	msec_t		 at;		/* 0: now */
+	char		(*ids)[NAME_MAX + 1];	/* accepted; printed last */
+	int		 nids;
+	int		 rc;
+};
+
+static int
+one(struct submit *sb, const char *file)
+{
+	char *id = sb->ids[sb->nids];	/* kept only if accepted */
+	bool is_stdin = strcmp(file, "-") == 0;
+	int fd, where, saved;
+
+	if (sb->id != NULL)
+		strlcpy(id, sb->id, sizeof(sb->ids[0]));
+	else
+		id_generate(id, sizeof(sb->ids[0]));
+	fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
+		return errno == ENOENT || errno == EACCES ? EX_NOINPUT :
+		    EX_IOERR;
+	}
+	if (state_submit(&sb->sp, fd, id, sb->at, &where) == -1) {
+		saved = errno;
+		if (where == -1)
+			fprintf(stderr, "chute: %s: %s\n", file, strerror(saved));
+		else if (saved == EEXIST && sb->id != NULL)
+			fprintf(stderr, "chute: %s: job exists\n", id);
+		else
+			fprintf(stderr, "chute: %s/%s/%s: %s\n", sb->sp.path,
+			    state_names[where], id, strerror(saved));
+		if (!is_stdin)
+			close(fd);
+		return saved == EEXIST && sb->id ? EXIT_NO :
+		    where == -1 ? EX_NOINPUT : EX_IOERR;
+	}
+	if (!is_stdin)
+		close(fd);
+	sb->nids++;
+	return 0;
+}
+
+/*
+ * The batch is not durable: nothing it put in new/ may run, since its
+ * submitter is told it failed.  A job an owner claimed meanwhile cannot
+ * be taken back; say so, with its ID, so it can be cancelled.
+ */
+static void
+take_back(struct submit *sb)
+{
+	int from = sb->at > 0 ? ST_DEFER : ST_NEW;
+
+	for (int i = 0; i < sb->nids; i++) {
+		if (state_unsubmit(&sb->sp, sb->ids[i], from) == 0 ||
+		    errno != ENOENT)
+			continue;
+		fprintf(stderr, "chute: %s: already taken by the owner; it may "
+		    "run (chute cancel %s %s)\n", sb->ids[i], sb->sp.path,
+		    sb->ids[i]);
+	}
+}
+
+static int
+parse(int argc, char **argv, struct submit *sb)
+{
+	static const struct option longopts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "at", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *err;
+	msec_t d;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			sb->id = optarg;
+			if (check_ids(1, &optarg, "submit") != 0)
+				return EX_USAGE;
+			break;
+		case 'd':
+			if (sb->at || dur_parse(optarg, &d) == -1)
+				return usage_error("submit", "--delay %s: not a "
+				    "duration, or given with --at", optarg);
+			sb->at = now_ms() + d;
+			break;
+		case 'a':
+			if (sb->at)
+				return usage_error("submit", "--at and --delay "
+				    "together");
+			sb->at = strtonum(optarg, 1, 1LL << 40, &err) * 1000;
+			if (err)
+				return usage_error("submit", "--at %s: not an "
+				    "epoch time in seconds", optarg);
+			break;
+		default:
+			return usage_error("submit", "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("submit", "no spool given");
+	if (sb->id != NULL && argc - optind > 2)
+		return usage_error("submit", "--id with more than one input");
+	return 0;
+}
+
+int
+cmd_submit(int argc, char **argv)
+{
+	struct submit sb = { .rc = 0 };
+	char *stdin_only[] = { "-" };
+	char **files;
+	int nfiles, rc, st;
+
+	if ((rc = parse(argc, argv, &sb)) != 0)
+		return rc;
+	if ((rc = open_spool_or_exit(&sb.sp, argv[optind])) != 0)
+		return rc;
+	files = argc - optind > 1 ? argv + optind + 1 : stdin_only;
+	nfiles = argc - optind > 1 ? argc - optind - 1 : 1;
+	if (sb.id != NULL && (st = spool_locate(&sb.sp, sb.id, NULL)) != ST_NONE) {
+		fprintf(stderr, "chute: %s: job exists (%s)\n", sb.id,
+		    state_names[st]);
+		sb.rc = EXIT_NO;
+		goto out;
+	}
+	if ((sb.ids = calloc(nfiles, sizeof(sb.ids[0]))) == NULL) {
+		fprintf(stderr, "chute: submit: %s\n", strerror(errno));
+		sb.rc = EX_SOFTWARE;
+		goto out;
+	}
+	for (int i = 0; i < nfiles; i++)
+		if ((rc = one(&sb, files[i])) != 0 && sb.rc == 0)
+			sb.rc = rc;
+	if (sb.nids > 0 && spool_sync(&sb.sp) == -1) {
+		fprintf(stderr, "chute: %s/%s: fsync: %s\n", sb.sp.path,
+		    state_names[sb.at > 0 ? ST_DEFER : ST_NEW], strerror(errno));
+		take_back(&sb);
+		sb.rc = EX_IOERR;
+		goto out;
+	}
+	for (int i = 0; i < sb.nids; i++)
+		printf("%s\n", sb.ids[i]);
+	sb.rc = cmd_flush_stdout(sb.rc);
+out:
+	free(sb.ids);
+	spool_close(&sb.sp);
+	return sb.rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * listing.h: what `chute ls` and `chute stats` read straight from the job
+ * state directories: a count and the oldest mtime per state, and for ls
+ * every entry too; for stats, when a running job started, and the
+ * Prometheus text format its --prometheus prints.
+ */
+#ifndef LISTING_H
+#define LISTING_H
+
+#include "base/chute.h"
+
+#define LISTING_NSTATES	5
+extern const int listing_states[LISTING_NSTATES];	/* new/ to failed/ */
+
+struct listing_entry {
+	msec_t	 mtime;
+	int	 state;
+	char	*id;
+};
+
+struct listing {
+	struct spool		*sp;
+	bool			 keep;		/* remember every entry (ls) */
+	bool			 new_only;	/* stats: a stat in new/ only */
+	struct listing_entry	*v;		/* keep: oldest first */
+	size_t			 n, cap;
+	size_t			 count[ST_NDIRS];
+	msec_t			 oldest[ST_NDIRS];	/* 0: none */
+	int			 state;		/* the directory being read */
+};
+
+int	 listing_read(struct listing *, int);
+void	 listing_free(struct listing *);
+msec_t	 listing_started(struct spool *, const char *);
+
+/*
+ * The Prometheus text exposition format, for `stats --prometheus` of a
+ * spool (cmd_stats.c) and of a URL (pg_cmd.c).  One table of names and
+ * HELP texts serves both, so that a node_exporter reading the files of
+ * both finds each metric described once, the same way.
+ */
+enum prom_metric {
+	PM_OLDEST,		/* chute_oldest_queued_seconds */
+	PM_RUNNING,		/* chute_jobs_running */
+	PM_LONGEST,		/* chute_longest_running_seconds */
+	PM_OWNER_UP,		/* chute_owner_up */
+	PM_OWNER_PID,		/* chute_owner_pid */
+	PM_CLAIMING,		/* chute_workers_claiming */
+	PM_CONNECTED,		/* chute_workers_connected */
+	PM_TIME,		/* chute_stats_timestamp_seconds */
+	PM_N
+};
+
+struct prom_stats {
+	const char	*label;		/* "spool" or "queue" */
+	const char	*name;		/* its value: the path, the queue */
+	double		 jobs[LISTING_NSTATES];	/* chute_jobs{state=...} */
+	bool		 has[PM_N];	/* a metric not known is not printed */
+	double		 v[PM_N];
+};
+
+void	 prom_print(const struct prom_stats *);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * pg_schema.c: chute's schema, compiled in, and `chute init URL`.  The
+ * whole schema is created in one transaction under an advisory lock, every
+ * statement idempotent, so two hosts may run init at once and a second run
+ * changes nothing.  An upgrade is the same run over an older schema: each
+ * version's additions are idempotent too (ADD COLUMN IF NOT EXISTS), so
+ * init brings any older version up to this one.  fleet.md explains each
+ * table and index.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/chute.h"
+#include "queue/pg/pg.h"
+
+/* Any constant; it only keeps two inits from interleaving. */
+#define INIT_LOCK	"7310287530"
+
+/*
+ * id_valid() in SQL: 1-ID_MAX bytes, no leading '.', no '/' and no control
+ * byte (text holds no NUL).
+ */
+#define ID_CHECK	"octet_length(id) BETWEEN 1 AND 200 AND left(id, 1) <> '.'" \
+	" AND id !~ '[/\\x01-\\x1f\\x7f]'"
+#define BAD_ID_LAST	"'refused: its ID is not a valid job ID (1-200 bytes, no" \
+	" ''/'', no leading ''.'', no control bytes): failed by chute init'"
+_Static_assert(ID_MAX == 200, "ID_CHECK and BAD_ID_LAST say 200");
+
+static const char schema[] =
+"CREATE SCHEMA IF NOT EXISTS chute;\n"
+"CREATE TABLE IF NOT EXISTS chute.version (version integer NOT NULL);\n"
+/* Fencing tokens: every claim takes a new one. */
+"CREATE SEQUENCE IF NOT EXISTS chute.fence;\n"
+/*
+ * One row per job whatever its state.  run_at is the sort key in new, the
+ * next run in defer, the finishing time in done and failed; a claim does
+ * not move it, so a job handed back runs first again.  token, worker and
+ * lease_until describe the live claim of a job in cur.  fillfactor leaves
+ * room on each page for the updates of a job's life to stay HOT where
+ * they touch no indexed column (lease renewals).
+ */
+"CREATE TABLE IF NOT EXISTS chute.jobs (\n"
+"  queue text NOT NULL,\n"
+"  id text NOT NULL,\n"
+"  state text NOT NULL CHECK (state IN ('new','cur','defer','done','failed')),\n"
+"  run_at timestamptz NOT NULL DEFAULT now(),\n"
+"  attempts integer NOT NULL DEFAULT 0,\n"
+"  last text NOT NULL DEFAULT '',\n"
+"  token bigint,\n"
+"  worker text,\n"
+"  lease_until timestamptz,\n"
+"  cancel boolean NOT NULL DEFAULT false,\n"
+"  size bigint NOT NULL,\n"
+"  created timestamptz NOT NULL DEFAULT now(),\n"
+"  PRIMARY KEY (queue, id)\n"
+") WITH (fillfactor = 70);\n"
+/*
+ * A hot queue turns its rows over fast: vacuum by row count, not by a
+ * fraction of a table that may hold a million finished jobs.
+ */
+"ALTER TABLE chute.jobs SET (autovacuum_vacuum_scale_factor = 0,"
+" autovacuum_vacuum_threshold = 2000,"
+" autovacuum_vacuum_insert_scale_factor = 0,"
+" autovacuum_vacuum_insert_threshold = 10000,"
+" autovacuum_analyze_scale_factor = 0.02,"
+" autovacuum_vacuum_cost_delay = 0);\n"
+/* The claim's index: only jobs that may run, oldest first. */
+"CREATE INDEX IF NOT EXISTS jobs_due ON chute.jobs (queue, run_at, id)"
+" WHERE state IN ('new', 'defer');\n"
+/* Claims by token, for renewals, outcomes and the recovery of expired ones. */
+"CREATE INDEX IF NOT EXISTS jobs_claimed ON chute.jobs (queue, token)"
+" WHERE state = 'cur';\n"
+/* purge --older-than. */
+"CREATE INDEX IF NOT EXISTS jobs_finished ON chute.jobs (queue, run_at)"
+" WHERE state IN ('done', 'failed');\n"
+/* The job's bytes, written once and never updated. */
+"CREATE TABLE IF NOT EXISTS chute.payloads (\n"
+"  queue text NOT NULL,\n"
+"  id text NOT NULL,\n"
+"  body bytea NOT NULL,\n"
+"  PRIMARY KEY (queue, id)\n"
+");\n"
+/* The job's log: chute's lines and the handler's output, per attempt. */
+"CREATE TABLE IF NOT EXISTS chute.logs (\n"
+"  queue text NOT NULL,\n"
+"  id text NOT NULL,\n"
+"  seq bigserial,\n"
+"  body bytea NOT NULL,\n"
+"  PRIMARY KEY (queue, id, seq)\n"
+");\n"
+/*
+ * Version 2: where a job forwarded from a spool came from (`chute
+ * forward`): the host, the spool, the job's ID there and the file's inode
+ * and birth time.  Unique, so a batch sent again after a crash or a lost
+ * connection inserts nothing twice.  NULL for jobs submitted directly,
+ * which the partial index leaves out.  ADD COLUMN without a default
+ * rewrites nothing: the upgrade of a big table is instant, but for the
+ * index.
+ */
+"ALTER TABLE chute.jobs ADD COLUMN IF NOT EXISTS origin text,"
+" ADD COLUMN IF NOT EXISTS origin_spool text,"
+" ADD COLUMN IF NOT EXISTS origin_id text,"
+" ADD COLUMN IF NOT EXISTS origin_birth text;\n"
+"CREATE UNIQUE INDEX IF NOT EXISTS jobs_origin ON chute.jobs"
+" (origin, origin_spool, origin_id, origin_birth) WHERE origin IS NOT NULL;\n"
+/*
+ * Version 3: a job's ID names a file on every worker that runs it, so the
+ * table holds only the IDs id_valid() (id.c) takes: the constraint
+ * jobs_id_valid.  An older table may hold others (inserted by hand, or by
+ * a hostile submitter: the submitters share the workers' role).  The
+ * upgrade fails those that still wait or run (a worker would refuse them
+ * anyway), with a reason in last and a line in their log; then adds the
+ * constraint, NOT VALID (checked on every insert and update, not on the
+ * rows already there) when finished jobs with such IDs remain, which stay
+ * for ls and purge, and validated when none do.  Once only: a later init
+ * finds the constraint and does nothing.
+ */
+"DO $$ BEGIN\n"
+" IF NOT EXISTS (SELECT FROM pg_constraint WHERE conname = 'jobs_id_valid'"
+" AND conrelid = 'chute.jobs'::regclass) THEN\n"
+"  WITH f AS (UPDATE chute.jobs SET state = 'failed', run_at = now(),"
+" token = NULL, worker = NULL, lease_until = NULL, last = " BAD_ID_LAST
+" WHERE state IN ('new', 'cur', 'defer') AND NOT (" ID_CHECK ")"
+" RETURNING queue, id, last)\n"
+"  INSERT INTO chute.logs (queue, id, body) SELECT queue, id,"
+" convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
+" 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8') FROM f;\n"
+"  ALTER TABLE chute.jobs ADD CONSTRAINT jobs_id_valid CHECK (" ID_CHECK ")"
+" NOT VALID;\n"
+"  IF NOT EXISTS (SELECT FROM chute.jobs WHERE NOT (" ID_CHECK ")) THEN\n"
+"   ALTER TABLE chute.jobs VALIDATE CONSTRAINT jobs_id_valid;\n"
+"  END IF;\n"
+" END IF;\n"
+"END $$;\n";
+
+/*
+ * The schema version in the database: 0 when there is none yet, -1 on
+ * error.  Two statements: a query naming a table that does not exist
+ * fails at parse time, whatever CASE would have skipped.
+ */
+int
+pg_schema_version(struct pg *pg)
+{
+	PGresult *r = pg_exec(pg, "SELECT to_regclass('chute.version') IS NOT NULL",
+	    0, NULL);
+	bool there;
+	int v = 0;
+
+	if (r == NULL)
+		return -1;
+	/* One row of one column, or the reply is not an answer. */
+	if (pg_rows(r, 1, 1, NULL) != 1) {
+		PQclear(r);
+		return -1;
+	}
+	there = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!there)
+		return 0;
+	if ((r = pg_exec(pg, "SELECT coalesce(max(version), 0) FROM chute.version",
+	    0, NULL)) == NULL)
+		return -1;
+	v = pg_rows(r, 1, 1, NULL) == 1 ? atoi(PQgetvalue(r, 0, 0)) : -1;
+	PQclear(r);
+	return v;
+}
+
+/*
+ * Create or upgrade the schema.  Returns 0 (printing what it did), or an
+ * exit status after one line saying why not.
+ */
+int
+pg_schema_init(struct pg *pg)
+{
+	char v[16];
+	const char *p[1] = { v };
+	int was;
+
+	if (pg_cmd(pg, "BEGIN", 0, NULL) == -1 ||
+	    pg_cmd(pg, "SELECT pg_advisory_xact_lock(" INIT_LOCK ")", 0,
+	    NULL) == -1 || (was = pg_schema_version(pg)) == -1)
+		return pg_fail(pg, "init");
+	if (was > PG_SCHEMA_VERSION) {
+		pg_cmd(pg, "ROLLBACK", 0, NULL);
+		fprintf(stderr, "chute: %s: schema version %d is newer than "
+		    "this chute's (%d): upgrade chute\n", pg->name, was,
+		    PG_SCHEMA_VERSION);
+		return EX_CONFIG;
+	}
+	snprintf(v, sizeof(v), "%d", PG_SCHEMA_VERSION);
+	/* Several statements: the simple protocol, no parameters. */
+	if (pg_cmd(pg, schema, 0, NULL) == -1 ||
+	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
+	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
+	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
+		return pg_fail(pg, "init");
+	printf("%s: schema version %d%s\n", pg->name, PG_SCHEMA_VERSION,
+	    was == PG_SCHEMA_VERSION ? " (already)" : was == 0 ? " created" :
+	    " (upgraded)");
+	return 0;
+}
+
+/* Is the schema there, and ours?  0, or an exit status after saying why. */
+int
+pg_schema_check(struct pg *pg)
+{
+	int v = pg_schema_version(pg);
+
+	if (v == -1)
+		return pg_fail(pg, "schema");
+	if (v == PG_SCHEMA_VERSION)
+		return 0;
+	if (v == 0)
+		fprintf(stderr, "chute: %s: no chute schema here (chute init "
+		    "%s)\n", pg->name, pg->name);
+	else
+		fprintf(stderr, "chute: %s: schema version %d, this chute "
+		    "speaks %d: %s\n", pg->name, v, PG_SCHEMA_VERSION, v >
+		    PG_SCHEMA_VERSION ? "upgrade chute" : "run chute init");
+	return EX_CONFIG;
+}

@@ -1,0 +1,247 @@
+/*
+ * queue_spool_recover.c: start-up, after the lock is taken.  Jobs a dead
+ * owner left in cur/ go back to new/ (or to failed/ when their attempts
+ * are used up), unless the handler that dead owner started is still
+ * running: the job file's flock, inherited by that handler, says so, and
+ * the job waits.  Stale files in tmp/ are removed.
+ *
+ * Persistent workers do not hold their job's flock.  Each inherits, as
+ * fd 3, a descriptor of SPOOL/.workers.PID on which its owner took a
+ * shared flock; the lock lives as long as any worker (or anything it
+ * started) does, so a later owner can tell that workers of a dead owner
+ * may still be running jobs it found in cur/.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "queue/spool/queue_spool.h"
+
+/* The attempt it was on counts; the outcome table says where it goes. */
+static void
+recover_to(struct spoolq *sq, const char *name, int fd,
+    const struct joblog_info *ji)
+{
+	struct attempt_end e = { .end = END_ABANDONED, .attempt = ji->attempts,
+	    .elapsed = -1 };
+	struct outcome out;
+	const char *own;
+	char vis[1024], aside[NAME_MAX + 1];
+	int rc, saved;
+
+	outcome_decide(&e, &sq->c.policy, arc4random_uniform, &out);
+	vis_name(name, vis, sizeof(vis));
+	/* The owner's own words, where it gave some (queue_conf.recovered). */
+	own = out.to == ST_NEW ? sq->c.recovered : NULL;
+	if (own != NULL)
+		joblog_note(&sq->sp, name, "%s", own);
+	else
+		joblog_note(&sq->sp, name, "attempt=%d %s", ji->attempts,
+		    out.note);
+	rc = state_leave(&sq->sp, name, out.to, fd, now_ms(), aside,
+	    sizeof(aside)) == -1 ? -1 : 0;
+	saved = errno;
+	spoolq_said_aside(name, out.to, aside);
+	errno = saved;
+	if (rc == 0 && own != NULL)
+		say("job=%s cur->new %s", vis, own);
+	else if (rc == 0)
+		say("job=%s cur->%s attempt=%d %s", vis, state_names[out.to],
+		    ji->attempts, out.why);
+	if (rc == 0) {
+		if (out.to == ST_NEW)
+			spoolq_admit(sq, name, RF_MOVED);
+	} else if (errno != ENOENT) {
+		say("job=%s recovery: %s; will retry", vis, strerror(errno));
+		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS, 0);
+	}
+}
+
+/*
+ * Workers of an earlier owner still running?  Each left a locked
+ * .workers.PID file; a lock we can take means they are all gone, and the
+ * file is removed.  Returns how many such files are still locked.
+ */
+static int
+workers_of_the_dead(struct spoolq *sq)
+{
+	int alive = 0, j = 0;
+
+	for (int k = 0; k < sq->nold; k++) {
+		int fd = openat(sq->sp.root, sq->old[k], O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd == -1) {
+			sq->old[k][0] = '\0';
+			continue;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			unlinkat(sq->sp.root, sq->old[k], 0);
+			sq->old[k][0] = '\0';
+		} else
+			alive++;
+		close(fd);
+	}
+	/* Compact the list. */
+	for (int k = 0; k < sq->nold; k++)
+		if (sq->old[k][0] != '\0')
+			memmove(sq->old[j++], sq->old[k], sizeof(sq->old[0]));
+	sq->nold = j;
+	return alive;
+}
+
+
+/* One job found in cur/ that is not ours. */
+void
+spoolq_recover_one(struct spoolq *sq, const char *name)
+{
+	struct joblog_info ji;
+	struct stat st;
+	int fd;
+
+	if (spoolq_holds(sq, name))
+		return;
+	fd = openat(sq->sp.dir[ST_CUR], name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT)
+		return;
+	if (fd != -1 && (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	/*
+	 * Still locked: the handler an earlier owner started still runs.
+	 * Persistent workers do not hold the job's lock; while any worker of
+	 * a dead owner lives, every job it could be running waits too.
+	 */
+	if (fd != -1 && (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+	    (sq->nold > 0 && workers_of_the_dead(sq) > 0))) {
+		if (!nameq_has(sq->orphans, name)) {
+			char vis[1024];
+			vis_name(name, vis, sizeof(vis));
+			say("job=%s still has a running handler from a previous "
+			    "owner; waiting for it to exit", vis);
+		}
+		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS, 0);
+		close(fd);
+		return;
+	}
+	if (joblog_read(&sq->sp, name, &ji) == -1)
+		ji.attempts = 0;
+	recover_to(sq, name, fd, &ji);
+	if (fd != -1)
+		close(fd);
+}
+
+static int
+recover_cb(void *arg, const char *name)
+{
+	spoolq_recover_one(arg, name);
+	return 0;
+}
+
+void
+spoolq_recover(struct spoolq *sq)
+{
+	if (spool_scan(&sq->sp, ST_CUR, recover_cb, sq) == -1)
+		say("cur/: cannot read: %s", strerror(errno));
+}
+
+static int
+tmp_cb(void *arg, const char *name)
+{
+	struct spoolq *sq = arg;
+	struct stat st;
+	char vis[1024];
+
+	if (fstatat(sq->sp.dir[ST_TMP], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return 0;
+	if (now_ms() / 1000 - st.st_mtim.tv_sec < STALE_TMP_SECS)
+		return 0;
+	vis_name(name, vis, sizeof(vis));
+	if (unlinkat(sq->sp.dir[ST_TMP], name, S_ISDIR(st.st_mode) ?
+	    AT_REMOVEDIR : 0) == 0)
+		say("tmp/%s removed: stale (older than %dh)", vis,
+		    STALE_TMP_SECS / 3600);
+	else if (errno != ENOENT)
+		say("tmp/%s: %s", vis, strerror(errno));
+	return 0;
+}
+
+void
+spoolq_clean_tmp(struct spoolq *sq)
+{
+	if (spool_scan(&sq->sp, ST_TMP, tmp_cb, sq) == -1)
+		say("tmp/: cannot read: %s", strerror(errno));
+}
+
+/* At start-up: remember the .workers.PID files of earlier owners (ours aside). */
+void
+spoolq_workers_find_old(struct spoolq *sq)
+{
+	DIR *d;
+	struct dirent *de;
+	char mine[64];
+	int fd = openat(sq->sp.root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	snprintf(mine, sizeof(mine), ".workers.%ld", (long)getpid());
+	while ((de = readdir(d)) != NULL && sq->nold < OLD_MAX)
+		if (strncmp(de->d_name, ".workers.", 9) == 0 &&
+		    strcmp(de->d_name, mine) != 0 &&
+		    strlen(de->d_name) < sizeof(sq->old[0]))
+			strlcpy(sq->old[sq->nold++], de->d_name,
+			    sizeof(sq->old[0]));
+	closedir(d);
+	if (workers_of_the_dead(sq) > 0)
+		say("workers of a previous owner are still running; jobs "
+		    "left in cur/ wait for them to exit");
+}
+
+/*
+ * Our own .workers.PID, for --persistent: created and share-locked once;
+ * every worker inherits it.  Returns its descriptor, or -1 with errno set.
+ */
+int
+spoolq_workers_lock(struct spoolq *sq)
+{
+	char name[64];
+
+	if (sq->wlock != -1)
+		return sq->wlock;
+	snprintf(name, sizeof(name), ".workers.%ld", (long)getpid());
+	sq->wlock = openat(sq->sp.root, name, O_RDONLY | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (sq->wlock != -1 && flock(sq->wlock, LOCK_SH) == -1) {
+		int saved = errno;
+		close(sq->wlock);
+		unlinkat(sq->sp.root, name, 0);
+		sq->wlock = -1;
+		errno = saved;
+	}
+	return sq->wlock;
+}
+
+/* At exit: our workers are gone (or outlive us holding the lock). */
+void
+spoolq_workers_unlock(struct spoolq *sq)
+{
+	char name[64];
+
+	if (sq->wlock == -1)
+		return;
+	snprintf(name, sizeof(name), ".workers.%ld", (long)getpid());
+	unlinkat(sq->sp.root, name, 0);
+	close(sq->wlock);
+	sq->wlock = -1;
+}

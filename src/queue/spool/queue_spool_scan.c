@@ -1,0 +1,353 @@
+/*
+ * scan.c: how the owner finds work.  Names in new/ come from inotify
+ * events and from scans; either way they go through spoolq_admit into the
+ * ready queue, which holds a bounded window of the oldest.  defer/ is read
+ * when its earliest due time comes.
+ */
+#include <sys/stat.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "queue/spool/queue_spool.h"
+
+static msec_t
+stat_mtime(const struct stat *st)
+{
+	return (msec_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+}
+
+/* Queue a name seen in new/ (by event or scan); oldest mtime runs first. */
+void
+spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
+{
+	unsigned before = 0;
+	struct stat st;
+	int64_t key;
+
+	/* forward's claims stay in new/ (take_in_place): not twice. */
+	if (sq->flight != NULL && nameq_has(sq->flight, name))
+		return;
+	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return;
+	if (spoolq_refused(sq, name, &st))
+		return;
+	if (S_ISREG(st.st_mode))
+		flags |= RF_REG;	/* ready_check need not look again */
+	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	/*
+	 * Memory must not grow with the backlog: keep only the WINDOW oldest
+	 * names.  Anything left out stays in new/ and is found again by the
+	 * refill scan (spoolq_refill) once the window runs low.
+	 */
+	if (nameq_len(sq->ready) >= sq->window &&
+	    key >= nameq_max_key(sq->ready)) {
+		sq->truncated = true;
+		return;
+	}
+	/* Waiting for its writer?  This event is worth a fresh look now. */
+	if (nameq_take(sq->waiting, name, &before))
+		flags |= before;
+	if (nameq_add(sq->ready, name, key, flags) == -1) {
+		sq->truncated = true;	/* out of memory: find it again later */
+		return;
+	}
+	if (nameq_len(sq->ready) > sq->window) {
+		nameq_drop_max(sq->ready);
+		sq->truncated = true;
+	}
+}
+
+/*
+ * Was name refused in place (queue_spool.c, refuse_in_place) and is it
+ * still that inode?  One replaced since is looked at afresh.
+ */
+bool
+spoolq_refused(struct spoolq *sq, const char *name, const struct stat *st)
+{
+	int64_t ino;
+
+	if (!nameq_key(sq->refused, name, &ino))
+		return false;
+	if (ino == (int64_t)st->st_ino)
+		return true;
+	nameq_take(sq->refused, name, NULL);
+	return false;
+}
+
+static int
+unrefused(void *arg, const char *name)
+{
+	struct spoolq *sq = arg;
+	struct stat st;
+
+	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return 0;	/* gone meanwhile */
+	return !spoolq_refused(sq, name, &st);
+}
+
+/* new/ holds nothing but what was refused in place: nothing to run. */
+bool
+spoolq_new_empty(struct spoolq *sq)
+{
+	if (nameq_len(sq->refused) == 0)
+		return spool_empty(&sq->sp, ST_NEW);
+	return spool_scan(&sq->sp, ST_NEW, unrefused, sq) == 0;
+}
+
+/* The window ran low and new/ holds more than it: read new/ again. */
+void
+spoolq_refill(struct spoolq *sq)
+{
+	if (!sq->truncated || nameq_len(sq->ready) > sq->window / 2)
+		return;
+	sq->truncated = false;
+	spoolq_scan_new(sq, true);
+}
+
+/*
+ * Reading new/ is incremental: a directory of a million jobs takes seconds
+ * to read and stat, and the owner must keep reaping, dispatching and
+ * answering signals meanwhile.  spoolq_scan_new starts (or restarts) a
+ * scan; the loop calls spoolq_scan_step for SCAN_CHUNK names per iteration
+ * until the stream ends.  Until then the window holds the oldest of the
+ * names read so far, so in a backlog larger than one chunk the first jobs
+ * to start are the oldest of the first chunk, not of all of new/.
+ */
+static void
+scan_finish(struct spoolq *sq)
+{
+	closedir(sq->scan);
+	sq->scan = NULL;
+	sq->new_mtime = sq->scan_mtime;
+	sq->new_scanned = sq->scan_started;
+	if (sq->scan_again) {
+		sq->scan_again = false;
+		spoolq_scan_new(sq, true);
+	}
+}
+
+/* Read up to max names of new/; returns true when the scan is over. */
+bool
+spoolq_scan_step(struct spoolq *sq, size_t max)
+{
+	struct dirent *de;
+
+	if (sq->scan == NULL)
+		return true;
+	for (size_t n = 0; n < max; n++) {
+		errno = 0;
+		if ((de = readdir(sq->scan)) == NULL) {
+			if (errno != 0)
+				say("new/: cannot read: %s", strerror(errno));
+			scan_finish(sq);
+			return sq->scan == NULL;
+		}
+		/* A name waiting for its writer gets its recheck on time. */
+		if (de->d_name[0] != '.' && !nameq_has(sq->waiting, de->d_name))
+			spoolq_admit(sq, de->d_name, 0);
+	}
+	return false;
+}
+
+/*
+ * Start reading new/ again, unless it has not changed since the last full
+ * scan (the mtime test is only trusted when that scan started well after
+ * the directory's last change: coarse time stamps).  A scan requested
+ * while one runs restarts it when it ends, so nothing is missed.
+ */
+void
+spoolq_scan_new(struct spoolq *sq, bool force)
+{
+	struct stat st;
+	int fd;
+
+	if (sq->scan != NULL) {
+		sq->scan_again |= force;
+		return;
+	}
+	if (fstat(sq->sp.dir[ST_NEW], &st) == -1)
+		return;
+	if (!force && st.st_mtim.tv_sec == sq->new_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == sq->new_mtime.tv_nsec &&
+	    sq->new_scanned - stat_mtime(&st) > 2000)
+		return;
+	fd = openat(sq->sp.dir[ST_NEW], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || (sq->scan = fdopendir(fd)) == NULL) {
+		say("new/: cannot read: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	sq->scan_mtime = st.st_mtim;
+	sq->scan_started = now_ms();
+	spoolq_scan_step(sq, SCAN_CHUNK);
+}
+
+/* The journal's line for a file state_leave moved aside, if it did. */
+void
+spoolq_said_aside(const char *id, int to, const char *aside)
+{
+	if (aside[0] != '\0')
+		say("job=%s %s/%s was taken by another file: moved aside to "
+		    "%s/%s", vis_id(id), state_names[to], vis_id(id),
+		    state_names[to], vis_id(aside));
+}
+
+/*
+ * defer/ is indexed by due time (sq->deferred, the DEFER_WINDOW soonest),
+ * so that a due time costs one lookup, not a read of the whole directory.
+ * Files left out of a full index are all due after its last one: when the
+ * index runs dry, defer/ is read again.  The safety rescan reads it whole
+ * once per RESCAN_MS.
+ */
+static void
+defer_next(struct spoolq *sq)
+{
+	int64_t t = nameq_min_key(sq->deferred);
+
+	if (t != INT64_MAX)
+		sq->next_defer = t;
+	else
+		sq->next_defer = sq->defer_truncated ? now_ms() : 0;
+}
+
+/* Remember that defer/name is due at due (bounded, like new/'s window). */
+static void
+defer_index(struct spoolq *sq, const char *name, msec_t due)
+{
+	nameq_take(sq->deferred, name, NULL);
+	if (nameq_len(sq->deferred) >= DEFER_WINDOW &&
+	    due >= nameq_max_key(sq->deferred)) {
+		sq->defer_truncated = true;
+		return;
+	}
+	if (nameq_add(sq->deferred, name, due, 0) == -1) {
+		sq->defer_truncated = true;	/* no memory: the next scan */
+		return;
+	}
+	if (nameq_len(sq->deferred) > DEFER_WINDOW) {
+		nameq_drop_max(sq->deferred);
+		sq->defer_truncated = true;
+	}
+}
+
+/* defer -> new: its time has come. */
+static void
+promote(struct spoolq *sq, const char *name)
+{
+	char vis[1024];
+
+	vis_name(name, vis, sizeof(vis));
+	if (state_promote(&sq->sp, name) == 0) {
+		say("job=%s defer->new", vis);
+		/* Its IN_MOVED_FROM on defer/ is ours, not a removal. */
+		nameq_add(sq->promoted, name, 0, 0);
+		if (sq->ndefer > 0)
+			sq->ndefer--;
+		spoolq_admit(sq, name, RF_MOVED);
+		return;
+	}
+	if (errno == ENOENT)
+		return;
+	say("job=%s defer->new: %s; will retry", vis, strerror(errno));
+	defer_index(sq, name, now_ms() + RETRY_MS);
+}
+
+static int
+defer_cb(void *arg, const char *name)
+{
+	struct spoolq *sq = arg;
+	struct stat st;
+	msec_t due;
+
+	if (fstatat(sq->sp.dir[ST_DEFER], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return 0;
+	sq->ndefer++;
+	due = stat_mtime(&st);
+	if (due <= sq->scan_now)
+		promote(sq, name);
+	else
+		defer_index(sq, name, due);
+	return 0;
+}
+
+/* Read defer/ whole: move every due job to new/, index the others. */
+void
+spoolq_scan_defer(struct spoolq *sq)
+{
+	while (nameq_pop(sq->deferred, NULL, 0, NULL))
+		;
+	sq->defer_truncated = false;
+	sq->ndefer = 0;
+	sq->scan_now = now_ms();
+	if (spool_scan(&sq->sp, ST_DEFER, defer_cb, sq) == -1)
+		say("defer/: cannot read: %s", strerror(errno));
+	defer_next(sq);
+}
+
+/*
+ * The index's due jobs, each looked at again (its mtime may have been
+ * changed since: an operator's touch, a retry that moved it back).
+ */
+void
+spoolq_defer_due(struct spoolq *sq)
+{
+	msec_t now = now_ms();
+	char name[NAME_MAX + 1];
+	struct stat st;
+
+	if (nameq_len(sq->deferred) == 0 && sq->defer_truncated) {
+		spoolq_scan_defer(sq);
+		return;
+	}
+	while (nameq_min_key(sq->deferred) <= now &&
+	    nameq_pop(sq->deferred, name, sizeof(name), NULL)) {
+		if (fstatat(sq->sp.dir[ST_DEFER], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		if (stat_mtime(&st) <= now)
+			promote(sq, name);
+		else
+			defer_index(sq, name, stat_mtime(&st));
+	}
+	defer_next(sq);
+}
+
+/* A file landed in defer/ (an event, or our own move): index it. */
+void
+spoolq_defer_arrived(struct spoolq *sq, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(sq->sp.dir[ST_DEFER], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return;
+	if (!nameq_has(sq->deferred, name))
+		sq->ndefer++;
+	defer_index(sq, name, stat_mtime(&st));
+	defer_next(sq);
+}
+
+/*
+ * A job left defer/.  Our own promotions are expected; anything else is
+ * a cancel or an operator's mv or rm, which is logged (the job is not
+ * ours to run until it appears in new/ again).
+ */
+void
+spoolq_defer_left(struct spoolq *sq, const char *name)
+{
+	char vis[1024];
+
+	if (nameq_take(sq->promoted, name, NULL))
+		return;
+	nameq_take(sq->deferred, name, NULL);
+	defer_next(sq);
+	if (sq->ndefer > 0)
+		sq->ndefer--;
+	vis_name(name, vis, sizeof(vis));
+	say("job=%s left defer/ (cancelled, moved or removed)", vis);
+}

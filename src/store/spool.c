@@ -1,0 +1,358 @@
+/*
+ * spool.c: the layout.  Opens the spool root and each state directory once
+ * as O_DIRECTORY descriptors; every later file operation is an *at() call
+ * relative to one of them, so a renamed or symlinked spool path cannot
+ * redirect chute half-way through.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+
+const char *const state_names[ST_NDIRS] = {
+	"tmp", "new", "cur", "defer", "done", "failed", "log",
+};
+
+int
+state_from_name(const char *s)
+{
+	for (int i = 0; i < ST_NDIRS; i++)
+		if (strcmp(s, state_names[i]) == 0)
+			return i;
+	return ST_NONE;
+}
+
+static int
+fsync_path(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd == -1)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Group submitters write tmp/, new/ and defer/; they may read the rest.
+ * The writable ones are sticky: a submitter may rename or remove only
+ * the files it owns there, not another submitter's job, while the owner,
+ * whose directories they are, still moves and removes every file in them.
+ */
+static mode_t
+dir_mode(int st, bool group)
+{
+	if (!group)
+		return 0700;
+	if (st == ST_TMP || st == ST_NEW || st == ST_DEFER)
+		return 03770;
+	return 02750;
+}
+
+/*
+ * A directory of an existing spool that its group (or anyone) may write
+ * but that is not sticky, as chute init made them before: made sticky,
+ * so that re-running chute init SPOOL mends an old spool.
+ */
+static int
+init_sticky(int at, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 ||
+	    (st.st_mode & S_ISVTX))
+		return 0;
+	return fchmodat(at, name, (st.st_mode & 07777) | S_ISVTX, 0);
+}
+
+static int
+init_dir(int at, const char *name, mode_t mode, gid_t gid)
+{
+	if (mkdirat(at, name, mode) == -1) {
+		if (errno != EEXIST)
+			return -1;
+		if (gid == (gid_t)-1)
+			return init_sticky(at, name);
+	}
+	if (gid != (gid_t)-1) {
+		if (fchownat(at, name, -1, gid, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    fchmodat(at, name, mode, 0) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Create the layout (idempotent).  group may be NULL.  Returns 0, or -1
+ * with errno set; on ENOENT for a group name errno is set to ESRCH.
+ */
+int
+spool_init(const char *path, const char *group)
+{
+	gid_t gid = (gid_t)-1;
+	int root, rc = -1;
+
+	if (group != NULL) {
+		struct group *gr = getgrnam(group);
+		if (gr == NULL) {
+			errno = ESRCH;
+			return -1;
+		}
+		gid = gr->gr_gid;
+	}
+	if (mkdir(path, group ? 02750 : 0700) == -1 && errno != EEXIST)
+		return -1;
+	if ((root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	if (gid != (gid_t)-1 &&
+	    (fchown(root, -1, gid) == -1 || fchmod(root, 02750) == -1))
+		goto out;
+	for (int i = 0; i < ST_NDIRS; i++)
+		if (init_dir(root, state_names[i], dir_mode(i, group), gid) == -1)
+			goto out;
+	for (int i = 0; i < ST_NDIRS; i++)
+		if (fsync_path(root, state_names[i]) == -1)
+			goto out;
+	rc = fsync(root);
+	if (rc == 0) {
+		/* The root's own entry lives in its parent. */
+		char *parent = strdup(path), *slash;
+		if (parent && (slash = strrchr(parent, '/')) != NULL) {
+			*(slash == parent ? slash + 1 : slash) = '\0';
+			fsync_path(AT_FDCWD, parent);
+		} else if (parent)
+			fsync_path(AT_FDCWD, ".");
+		free(parent);
+	}
+out:
+	close(root);
+	return rc;
+}
+
+/*
+ * Open an existing spool: every state directory must be there.  Returns 0,
+ * or -1 with errno set (ENOTDIR/ENOENT name the missing piece only through
+ * errno: callers print the spool path).
+ */
+int
+spool_open(struct spool *sp, const char *path)
+{
+	sp->root = -1;
+	sp->dirty = 0;
+	for (int i = 0; i < ST_NDIRS; i++) {
+		sp->dir[i] = -1;
+		sp->fmode[i] = 0;
+	}
+	sp->path = realpath(path, NULL);
+	if (sp->path == NULL)
+		return -1;
+	sp->root = open(sp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sp->root == -1)
+		goto fail;
+	for (int i = 0; i < ST_NDIRS; i++) {
+		sp->dir[i] = openat(sp->root, state_names[i],
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sp->dir[i] == -1)
+			goto fail;
+	}
+	return 0;
+fail:
+	spool_close(sp);
+	return -1;
+}
+
+/*
+ * The mode of a file chute creates in state directory st: group-readable
+ * when the directory is shared with a group (chute init --group).  Asked
+ * once per spool_open: the owner creates a log file for every job.
+ */
+mode_t
+spool_fmode(struct spool *sp, int st)
+{
+	struct stat s;
+
+	if (sp->fmode[st] == 0)
+		sp->fmode[st] = fstat(sp->dir[st], &s) == 0 &&
+		    (s.st_mode & 0070) ? 0640 : 0600;
+	return sp->fmode[st];
+}
+
+void
+spool_close(struct spool *sp)
+{
+	int saved = errno;
+
+	for (int i = 0; i < ST_NDIRS; i++) {
+		if (sp->dir[i] != -1)
+			close(sp->dir[i]);
+		sp->dir[i] = -1;
+	}
+	if (sp->root != -1)
+		close(sp->root);
+	free(sp->path);
+	sp->path = NULL;
+	sp->root = -1;
+	errno = saved;
+}
+
+/*
+ * Which state directory holds the job?  Looks in the order jobs flow
+ * (new, cur, defer, done, failed) and tries a second round, because a job
+ * moving backwards (cur->new, defer->new, failed->new) between two of our
+ * lookups would otherwise be missed.  Returns the state, or ST_NONE.
+ */
+int
+spool_locate(struct spool *sp, const char *id, struct stat *st)
+{
+	static const int order[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
+	    ST_FAILED };
+	struct stat tmp;
+
+	if (st == NULL)
+		st = &tmp;
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+			if (fstatat(sp->dir[order[i]], id, st,
+			    AT_SYMLINK_NOFOLLOW) == 0)
+				return order[i];
+	return ST_NONE;
+}
+
+/*
+ * flock(2) is only a spool-wide truth when every process that can reach
+ * the spool shares one kernel.  On network file systems it is emulated
+ * per client (or not at all), so two hosts could both "own" the spool.
+ */
+bool
+spool_fs_trusted(long f_type, const char **name)
+{
+	static const struct { long magic; const char *name; } bad[] = {
+		{ 0x6969, "NFS" },
+		{ 0xff534d42, "CIFS" },
+		{ 0xfe534d42, "SMB2" },
+		{ 0x517b, "SMB" },
+		{ 0x5346414f, "AFS" },
+		{ 0x6b414653, "AFS" },
+		{ 0x73757245, "Coda" },
+		{ 0x564c, "NCP" },
+		{ 0x01021997, "9p" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if ((unsigned long)f_type == (unsigned long)bad[i].magic) {
+			if (name)
+				*name = bad[i].name;
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Can the spool's lock be trusted?  Returns 0, or -1 with errno set:
+ * EREMOTE when it cannot, with *fs naming the file system.
+ */
+int
+spool_check_fs(struct spool *sp, const char **fs)
+{
+	struct statfs sf;
+
+	if (fstatfs(sp->root, &sf) == -1)
+		return -1;
+	if (!spool_fs_trusted(sf.f_type, fs)) {
+		errno = EREMOTE;
+		return -1;
+	}
+	return 0;
+}
+
+int
+spool_fsync_dir(struct spool *sp, int st)
+{
+	int rc;
+
+	while ((rc = fsync(sp->dir[st])) == -1 && errno == EINTR)
+		;
+	return rc;
+}
+
+/* "SPOOL/state/id", malloc'd; for messages and the handler environment. */
+char *
+spool_jobpath(struct spool *sp, int st, const char *id)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s/%s", sp->path, state_names[st], id) == -1)
+		return NULL;
+	return p;
+}
+
+/*
+ * Call fn(arg, name) for each entry of a state directory, skipping hidden
+ * names.  fn returns 0 to go on, non-zero to stop (returned as is).
+ * Returns -1 with errno set if the directory cannot be read.
+ */
+int
+spool_scan(struct spool *sp, int st, int (*fn)(void *, const char *),
+    void *arg)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	fd = openat(sp->dir[st], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			rc = fn(arg, de->d_name);
+	closedir(d);
+	return rc;
+}
+
+static int
+stop_at_first(void *arg, const char *name)
+{
+	return 1;
+}
+
+/* True when the state directory holds no job (hidden names aside). */
+bool
+spool_empty(struct spool *sp, int st)
+{
+	return spool_scan(sp, st, stop_at_first, NULL) == 0;
+}
+
+/*
+ * Make the renames since the last call durable: fsync each directory a
+ * rename touched, once (group commit).  Returns 0, or -1 with errno set
+ * (the dirty marks stay, so the next call tries again).
+ */
+int
+spool_sync(struct spool *sp)
+{
+	for (int i = 0; i < ST_NDIRS; i++) {
+		if (!(sp->dirty & 1u << i))
+			continue;
+		if (spool_fsync_dir(sp, i) == -1)
+			return -1;
+		sp->dirty &= ~(1u << i);
+	}
+	return 0;
+}
