@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/id.h"
 #include "suites.h"
 
 static int

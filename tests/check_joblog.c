@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "store/joblog.h"
+#include "store/spool.h"
 #include "suites.h"
 #include "t_spool.h"
 

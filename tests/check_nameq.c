@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/chute.h"
+#include "base/nameq.h"
+#include "store/ready.h"
 #include "suites.h"
 
 START_TEST(test_oldest_job_pops_first)

@@ -19,7 +19,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/util.h"
 #include "suites.h"
 #include "t_cli.h"
 #include "t_pg.h"

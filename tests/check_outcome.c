@@ -9,7 +9,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/spool.h"
 #include "base/outcome.h"
 #include "suites.h"
 

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "run/opts.h"
+#include "store/joblog.h"
+#include "store/spool.h"
+#include "store/state.h"
 #include "run/owner.h"
 #include "suites.h"
 #include "t_spool.h"

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/pump.h"
+#include "base/util.h"
 #include "suites.h"
 
 /* A temporary file, unlinked at once: the pump's log file. */

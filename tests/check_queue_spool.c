@@ -13,6 +13,11 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/nameq.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/spool.h"
+#include "store/watch.h"
 #include "queue/spool/queue_spool.h"
 #include "suites.h"
 #include "t_spool.h"

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "store/ready.h"
+#include "store/spool.h"
 #include "suites.h"
 #include "t_spool.h"
 

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/spool.h"
+#include "store/state.h"
 #include "suites.h"
 #include "t_spool.h"
 

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/spool.h"
+#include "store/watch.h"
 #include "suites.h"
 #include "t_spool.h"
 #include "cli/top.h"

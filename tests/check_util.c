@@ -6,7 +6,7 @@
 #define LIBBSD_OPENBSD_VIS 1	/* as util.c: the same strnvis */
 #include <vis.h>
 
-#include "base/chute.h"
+#include "base/util.h"
 #include "suites.h"
 
 START_TEST(test_durations_accept_every_documented_unit)

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "store/spool.h"
+#include "store/watch.h"
 #include "suites.h"
 #include "t_spool.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/chute.h"
+#include "store/spool.h"
 #include "t_spool.h"
 
 struct spool	t_spool;

@@ -19,7 +19,7 @@
 
 #include <limits.h>
 
-#include "base/chute.h"
+#include "store/spool.h"
 
 /* The test's spool, open between t_spool_setup() and t_spool_teardown(). */
 extern struct spool t_spool;

@@ -8,12 +8,8 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/id.h"
 
-/*
- * An ID names one file in every state directory, so it must be a plain
- * name: 1..ID_MAX bytes, no '/', no leading '.', (hidden names are ignored)
- * and no control bytes (they would forge log lines and confuse ls).
- */
 int
 id_valid(const char *id)
 {
@@ -50,7 +46,6 @@ host_part(char *buf, size_t len)
 		strlcpy(buf, "localhost", len);
 }
 
-/* The time, pid and counter part shared by generated and derived IDs. */
 void
 id_suffix(char *buf, size_t len)
 {
@@ -72,12 +67,6 @@ id_generate(char *buf, size_t len)
 	snprintf(buf, len, "%s.%s", suffix, host);
 }
 
-/*
- * A new ID for a file dropped into new/ whose name cannot be used as it is
- * (taken by another job, or not a valid ID): the name made safe and
- * shortened, then '-' and a fresh suffix, so an operator still recognises
- * report.csv in report.csv-1764475780.123456.0004242_0001.
- */
 void
 id_derive(const char *name, char *buf, size_t len)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/chute.h"
+#include "base/nameq.h"
 
 /* libbsd's cdefs.h leaves __unused out (a glibc struct member has that
  * name); tree.h needs it for its static functions. */
@@ -80,10 +80,6 @@ find(struct nameq *q, const char *name)
 	return RB_FIND(nametree, &q->names, &key.n);
 }
 
-/*
- * Returns 1 if added, 0 if already queued (its flags are or-ed in, its
- * place is kept), -1 (ENOMEM).
- */
 int
 nameq_add(struct nameq *q, const char *name, int64_t key, unsigned flags)
 {
@@ -111,7 +107,6 @@ nameq_has(struct nameq *q, const char *name)
 	return find(q, name) != NULL;
 }
 
-/* Is name queued?  Its key into *key if so. */
 bool
 nameq_key(struct nameq *q, const char *name, int64_t *key)
 {
@@ -131,7 +126,6 @@ unlink_node(struct nameq *q, struct qnode *e)
 	free(e);
 }
 
-/* Copy the lowest-key name to buf and drop it; returns 1, or 0 if empty. */
 int
 nameq_pop(struct nameq *q, char *buf, size_t len, unsigned *flags)
 {
@@ -147,7 +141,6 @@ nameq_pop(struct nameq *q, char *buf, size_t len, unsigned *flags)
 	return 1;
 }
 
-/* Drop name if queued; its flags go to *flags.  True if it was there. */
 bool
 nameq_take(struct nameq *q, const char *name, unsigned *flags)
 {
@@ -161,7 +154,6 @@ nameq_take(struct nameq *q, const char *name, unsigned *flags)
 	return true;
 }
 
-/* Drop the highest-key (newest) entry; returns its key, or INT64_MAX. */
 int64_t
 nameq_drop_max(struct nameq *q)
 {
@@ -175,7 +167,6 @@ nameq_drop_max(struct nameq *q)
 	return key;
 }
 
-/* The highest key, or INT64_MIN when the queue is empty. */
 int64_t
 nameq_max_key(struct nameq *q)
 {
@@ -184,7 +175,6 @@ nameq_max_key(struct nameq *q)
 	return e ? e->key : INT64_MIN;
 }
 
-/* The lowest key, or INT64_MAX when the queue is empty. */
 int64_t
 nameq_min_key(struct nameq *q)
 {

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/notify.h"
+#include "base/util.h"
 
 static struct {
 	int	 fd;			/* connected datagram socket; -1: off */
@@ -97,12 +99,6 @@ notify_watchdog_env(void)
 	return v / 2000 > 0 ? v / 2000 : 1;
 }
 
-/*
- * Read and remove $NOTIFY_SOCKET, $WATCHDOG_USEC and $WATCHDOG_PID (the
- * handlers must not inherit them: a handler's READY=1 or STOPPING=1 would
- * be taken for ours), and connect to the socket.  A socket that cannot be
- * reached is said once and then ignored: chute runs the same without.
- */
 void
 notify_init(void)
 {
@@ -132,18 +128,12 @@ notify_close(void)
 	nt.status_due = nt.status_ever = nt.said = false;
 }
 
-/* Is the owner talking to systemd? */
 bool
 notify_on(void)
 {
 	return nt.fd != -1;
 }
 
-/*
- * Send msg ("READY=1", ...).  A full queue on systemd's side is waited
- * out for NOTIFY_WAIT_MS at most, then the message is dropped: the owner
- * never stalls on its supervisor.  Failures are said once.
- */
 void
 notify_send(const char *msg)
 {
@@ -169,11 +159,6 @@ notify_send(const char *msg)
 	nt.said = nt.said || err != 0;
 }
 
-/*
- * The owner's counts, as STATUS=.  Sent at once when it is the first or
- * NOTIFY_STATUS_MS have passed since the last, else by notify_tick when
- * they have: a busy owner changes its counts every turn of its loop.
- */
 void
 notify_status(const char *text)
 {
@@ -184,10 +169,6 @@ notify_status(const char *text)
 	notify_tick(mono_ms());
 }
 
-/*
- * Send what is due at mono: a STATUS= held back, a watchdog ping.
- * Returns when the next will be due (mono), INT64_MAX if never.
- */
 msec_t
 notify_tick(msec_t mono)
 {

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "store/spool.h"
 #include "base/outcome.h"
 
 enum verdict { V_DONE, V_LATER, V_FAIL, V_REQUEUE };
 
-/* "exit=3", "signal=KILL": a wait(2) status in the log's words. */
 void
 outcome_status(int status, char *buf, size_t len)
 {

@@ -6,7 +6,7 @@
 #ifndef OUTCOME_H
 #define OUTCOME_H
 
-#include "base/chute.h"
+#include "base/util.h"
 
 /* Why the supervisor was stopping a handler when it ended, if it was. */
 enum stop { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_SHUTDOWN };
@@ -46,8 +46,10 @@ struct outcome {
  * Fill out from e and p.  rnd(n) returns a number below n; it spreads the
  * backoff (arc4random_uniform in the owner, a fixed one in the tests).
  */
-void	 outcome_decide(const struct attempt_end *, const struct retry_policy *,
-	    uint32_t (*)(uint32_t), struct outcome *);
-void	 outcome_status(int, char *, size_t);
+void	 outcome_decide(const struct attempt_end *e,
+	    const struct retry_policy *p, uint32_t (*rnd)(uint32_t),
+	    struct outcome *out);
+/* "exit=3", "signal=KILL": a wait(2) status in the log's words. */
+void	 outcome_status(int status, char *buf, size_t len);
 
 #endif

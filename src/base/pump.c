@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/pump.h"
+#include "base/util.h"
 
 struct pipe_in {
 	const void	*key;
@@ -35,7 +36,6 @@ struct pumps {
 	int		 stopfd;	/* an eventfd: stop */
 };
 
-/* Pipes pumped into files of at most cap bytes and one more; NULL, errno. */
 struct pumps *
 pumps_new(size_t cap)
 {
@@ -136,11 +136,6 @@ start(struct pumps *ps)
 	return 0;
 }
 
-/*
- * A new pipe for key (a claim), pumped into the file fd, which ps owns
- * from now on.  Returns the pipe's write end (close-on-exec, blocking),
- * for the caller to hand out and close; or -1 with errno set, fd closed.
- */
 int
 pumps_add(struct pumps *ps, const void *key, int fd)
 {
@@ -181,11 +176,6 @@ out:
 	return rc;
 }
 
-/*
- * What key's pipe still holds, into its file (the writer has ended; a
- * child it left may still write, so this too is bounded).  Returns the
- * file, which stays ps's, or -1 when key has no pipe here.
- */
 int
 pumps_drain(struct pumps *ps, const void *key)
 {
@@ -201,7 +191,6 @@ pumps_drain(struct pumps *ps, const void *key)
 	return fd;
 }
 
-/* key's pipe and file go, if it has them (its write end is the caller's). */
 void
 pumps_drop(struct pumps *ps, const void *key)
 {
@@ -216,7 +205,6 @@ pumps_drop(struct pumps *ps, const void *key)
 	pthread_mutex_unlock(&ps->mu);
 }
 
-/* The thread stopped, every pipe and file closed, ps freed. */
 void
 pumps_free(struct pumps *ps)
 {

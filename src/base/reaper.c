@@ -155,11 +155,6 @@ hello(int fd, pid_t *pid)
 	return 0;
 }
 
-/*
- * Start the reaper, for at most max groups known at once.  Returns 0, or
- * -1 with errno set.  Call it before any handler starts; one reaper per
- * process (a second call replaces the first, which kills what it knew).
- */
 int
 reaper_start(int max)
 {
@@ -199,7 +194,6 @@ reaper_start(int max)
 	return 0;
 }
 
-/* Close our end: the reaper kills the groups it still knows and exits. */
 void
 reaper_stop(void)
 {
@@ -215,7 +209,6 @@ reaper_running(void)
 	return R.fd != -1;
 }
 
-/* The running reaper's pid (for messages); 0 if none. */
 pid_t
 reaper_pid(void)
 {
@@ -235,11 +228,6 @@ tell(int op, pid_t pgid)
 	return n == (ssize_t)sizeof(m) ? 0 : -1;
 }
 
-/*
- * Group pgid dies with us.  Safe in a vfork child (one system call).
- * Returns 0 (also when no reaper runs), or -1 if the reaper is gone:
- * reaper_lost then says so, for the supervisor to start another.
- */
 int
 reaper_add(pid_t pgid)
 {
@@ -252,10 +240,6 @@ reaper_add(pid_t pgid)
 	return 0;
 }
 
-/*
- * Group pgid was killed while its leader was still unreaped: the reaper
- * may forget it.  Call it before reaping the leader, never after.
- */
 void
 reaper_forget(pid_t pgid)
 {
@@ -263,11 +247,6 @@ reaper_forget(pid_t pgid)
 		R.lost = true;
 }
 
-/*
- * Is the reaper gone (killed by someone)?  A message that could not be
- * sent says so, and with probe, when it is quiet, the socket: its other
- * end closed (a system call: not for every job).
- */
 bool
 reaper_lost(bool probe)
 {

@@ -11,12 +11,33 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-int	 reaper_start(int);
+/*
+ * Start the reaper, for at most max groups known at once.  Returns 0, or
+ * -1 with errno set.  Call it before any handler starts; one reaper per
+ * process (a second call replaces the first, which kills what it knew).
+ */
+int	 reaper_start(int max);
+/* Close our end: the reaper kills the groups it still knows and exits. */
 void	 reaper_stop(void);
 bool	 reaper_running(void);
+/* The running reaper's pid (for messages); 0 if none. */
 pid_t	 reaper_pid(void);
-int	 reaper_add(pid_t);
-void	 reaper_forget(pid_t);
-bool	 reaper_lost(bool);
+/*
+ * Group pgid dies with us.  Safe in a vfork child (one system call).
+ * Returns 0 (also when no reaper runs), or -1 if the reaper is gone:
+ * reaper_lost then says so, for the supervisor to start another.
+ */
+int	 reaper_add(pid_t pgid);
+/*
+ * Group pgid was killed while its leader was still unreaped: the reaper
+ * may forget it.  Call it before reaping the leader, never after.
+ */
+void	 reaper_forget(pid_t pgid);
+/*
+ * Is the reaper gone (killed by someone)?  A message that could not be
+ * sent says so, and with probe, when it is quiet, the socket: its other
+ * end closed (a system call: not for every job).
+ */
+bool	 reaper_lost(bool probe);
 
 #endif

@@ -8,18 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <syslog.h>
 #include <unistd.h>
 #define LIBBSD_OPENBSD_VIS 1
 #include <vis.h>
 
-#include "base/chute.h"
+#include "base/util.h"
 
-/*
- * Parse "250ms", "30s", "5m", "2h", "7d" or plain seconds into
- * milliseconds.  Returns 0, or -1 (EINVAL) for anything else, including
- * negative values and values that would overflow a year's worth of days.
- */
 int
 dur_parse(const char *s, msec_t *out)
 {
@@ -52,7 +48,6 @@ bad:
 	return -1;
 }
 
-/* Format a duration the way humans read it back: 250ms, 1.5s, 5m, 2h3m. */
 void
 dur_format(msec_t ms, char *buf, size_t len)
 {
@@ -101,7 +96,6 @@ iso_time(msec_t ms, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03dZ", s, (int)(ms % 1000));
 }
 
-/* The one place that retries EINTR and short writes. */
 ssize_t
 write_all(int fd, const void *buf, size_t len)
 {
@@ -120,7 +114,6 @@ write_all(int fd, const void *buf, size_t len)
 	return len;
 }
 
-/* Read until len bytes or end of file; returns the count, or -1. */
 ssize_t
 read_full(int fd, void *buf, size_t len)
 {
@@ -140,11 +133,6 @@ read_full(int fd, void *buf, size_t len)
 	return got;
 }
 
-/*
- * Make a name safe for one log line: a crafted file name must not be able
- * to end the line and forge another, so control bytes, spaces and
- * backslashes come out C-style escaped.
- */
 void
 vis_name(const char *name, char *buf, size_t len)
 {
@@ -165,10 +153,6 @@ vis_name(const char *name, char *buf, size_t len)
 	    VIS_SP);
 }
 
-/*
- * vis_name into one of a ring of four static buffers: for the owner's
- * lines, which name up to four jobs each.  Not for keeping.
- */
 const char *
 vis_id(const char *name)
 {
@@ -180,7 +164,6 @@ vis_id(const char *name)
 	return buf[i];
 }
 
-/* The same for free text (a worker's reason): spaces stay readable. */
 void
 vis_text(const char *text, char *buf, size_t len)
 {
@@ -199,8 +182,7 @@ static struct {
 	char	 buf[16384];
 } saybuf;
 
-static bool say_to_syslog;	/* say_syslog() was called */
-
+static bool say_to_syslog;	
 void
 say_flush(void)
 {
@@ -223,7 +205,6 @@ static struct {
 	msec_t	 last;
 } prog = { .tty = -1 };
 
-/* Is a progress line drawn at all (stderr a terminal, not syslog)? */
 bool
 progress_wanted(void)
 {
@@ -255,7 +236,6 @@ progress(const char *fmt, ...)
 	prog.width = prog.width > n ? prog.width : n;
 }
 
-/* Erase the progress line, if one is drawn; the next is drawn at once. */
 void
 progress_clear(void)
 {
@@ -296,11 +276,6 @@ static const struct {
 	{ "notify: ", LOG_WARNING }, { "signal ", LOG_NOTICE },
 };
 
-/*
- * The syslog priority of one of the owner's lines (without its time).  A
- * job's ID is not searched: vis_id escapes spaces, so "job=ID " ends at
- * the first one, and a job called ERROR.csv is not an error.
- */
 int
 say_priority(const char *text)
 {
@@ -327,7 +302,6 @@ static const struct {
 	{ "local6", LOG_LOCAL6 }, { "local7", LOG_LOCAL7 },
 };
 
-/* The facility called name, or -1. */
 int
 say_facility(const char *name)
 {
@@ -337,11 +311,6 @@ say_facility(const char *name)
 	return -1;
 }
 
-/*
- * From now on the owner's lines go to syslog(3), ident "chute", with the
- * pid and facility, instead of stderr.  LOG_NDELAY: the socket (which
- * glibc opens close-on-exec) exists before any handler is started.
- */
 void
 say_syslog(int facility)
 {
@@ -350,7 +319,6 @@ say_syslog(int facility)
 	say_to_syslog = true;
 }
 
-/* One transition line on stderr, prefixed with the UTC time, or to syslog. */
 void
 say(const char *fmt, ...)
 {
@@ -382,12 +350,6 @@ say(const char *fmt, ...)
 	saybuf.len += len;
 }
 
-/*
- * Delay before attempt+1 after a temporary failure of attempt `attempt`
- * (1-based): base * 2^(attempt-1), capped, then "equal jitter": uniformly
- * in [d/2, d], so retries of a burst of jobs do not all land together.
- * rnd(n) returns a uniform value in [0, n); tests pass a fixed one.
- */
 msec_t
 backoff_delay(msec_t base, msec_t cap, int attempt, uint32_t (*rnd)(uint32_t))
 {

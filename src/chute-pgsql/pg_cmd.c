@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
 #include "cli/listing.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
@@ -41,11 +45,6 @@ pgcmd_compact(int *argc, char **argv, const bool *keep)
 	*argc = j;
 }
 
-/*
- * Take the URI and --queue NAME out of argv (before any "--"), leaving the
- * rest for the command's own options, and parse the URI.  Returns 0, or an
- * exit status after saying why.
- */
 int
 pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
     bool need_url)
@@ -84,7 +83,6 @@ pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
 	return pg_parse(pg, url, queue) == -1 ? EX_USAGE : 0;
 }
 
-/* pgcmd_take, then connect and check the schema. */
 int
 pgcmd_open(int *argc, char **argv, const char *cmd, struct pg *pg)
 {
@@ -97,13 +95,6 @@ pgcmd_open(int *argc, char **argv, const char *cmd, struct pg *pg)
 	return pg_schema_check(pg);
 }
 
-/*
- * Read a subcommand's options (getopt_long, from the start, quietly),
- * handing each to take(arg, c, optarg): 0 to go on, or an exit status
- * after its own line.  An unknown option, or one without its argument, is
- * a usage error.  Returns 0 with optind at the first operand, or the
- * status.
- */
 int
 pgcmd_options(int argc, char **argv, const char *cmd,
     const struct option *longopts, int (*take)(void *, int, char *),
@@ -144,7 +135,6 @@ note(struct pg *pg, const char *id, const char *text)
 	return pg_cmd(pg, sql, 3, p);
 }
 
-/* ---- init ---- */
 
 int
 pgcmd_init(int argc, char **argv)
@@ -397,11 +387,6 @@ fatal(int rc)
 	return rc != 0 && rc != EXIT_NO && rc != EX_NOINPUT;
 }
 
-/*
- * chute submit URL [--id ID] [--delay DUR | --at EPOCH] [FILE...]: every
- * input that can be read goes in, a batch per statement; the IDs the
- * database has are printed at the end, in input order.
- */
 int
 pgcmd_submit(int argc, char **argv)
 {
@@ -601,10 +586,6 @@ wait_done(struct pg *pg, char *arr, int rc)
 	return done_with(pg, rc);
 }
 
-/*
- * Poll the IDs' states, from every 50 ms up to every second: done when all
- * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
- */
 int
 pgcmd_wait(int argc, char **argv)
 {
@@ -662,7 +643,6 @@ pgcmd_wait(int argc, char **argv)
 	}
 }
 
-/* ---- ls, stats ---- */
 
 int
 pgcmd_ls(int argc, char **argv)
@@ -858,7 +838,6 @@ pgcmd_log(int argc, char **argv)
 
 /* ---- purge ---- */
 
-/* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int
 pgcmd_purge(int argc, char **argv)
 {

@@ -5,26 +5,57 @@
 #ifndef PG_CMD_H
 #define PG_CMD_H
 
-int	 pgcmd_init(int, char **);
-int	 pgcmd_submit(int, char **);
-int	 pgcmd_run(int, char **);
-int	 pgcmd_status(int, char **);
-int	 pgcmd_wait(int, char **);
-int	 pgcmd_cancel(int, char **);
-int	 pgcmd_retry(int, char **);
-int	 pgcmd_ls(int, char **);
-int	 pgcmd_stats(int, char **);
-int	 pgcmd_log(int, char **);
-int	 pgcmd_purge(int, char **);
-int	 pgcmd_top(int, char **);	/* pg_cmd_top.c: not supported yet */
-int	 pgcmd_forward(int, char **);	/* pg_forward.c */
+#include <stdbool.h>
+
+struct pg;
+
+/* ---- init ---- */
+int	 pgcmd_init(int argc, char **argv);
+/*
+ * chute submit URL [--id ID] [--delay DUR | --at EPOCH] [FILE...]: every
+ * input that can be read goes in, a batch per statement; the IDs the
+ * database has are printed at the end, in input order.
+ */
+int	 pgcmd_submit(int argc, char **argv);
+int	 pgcmd_run(int argc, char **argv);
+int	 pgcmd_status(int argc, char **argv);
+/*
+ * Poll the IDs' states, from every 50 ms up to every second: done when all
+ * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
+ */
+int	 pgcmd_wait(int argc, char **argv);
+int	 pgcmd_cancel(int argc, char **argv);
+int	 pgcmd_retry(int argc, char **argv);
+/* ---- ls, stats ---- */
+int	 pgcmd_ls(int argc, char **argv);
+int	 pgcmd_stats(int argc, char **argv);
+int	 pgcmd_log(int argc, char **argv);
+/* Finished jobs older than DUR go, with their payloads and logs, at once. */
+int	 pgcmd_purge(int argc, char **argv);
+int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
-void	 pgcmd_compact(int *, char **, const bool *);
-int	 pgcmd_take(int *, char **, const char *, struct pg *, bool);
-int	 pgcmd_open(int *, char **, const char *, struct pg *);
+void	 pgcmd_compact(int *argc, char **argv, const bool *keep);
+/*
+ * Take the URI and --queue NAME out of argv (before any "--"), leaving the
+ * rest for the command's own options, and parse the URI.  Returns 0, or an
+ * exit status after saying why.
+ */
+int	 pgcmd_take(int *argc, char **argv, const char *cmd, struct pg *pg,
+	    bool need_url);
+/* pgcmd_take, then connect and check the schema. */
+int	 pgcmd_open(int *argc, char **argv, const char *cmd, struct pg *pg);
 struct option;
-int	 pgcmd_options(int, char **, const char *, const struct option *,
-	    int (*)(void *, int, char *), void *);
+/*
+ * Read a subcommand's options (getopt_long, from the start, quietly),
+ * handing each to take(arg, c, optarg): 0 to go on, or an exit status
+ * after its own line.  An unknown option, or one without its argument, is
+ * a usage error.  Returns 0 with optind at the first operand, or the
+ * status.
+ */
+int	 pgcmd_options(int argc, char **argv, const char *cmd,
+	    const struct option *longopts, int (*take)(void *, int, char *),
+	    void *arg);
 
 #endif

@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/spawn.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "run/opts.h"
 #include "run/owner.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"

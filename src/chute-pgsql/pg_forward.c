@@ -28,6 +28,11 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/notify.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 

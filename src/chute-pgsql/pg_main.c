@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "cli/cmd.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 

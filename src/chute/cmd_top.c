@@ -17,6 +17,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
+#include "store/watch.h"
 #include "cli/top.h"
 
 /* curses.h names a type WINDOW; chute.h's, the owner's limit, is not used here. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "cli/cmd.h"
 
 /*
  * `chute forward SPOOL URL` is chute-pgsql's alone; main() hands it over

@@ -12,6 +12,11 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/spawn.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
 
 /*
  * The table of subcommands is main.c's, above every subcommand; the library
@@ -27,7 +32,6 @@ cmd_register(const struct cmd *table, size_t n)
 	ncmds = n;
 }
 
-/* The subcommand called name, or NULL. */
 const struct cmd *
 cmd_find(const char *name)
 {
@@ -45,7 +49,6 @@ cmd_usage_all(FILE *f)
 		fprintf(f, "  chute %s %s\n", cmds[i].name, cmds[i].args);
 }
 
-/* "chute: reason" and the command's usage line on stderr; returns 64. */
 int
 usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -62,7 +65,6 @@ usage_error(const char *cmd, const char *fmt, ...)
 	return EX_USAGE;
 }
 
-/* `chute NAME --help`: NAME's usage on stdout; 0 (74 if stdout failed). */
 int
 cmd_help(const char *name)
 {
@@ -109,12 +111,6 @@ cmd_known_opt(const char *args, const char *arg, bool *value)
 	return found == 1;
 }
 
-/*
- * Before a subcommand parses its arguments (argv[0] is its name): --help
- * or -h before "--" prints its usage on stdout, and an option its usage
- * line does not show is a usage error, so that every subcommand answers
- * both alike.  Returns -1 to go on, or the exit status.
- */
 int
 cmd_check_args(const struct cmd *c, int argc, char **argv)
 {
@@ -137,7 +133,6 @@ cmd_check_args(const struct cmd *c, int argc, char **argv)
 	return -1;
 }
 
-/* Returns 0, or an exit status after printing why. */
 int
 open_spool_or_exit(struct spool *sp, const char *path)
 {
@@ -152,7 +147,6 @@ open_spool_or_exit(struct spool *sp, const char *path)
 	return EX_IOERR;
 }
 
-/* Every ID on the command line is checked before anything is touched. */
 int
 check_ids(int n, char **ids, const char *cmd)
 {
@@ -171,11 +165,6 @@ check_ids(int n, char **ids, const char *cmd)
 	return 0;
 }
 
-/*
- * `chute CMD SPOOL ID...` (argv[0] is CMD): check every ID, open the spool
- * and call fn on each ID in turn; fn prints its own result and returns an
- * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
- */
 int
 cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
 {
@@ -209,10 +198,6 @@ cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
 	return cmd_flush_stdout(rc);
 }
 
-/*
- * Flush stdout.  Output that did not get there is a failed command: say
- * so and return EX_IOERR (or rc, if it is higher); else return rc.
- */
 int
 cmd_flush_stdout(int rc)
 {
@@ -222,13 +207,6 @@ cmd_flush_stdout(int rc)
 	return rc > EX_IOERR ? rc : EX_IOERR;
 }
 
-/*
- * A job's log to stdout: as it is into a file or a pipe (`chute log ID >
- * copy` stays byte for byte); on a terminal escaped as the journal's lines
- * (vis_text), a line at a time so that its newlines stay, since a handler
- * writes its log and could send the terminal escape codes.  Returns 0, or
- * -1 with errno set.
- */
 int
 cmd_write_log(const char *buf, size_t len)
 {
@@ -261,10 +239,6 @@ cmd_write_log(const char *buf, size_t len)
 	return 0;
 }
 
-/*
- * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
- * the command is chute-pgsql's.
- */
 bool
 cmd_wants_pgsql(int argc, char **argv)
 {
@@ -275,11 +249,6 @@ cmd_wants_pgsql(int argc, char **argv)
 	return false;
 }
 
-/*
- * Hand the command line to chute-pgsql: the one next to this chute (a
- * build tree, or an installed pair), else the first on PATH.  Returns only
- * on failure, with the exit status (69: not installed).
- */
 int
 cmd_exec_pgsql(char **argv)
 {

@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "cli/cmd.h"
+#include "store/joblog.h"
+#include "store/spool.h"
+#include "store/state.h"
 
 static int
 cancel_one(struct spool *sp, const char *id)

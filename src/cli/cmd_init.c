@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
 
 int
 cmd_init(int argc, char **argv)

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
 
 /* No log/ID: fine for a job that has not run yet, else an unknown job. */
 static int

@@ -4,7 +4,10 @@
  */
 #include <stdio.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/joblog.h"
+#include "store/spool.h"
 #include "cli/listing.h"
 
 /* Age since mtime; a deferred job's time still to come shows as "-DUR". */

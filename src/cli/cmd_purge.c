@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
 
 struct purge {
 	struct spool	*sp;

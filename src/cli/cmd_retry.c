@@ -8,6 +8,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "cli/cmd.h"
+#include "store/joblog.h"
+#include "store/spool.h"
+#include "store/state.h"
 
 static int
 retry_one(struct spool *sp, const char *id)

@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/spawn.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "run/opts.h"
 
 static int
 parse_backoff(const char *s, struct run_opts *o)
@@ -88,12 +92,6 @@ parse_opt(int c, struct run_opts *o)
 	}
 }
 
-/*
- * Parse `run` arguments (argv[0] is "run") into o and *spool, after
- * setting the defaults.  Returns 0, the exit status of a usage error, or
- * -1 for --help (the caller prints the usage: its own table's).  Split
- * from cmd_run so the fuzzer can drive it.
- */
 int
 run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 {

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/lock.h"
+#include "store/spool.h"
 #include "cli/listing.h"
 
 struct stats {

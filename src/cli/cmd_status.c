@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/joblog.h"
+#include "store/spool.h"
 
 #define FORWARDED	"forwarded to "
 

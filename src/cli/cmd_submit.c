@@ -13,6 +13,11 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
+#include "store/state.h"
 
 struct submit {
 	struct spool	 sp;

@@ -11,6 +11,10 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
+#include "store/watch.h"
 
 static void
 ignore_event(void *arg, const struct watch_event *ev)

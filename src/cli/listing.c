@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "store/spool.h"
 #include "cli/listing.h"
 
 const int listing_states[LISTING_NSTATES] = {
@@ -75,11 +77,6 @@ by_mtime(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-/*
- * Read every job state directory into l (l->sp and l->keep set by the
- * caller), or only the one state only if it is not ST_NONE.  Returns 0,
- * or an exit status after printing why.
- */
 int
 listing_read(struct listing *l, int only)
 {
@@ -154,15 +151,6 @@ start_time(const char *p, size_t len)
 	return (msec_t)timegm(&tm) * 1000 + ms;
 }
 
-/*
- * When the attempt of job id now running started: the time of the last
- * "@chute" line of log/ID, if that line is "attempt=N start".  The owner
- * writes it after the claim and before the spawn, and nothing of chute's
- * after it until the attempt ends, so only the handler's own output of
- * this attempt is read, backwards.  0 when the job has not started yet
- * (claimed, the line not yet written) or its log cannot be read: a stats
- * then leaves the job out of the longest running time, rather than fail.
- */
 msec_t
 listing_started(struct spool *sp, const char *id)
 {
@@ -303,7 +291,6 @@ prom_sample(const char *name, const char *labels, const char *more, double v)
 	    more != NULL ? more : "", v);
 }
 
-/* Every metric s has, each with its HELP and TYPE, labelled alike. */
 void
 prom_print(const struct prom_stats *s)
 {

@@ -7,7 +7,8 @@
 #ifndef LISTING_H
 #define LISTING_H
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/spool.h"
 
 #define LISTING_NSTATES	5
 extern const int listing_states[LISTING_NSTATES];	/* new/ to failed/ */
@@ -29,9 +30,23 @@ struct listing {
 	int			 state;		/* the directory being read */
 };
 
-int	 listing_read(struct listing *, int);
-void	 listing_free(struct listing *);
-msec_t	 listing_started(struct spool *, const char *);
+/*
+ * Read every job state directory into l (l->sp and l->keep set by the
+ * caller), or only the one state only if it is not ST_NONE.  Returns 0,
+ * or an exit status after printing why.
+ */
+int	 listing_read(struct listing *l, int only);
+void	 listing_free(struct listing *l);
+/*
+ * When the attempt of job id now running started: the time of the last
+ * "@chute" line of log/ID, if that line is "attempt=N start".  The owner
+ * writes it after the claim and before the spawn, and nothing of chute's
+ * after it until the attempt ends, so only the handler's own output of
+ * this attempt is read, backwards.  0 when the job has not started yet
+ * (claimed, the line not yet written) or its log cannot be read: a stats
+ * then leaves the job out of the longest running time, rather than fail.
+ */
+msec_t	 listing_started(struct spool *sp, const char *id);
 
 /*
  * The Prometheus text exposition format, for `stats --prometheus` of a
@@ -59,6 +74,7 @@ struct prom_stats {
 	double		 v[PM_N];
 };
 
-void	 prom_print(const struct prom_stats *);
+/* Every metric s has, each with its HELP and TYPE, labelled alike. */
+void	 prom_print(const struct prom_stats *s);
 
 #endif

@@ -9,7 +9,9 @@
 
 #include <limits.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/spool.h"
+#include "store/watch.h"
 
 #define TOP_RUN_MAX	64	/* running jobs kept: the longest-running */
 #define TOP_FAIL_MAX	32	/* failures kept: the newest */
@@ -43,13 +45,42 @@ struct top {
 	bool		 full;		/* the next rescan re-reads failed/ */
 };
 
-int	 top_init(struct top *, struct spool *, msec_t);
-int	 top_rescan(struct top *);
-void	 top_event(void *, const struct watch_event *);
-void	 top_finished(struct top *, int, msec_t);
-void	 top_rate(const struct top *, msec_t, unsigned *, unsigned *);
-void	 top_age(msec_t, char *, size_t);
-int	 top_cancel(struct top *, const char *, char *, size_t);
-int	 top_retry(struct top *, const char *, char *, size_t);
+/*
+ * Read sp in full into t: counts, running jobs, the newest failures, and
+ * the jobs that finished in the TOP_WINDOW seconds before `since`, by the
+ * mtimes in done/ and failed/.  since is when the caller's watch started:
+ * the jobs finishing after it are its events', counted once.  Returns 0,
+ * or -1 with errno set.
+ */
+int	 top_init(struct top *t, struct spool *sp, msec_t since);
+/*
+ * Look again after events, only in the directories they came from: names
+ * are counted, not statted, except in cur/ (a few jobs) and for the
+ * failures kept.  Returns 0, or -1 with errno set.
+ */
+int	 top_rescan(struct top *t);
+/*
+ * watch_read's callback (arg is the struct top).  Every event makes its
+ * directory dirty; an arrival in done/ or failed/ is a finished job,
+ * counted now, so throughput needs no stat.  Lost events (an overflow)
+ * make the next rescan read everything, failed/ in full; the jobs they
+ * would have counted as finished are not known.
+ */
+void	 top_event(void *arg, const struct watch_event *ev);
+/* A job reached done/ (st is ST_DONE) or failed/ at when. */
+void	 top_finished(struct top *t, int st, msec_t when);
+/* Jobs finished in the TOP_WINDOW seconds up to now. */
+void	 top_rate(const struct top *t, msec_t now, unsigned *done,
+	    unsigned *failed);
+/* A running time or an age to the second: 0s, 59s, then 1m0s, 2h3m... */
+void	 top_age(msec_t ms, char *buf, size_t len);
+/*
+ * Cancel id as `chute cancel` does: one rename to failed/, a note in its
+ * log, the directories synced.  msg gets one line for the user either
+ * way.  Returns 0, or -1.
+ */
+int	 top_cancel(struct top *t, const char *id, char *msg, size_t len);
+/* Retry id as `chute retry` does: the reset note, then failed/ -> new/. */
+int	 top_retry(struct top *t, const char *id, char *msg, size_t len);
 
 #endif

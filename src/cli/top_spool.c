@@ -13,7 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/lock.h"
+#include "store/spool.h"
+#include "store/state.h"
+#include "store/watch.h"
 #include "cli/top.h"
 
 /* One pass over a state directory, for spool_scan's callback. */
@@ -36,7 +41,6 @@ ms_of(const struct timespec *ts)
 
 /* ---- throughput: one bucket per second of the last TOP_WINDOW ---- */
 
-/* A job reached done/ (st is ST_DONE) or failed/ at when. */
 void
 top_finished(struct top *t, int st, msec_t when)
 {
@@ -55,7 +59,6 @@ top_finished(struct top *t, int st, msec_t when)
 		t->failed[i]++;
 }
 
-/* Jobs finished in the TOP_WINDOW seconds up to now. */
 void
 top_rate(const struct top *t, msec_t now, unsigned *done, unsigned *failed)
 {
@@ -238,13 +241,6 @@ update_failed(struct top *t)
 
 /* ---- the interface ---- */
 
-/*
- * Read sp in full into t: counts, running jobs, the newest failures, and
- * the jobs that finished in the TOP_WINDOW seconds before `since`, by the
- * mtimes in done/ and failed/.  since is when the caller's watch started:
- * the jobs finishing after it are its events', counted once.  Returns 0,
- * or -1 with errno set.
- */
 int
 top_init(struct top *t, struct spool *sp, msec_t since)
 {
@@ -261,11 +257,6 @@ top_init(struct top *t, struct spool *sp, msec_t since)
 	return 0;
 }
 
-/*
- * Look again after events, only in the directories they came from: names
- * are counted, not statted, except in cur/ (a few jobs) and for the
- * failures kept.  Returns 0, or -1 with errno set.
- */
 int
 top_rescan(struct top *t)
 {
@@ -291,13 +282,6 @@ top_rescan(struct top *t)
 	return 0;
 }
 
-/*
- * watch_read's callback (arg is the struct top).  Every event makes its
- * directory dirty; an arrival in done/ or failed/ is a finished job,
- * counted now, so throughput needs no stat.  Lost events (an overflow)
- * make the next rescan read everything, failed/ in full; the jobs they
- * would have counted as finished are not known.
- */
 void
 top_event(void *arg, const struct watch_event *ev)
 {
@@ -318,7 +302,6 @@ top_event(void *arg, const struct watch_event *ev)
 		    sizeof(t->arrived[0]));
 }
 
-/* A running time or an age to the second: 0s, 59s, then 1m0s, 2h3m... */
 void
 top_age(msec_t ms, char *buf, size_t len)
 {
@@ -330,11 +313,6 @@ top_age(msec_t ms, char *buf, size_t len)
 		dur_format(ms / 1000 * 1000, buf, len);
 }
 
-/*
- * Cancel id as `chute cancel` does: one rename to failed/, a note in its
- * log, the directories synced.  msg gets one line for the user either
- * way.  Returns 0, or -1.
- */
 int
 top_cancel(struct top *t, const char *id, char *msg, size_t len)
 {
@@ -361,7 +339,6 @@ top_cancel(struct top *t, const char *id, char *msg, size_t len)
 	return 0;
 }
 
-/* Retry id as `chute retry` does: the reset note, then failed/ -> new/. */
 int
 top_retry(struct top *t, const char *id, char *msg, size_t len)
 {

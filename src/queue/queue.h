@@ -14,7 +14,7 @@
 #define QUEUE_H
 
 #include <limits.h>
-#include "base/chute.h"
+#include "base/util.h"
 #include "base/outcome.h"
 
 /* One claimed job, as the queue hands it to the owner. */
@@ -118,9 +118,14 @@ struct queue {
 };
 
 /* queue_spool.c: prints one line and returns an exit status on error. */
-void	 queue_spool_note(struct queue *, struct claim *, bool, const char *,
-	    ...) __attribute__((format(printf, 4, 5)));
-int	 queue_spool_open(const char *, bool, const struct queue_conf *,
-	    struct queue **);
+void	 queue_spool_note(struct queue *q, struct claim *c, bool share,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * Open the spool at path as this process's queue: check it, take its lock
+ * (waiting for it with wait), watch it.  Returns 0 with *qp set, or an
+ * exit status after one line on stderr saying why.
+ */
+int	 queue_spool_open(const char *path, bool wait,
+	    const struct queue_conf *c, struct queue **qp);
 
 #endif

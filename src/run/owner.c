@@ -17,6 +17,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/notify.h"
+#include "base/spawn.h"
+#include "base/util.h"
+#include "run/opts.h"
 #include "run/owner.h"
 
 /* Signals arrive through the signalfd only; SIGIO and SIGPIPE never. */
@@ -69,7 +73,6 @@ owner_init(struct owner *ow, const struct run_opts *o, struct queue *q)
 	return 0;
 }
 
-/* Everything owner_init made; the queue is the caller's. */
 void
 owner_free(struct owner *ow)
 {
@@ -224,10 +227,6 @@ wait_once(struct owner *ow, msec_t deadline)
 	return 0;
 }
 
-/*
- * Run jobs until told to stop (or, with --drain, until the queue is
- * empty).  Returns the exit status.
- */
 int
 owner_loop(struct owner *ow)
 {
@@ -267,11 +266,6 @@ owner_loop(struct owner *ow)
 	return ow->fatal ? EX_IOERR : 0;
 }
 
-/*
- * Run o's handler on the jobs of q until told to stop (or, with --drain,
- * until q is empty), then close q.  ow is the caller's: q was opened with
- * ow as its callbacks' argument.  Returns the exit status.
- */
 int
 owner_run(struct owner *ow, const struct run_opts *o, struct queue *q)
 {
@@ -309,10 +303,6 @@ owner_run(struct owner *ow, const struct run_opts *o, struct queue *q)
 	return rc;
 }
 
-/*
- * Own the spool at path and run jobs until told to stop (or, with drain,
- * until it is empty).  Returns the exit status.
- */
 int
 run_main(const char *path, const struct run_opts *o)
 {

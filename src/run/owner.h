@@ -7,7 +7,8 @@
 #define OWNER_H
 
 #include <poll.h>
-#include "base/chute.h"
+#include "base/util.h"
+#include "run/opts.h"
 #include "base/outcome.h"
 #include "queue/queue.h"
 #include "run/supervise.h"
@@ -37,17 +38,37 @@ struct owner {
 };
 
 /* owner.c */
-int	 owner_init(struct owner *, const struct run_opts *, struct queue *);
-void	 owner_free(struct owner *);
-int	 owner_loop(struct owner *);
-int	 owner_run(struct owner *, const struct run_opts *, struct queue *);
+int	 owner_init(struct owner *ow, const struct run_opts *o,
+	    struct queue *q);
+/* Everything owner_init made; the queue is the caller's. */
+void	 owner_free(struct owner *ow);
+/*
+ * Run jobs until told to stop (or, with --drain, until the queue is
+ * empty).  Returns the exit status.
+ */
+int	 owner_loop(struct owner *ow);
+/*
+ * Run o's handler on the jobs of q until told to stop (or, with --drain,
+ * until q is empty), then close q.  ow is the caller's: q was opened with
+ * ow as its callbacks' argument.  Returns the exit status.
+ */
+int	 owner_run(struct owner *ow, const struct run_opts *o, struct queue *q);
 
 /* owner_job.c */
-void	 owner_dispatch(struct owner *);
-void	 owner_ended(void *, int, const struct attempt_end *);
-void	 owner_cancelled(void *, const char *, const char *, bool);
-void	 owner_retry_due(struct owner *, msec_t);
-void	 owner_give_up(struct owner *);
-msec_t	 owner_retry_deadline(struct owner *);
+void	 owner_dispatch(struct owner *ow);
+/* The supervisor's callback: slot i's handler ended as e says. */
+void	 owner_ended(void *arg, int i, const struct attempt_end *e);
+/* The queue's callback: a job it gave us was cancelled. */
+void	 owner_cancelled(void *arg, const char *id, const char *why, bool now);
+/* Outcomes whose recording failed, tried again when their time comes. */
+void	 owner_retry_due(struct owner *ow, msec_t mono);
+/*
+ * Stopping: an outcome that still cannot be recorded after one more try
+ * is left to the next owner, so that no shutdown waits on it.  Its job
+ * stays where it is (cur/, or claimed in the database until its lease
+ * ends) and is recovered as an attempt that ended with its owner.
+ */
+void	 owner_give_up(struct owner *ow);
+msec_t	 owner_retry_deadline(struct owner *ow);
 
 #endif

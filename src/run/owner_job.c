@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/spool.h"
 #include "run/owner.h"
 
 /* An "@chute" line in the log of job j. */
@@ -76,7 +79,6 @@ record(struct owner *ow, int i, const char *why)
 	j->retry_at = mono_ms() + RETRY_MS;
 }
 
-/* The supervisor's callback: slot i's handler ended as e says. */
 void
 owner_ended(void *arg, int i, const struct attempt_end *e)
 {
@@ -89,7 +91,6 @@ owner_ended(void *arg, int i, const struct attempt_end *e)
 	record(ow, i, j->out.why);
 }
 
-/* Outcomes whose recording failed, tried again when their time comes. */
 void
 owner_retry_due(struct owner *ow, msec_t mono)
 {
@@ -99,12 +100,6 @@ owner_retry_due(struct owner *ow, msec_t mono)
 			record(ow, i, "retried");
 }
 
-/*
- * Stopping: an outcome that still cannot be recorded after one more try
- * is left to the next owner, so that no shutdown waits on it.  Its job
- * stays where it is (cur/, or claimed in the database until its lease
- * ends) and is recovered as an attempt that ended with its owner.
- */
 void
 owner_give_up(struct owner *ow)
 {
@@ -134,7 +129,6 @@ owner_retry_deadline(struct owner *ow)
 	return t;
 }
 
-/* The queue's callback: a job it gave us was cancelled. */
 void
 owner_cancelled(void *arg, const char *id, const char *why, bool now)
 {

@@ -24,7 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/spawn.h"
+#include "base/util.h"
 #include "base/reaper.h"
 #include "run/supervise.h"
 #include "run/worker.h"
@@ -106,10 +107,6 @@ sup_free(struct sup *s)
 	free(s);
 }
 
-/*
- * The slots free for a job (with --persistent, those whose worker is up
- * and idle), lowest first: up to max of them into slot[].  Returns how many.
- */
 int
 sup_idle_slots(struct sup *s, int *slot, int max)
 {
@@ -229,11 +226,6 @@ reaper_check(struct sup *s, bool probe)
 	}
 }
 
-/*
- * Start job j in slot i (from sup_idle_slots).  Returns 0, or -1 when it
- * could not start: that ending (END_SPAWN_FAILED) has then already been
- * reported through the callback.
- */
 int
 sup_start(struct sup *s, int i, const struct sup_job *j)
 {
@@ -257,10 +249,6 @@ sup_start(struct sup *s, int i, const struct sup_job *j)
 	return 0;
 }
 
-/*
- * Slot i's job (attempt) cannot even be tried, for the reason error:
- * report it at once as not started, as sup_start would.
- */
 void
 sup_hold(struct sup *s, int i, int attempt, int error)
 {
@@ -270,7 +258,6 @@ sup_hold(struct sup *s, int i, int attempt, int error)
 	end(s, i, END_SPAWN_FAILED, 0, NULL, error);
 }
 
-/* The owner has recorded slot i's outcome: the slot is free again. */
 void
 sup_release(struct sup *s, int i)
 {
@@ -291,10 +278,6 @@ stop(struct sup *s, struct slot *sl, enum stop why, int sig)
 	sl->killat = sig == SIGKILL ? 0 : mono_ms() + s->c.grace;
 }
 
-/*
- * Stop the running handler of job id: SIGTERM and the grace period, or
- * with now SIGKILL at once.  Returns its pid, or 0 if none.
- */
 pid_t
 sup_cancel(struct sup *s, const char *id, bool now)
 {
@@ -310,7 +293,6 @@ sup_cancel(struct sup *s, const char *id, bool now)
 	return 0;
 }
 
-/* Stop every handler: SIGTERM and the grace period, or now SIGKILL. */
 void
 sup_shutdown(struct sup *s, bool now)
 {
@@ -321,11 +303,6 @@ sup_shutdown(struct sup *s, bool now)
 		sup_close_workers(s, now);
 }
 
-/*
- * No more jobs for the workers: EOF on their stdin asks them to exit; any
- * still running after the grace period (or at once, if now) gets SIGKILL
- * from sup_timers.
- */
 void
 sup_close_workers(struct sup *s, bool now)
 {
@@ -354,10 +331,6 @@ workers_alive(struct sup *s)
 	return n;
 }
 
-/*
- * Nothing left running: no handler, no worker.  Workers still up are told
- * to exit (the owner calls this once it has no job left).
- */
 bool
 sup_done(struct sup *s)
 {
@@ -421,12 +394,6 @@ reaped(struct sup *s, pid_t pid)
 	}
 }
 
-/*
- * Reap every child that has exited.  Once none of ours is left there is
- * nothing to wait for (saves a failing wait per job at -j 1); a child we
- * do not track would still raise SIGCHLD and be reaped then.  A worker
- * dying before it answered is never success: END_WORKER_DIED.
- */
 void
 sup_reap(struct sup *s)
 {
@@ -465,7 +432,6 @@ answered(void *arg, int i, const char *line)
 	end(s, i, END_REPLY, 0, line, 0);
 }
 
-/* Each worker's stdout, for poll(2): fills pfd[0..slots-1], returns how many. */
 int
 sup_pollfds(struct sup *s, struct pollfd *pfd)
 {
@@ -477,7 +443,6 @@ sup_pollfds(struct sup *s, struct pollfd *pfd)
 	return s->c.slots;
 }
 
-/* What poll(2) said of the descriptors sup_pollfds gave. */
 void
 sup_input(struct sup *s, const struct pollfd *pfd)
 {
@@ -497,10 +462,6 @@ restart_due(struct sup *s, msec_t mono)
 			    s->c.worker_fd, s->c.die_with_owner);
 }
 
-/*
- * Timeouts, SIGKILL after the grace, workers to (re)start or to kill; at
- * most once a second, whether the reaper is still there.
- */
 void
 sup_timers(struct sup *s, msec_t mono)
 {
@@ -532,7 +493,6 @@ sup_timers(struct sup *s, msec_t mono)
 	}
 }
 
-/* When sup_timers next has something to do (monotonic; INT64_MAX: never). */
 msec_t
 sup_deadline(struct sup *s)
 {

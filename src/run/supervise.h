@@ -12,7 +12,7 @@
 #define SUPERVISE_H
 
 #include <poll.h>
-#include "base/chute.h"
+#include "base/util.h"
 #include "base/outcome.h"
 
 struct sup_conf {
@@ -40,21 +40,62 @@ struct sup_job {
 
 struct sup;
 
-struct sup *sup_new(const struct sup_conf *);
-void	 sup_free(struct sup *);
-int	 sup_idle_slots(struct sup *, int *, int);
-int	 sup_start(struct sup *, int, const struct sup_job *);
-void	 sup_hold(struct sup *, int, int, int);
-void	 sup_release(struct sup *, int);
-pid_t	 sup_cancel(struct sup *, const char *, bool);
-void	 sup_shutdown(struct sup *, bool);
-void	 sup_close_workers(struct sup *, bool);
-bool	 sup_closing(struct sup *);
-bool	 sup_done(struct sup *);
-void	 sup_reap(struct sup *);
-int	 sup_pollfds(struct sup *, struct pollfd *);
-void	 sup_input(struct sup *, const struct pollfd *);
-void	 sup_timers(struct sup *, msec_t);
-msec_t	 sup_deadline(struct sup *);
+struct sup	*sup_new(const struct sup_conf *c);
+void	 sup_free(struct sup *s);
+/*
+ * The slots free for a job (with --persistent, those whose worker is up
+ * and idle), lowest first: up to max of them into slot[].  Returns how many.
+ */
+int	 sup_idle_slots(struct sup *s, int *slot, int max);
+/*
+ * Start job j in slot i (from sup_idle_slots).  Returns 0, or -1 when it
+ * could not start: that ending (END_SPAWN_FAILED) has then already been
+ * reported through the callback.
+ */
+int	 sup_start(struct sup *s, int i, const struct sup_job *j);
+/*
+ * Slot i's job (attempt) cannot even be tried, for the reason error:
+ * report it at once as not started, as sup_start would.
+ */
+void	 sup_hold(struct sup *s, int i, int attempt, int error);
+/* The owner has recorded slot i's outcome: the slot is free again. */
+void	 sup_release(struct sup *s, int i);
+/*
+ * Stop the running handler of job id: SIGTERM and the grace period, or
+ * with now SIGKILL at once.  Returns its pid, or 0 if none.
+ */
+pid_t	 sup_cancel(struct sup *s, const char *id, bool now);
+/* Stop every handler: SIGTERM and the grace period, or now SIGKILL. */
+void	 sup_shutdown(struct sup *s, bool now);
+/*
+ * No more jobs for the workers: EOF on their stdin asks them to exit; any
+ * still running after the grace period (or at once, if now) gets SIGKILL
+ * from sup_timers.
+ */
+void	 sup_close_workers(struct sup *s, bool now);
+bool	 sup_closing(struct sup *s);
+/*
+ * Nothing left running: no handler, no worker.  Workers still up are told
+ * to exit (the owner calls this once it has no job left).
+ */
+bool	 sup_done(struct sup *s);
+/*
+ * Reap every child that has exited.  Once none of ours is left there is
+ * nothing to wait for (saves a failing wait per job at -j 1); a child we
+ * do not track would still raise SIGCHLD and be reaped then.  A worker
+ * dying before it answered is never success: END_WORKER_DIED.
+ */
+void	 sup_reap(struct sup *s);
+/* Each worker's stdout, for poll(2): fills pfd[0..slots-1], returns how many. */
+int	 sup_pollfds(struct sup *s, struct pollfd *pfd);
+/* What poll(2) said of the descriptors sup_pollfds gave. */
+void	 sup_input(struct sup *s, const struct pollfd *pfd);
+/*
+ * Timeouts, SIGKILL after the grace, workers to (re)start or to kill; at
+ * most once a second, whether the reaper is still there.
+ */
+void	 sup_timers(struct sup *s, msec_t mono);
+/* When sup_timers next has something to do (monotonic; INT64_MAX: never). */
+msec_t	 sup_deadline(struct sup *s);
 
 #endif

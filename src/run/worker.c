@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/spawn.h"
+#include "base/util.h"
 #include "run/worker.h"
 
 void
@@ -49,11 +51,6 @@ spawn_worker(int i, const char *path, char *const argv[], int in, int out,
 	return pid;
 }
 
-/*
- * Start worker i (path, argv), giving it fd3 as descriptor 3 unless it is
- * -1, and with pdeath, a SIGKILL when we die.  Returns 0, or -1 after
- * saying why; it is then due again later.
- */
 int
 worker_start(struct worker *w, int i, const char *path, char *const argv[],
     int fd3, bool pdeath)
@@ -85,7 +82,6 @@ worker_start(struct worker *w, int i, const char *path, char *const argv[],
 	return 0;
 }
 
-/* Hand the job (id, path) to the worker.  Returns its pid, or -1. */
 pid_t
 worker_send(struct worker *w, const char *id, const char *path)
 {
@@ -107,11 +103,6 @@ worker_send(struct worker *w, const char *id, const char *path)
 	return w->pid;
 }
 
-/*
- * Read what worker i said and call fn(arg, i, line) for each complete
- * line.  A line too long to be a reply ends the worker (SIGKILL), which
- * is then started again.  Returns 0, or -1 once its stdout is closed.
- */
 int
 worker_input(struct worker *w, int i, void (*fn)(void *, int, const char *),
     void *arg)
@@ -144,11 +135,6 @@ worker_input(struct worker *w, int i, void (*fn)(void *, int, const char *),
 	return 0;
 }
 
-/*
- * Worker i broke the protocol (why; what it said, if anything): SIGKILL
- * to its process group, and its stdin closed at once, so that no job is
- * handed to it before it is reaped and started again (sup_idle_slots).
- */
 void
 worker_kill(struct worker *w, int i, const char *why, const char *line)
 {
@@ -165,7 +151,6 @@ worker_kill(struct worker *w, int i, const char *why, const char *line)
 	worker_close(w);
 }
 
-/* No more jobs: closing its stdin asks the worker to exit. */
 void
 worker_close(struct worker *w)
 {
@@ -174,10 +159,6 @@ worker_close(struct worker *w)
 	w->in = -1;
 }
 
-/*
- * Worker i exited with status: close its pipes and, if restart, schedule
- * its next start, later each time it dies young.
- */
 void
 worker_exited(struct worker *w, int i, int status, bool restart)
 {

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/spool.h"
 
 #define MARK	"@chute "
 
@@ -87,10 +90,6 @@ own_copy(struct spool *sp, const char *id, int fd, const struct stat *st)
 	return rc;
 }
 
-/*
- * Append-only, never through a symlink; group-readable in a group spool.
- * A log shared with other jobs is first made this job's own (own_copy).
- */
 int
 joblog_open(struct spool *sp, const char *id)
 {
@@ -128,15 +127,6 @@ format_line(char *line, size_t size, size_t n, const char *fmt, va_list ap)
 	return strlen(line);
 }
 
-/*
- * Append one "@chute TIME text" line.  The handler may have left its last
- * line without a newline; start a fresh line so ours stays parseable.
- * end, if not NULL, is the log's size after our previous line (-1: not
- * known); it is updated after the write.  While the log still has that
- * size its last byte is our own newline and need not be read back; when
- * no handler writes to the log (others false) it is not even looked at,
- * since every other writer (chute's commands) appends whole lines.
- */
 int
 joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 {
@@ -163,13 +153,6 @@ joblog_vnote(int fd, off_t *end, bool others, const char *fmt, va_list ap)
 	return 0;
 }
 
-/*
- * joblog_vnote for a log kept in memory, *buf (malloc'd, *len bytes, not
- * NUL-terminated), where no handler writes (a --persistent worker's job:
- * queue_pg.c): every line ends with our newline, so none is read back,
- * and no descriptor or system call is needed.  Returns 0, or -1 with
- * errno ENOMEM and the log as it was.
- */
 int
 joblog_vmem(char **buf, size_t *len, const char *fmt, va_list ap)
 {
@@ -185,7 +168,6 @@ joblog_vmem(char **buf, size_t *len, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* joblog_vnote with its arguments inline. */
 int
 joblog_lnote(int fd, off_t *end, bool others, const char *fmt, ...)
 {
@@ -273,7 +255,6 @@ parse_line(const char *p, size_t len, struct joblog_info *ji)
 	}
 }
 
-/* Scan a log's bytes for our lines; handler output in between is skipped. */
 void
 joblog_parse(const char *buf, size_t len, struct joblog_info *ji)
 {
@@ -295,12 +276,6 @@ joblog_parse(const char *buf, size_t len, struct joblog_info *ji)
 		ji->attempts = 0;
 }
 
-/*
- * Fill ji from the open log fd, and *end (if not NULL) with its size when
- * it is empty or ends with a newline, else -1 (see joblog_vnote).  Returns
- * 0, or -1 with errno set (EINVAL: not a regular file, which chute would
- * never have made).
- */
 int
 joblog_fread(int fd, struct joblog_info *ji, off_t *end)
 {
@@ -332,10 +307,6 @@ joblog_fread(int fd, struct joblog_info *ji, off_t *end)
 	return 0;
 }
 
-/*
- * Fill ji from log/ID.  A job that never ran has no log: that is attempts=0,
- * not an error.  Returns 0, or -1 with errno set.
- */
 int
 joblog_read(struct spool *sp, const char *id, struct joblog_info *ji)
 {
@@ -391,10 +362,6 @@ pool_clear(int dir)
 	return rc;
 }
 
-/*
- * Open (making it if need be) and empty log/.pool/.  Returns 0, or -1 with
- * errno set and no pool: claims then create their logs as they go.
- */
 int
 joblog_pool_open(struct joblog_pool *p, struct spool *sp)
 {
@@ -421,7 +388,6 @@ joblog_pool_open(struct joblog_pool *p, struct spool *sp)
 	return 0;
 }
 
-/* Keep n logs ready from now on (at most LOGPOOL_MAX). */
 void
 joblog_pool_want(struct joblog_pool *p, int n)
 {
@@ -433,11 +399,6 @@ joblog_pool_want(struct joblog_pool *p, int n)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/*
- * Half the logs wanted are gone (and there is a pool to make them in)?
- * The keeper refills in batches: fewer wakes, and a reserve left while
- * it works.
- */
 bool
 joblog_pool_short(struct joblog_pool *p)
 {
@@ -451,12 +412,6 @@ joblog_pool_short(struct joblog_pool *p)
 	return s;
 }
 
-/*
- * Make empty logs until want are ready.  Returns 0, or -1 with errno set
- * (EOPNOTSUPP or EISDIR: the file system has no O_TMPFILE).  One caller
- * at a time (the keeper, or the owner that has none): only this adds to
- * the pool, so there is room for what it made.
- */
 int
 joblog_pool_fill(struct joblog_pool *p, struct spool *sp)
 {
@@ -483,13 +438,6 @@ joblog_pool_fill(struct joblog_pool *p, struct spool *sp)
 	return 0;
 }
 
-/*
- * log/ID from the pool: one of its empty logs, linked without replacing
- * anything.  Returns the log, open for joblog_vnote and empty, or -1 with
- * errno set: EAGAIN, the pool is empty; EEXIST, log/ID exists (a job run
- * before), the pool keeps its file; anything else, that file is dropped.
- * The caller then opens log/ID with joblog_open.
- */
 int
 joblog_pool_take(struct joblog_pool *p, struct spool *sp, const char *id)
 {
@@ -527,7 +475,6 @@ joblog_pool_take(struct joblog_pool *p, struct spool *sp, const char *id)
 	return -1;
 }
 
-/* Forget the shared line of joblog_pool_link; the logs linked to it keep it. */
 void
 joblog_pool_unnote(struct joblog_pool *p)
 {
@@ -571,17 +518,6 @@ note_make(struct joblog_pool *p, struct spool *sp, const char *text)
 	return rc;
 }
 
-/*
- * Make log/ID another name of the file holding "@chute TIME text", made
- * in log/.pool/ the first time this text is asked for (until
- * joblog_pool_unnote).  forward gives every job of a batch the same line,
- * and so one inode instead of one each: on a file system that must search
- * for a free inode (ext4 without a journal, after many deletions), a
- * log's create costs more than the rest of the job's forwarding.
- * joblog_open gives a job its own copy before anything is appended.
- * Returns 0, or -1 with errno set (EEXIST: log/ID exists; ENOENT: no
- * pool): the caller then appends the line with joblog_note.
- */
 int
 joblog_pool_link(struct joblog_pool *p, struct spool *sp, const char *id,
     const char *text)
@@ -600,10 +536,6 @@ joblog_pool_link(struct joblog_pool *p, struct spool *sp, const char *id,
 	return linkat(p->dir, name, sp->dir[ST_LOG], id, 0);
 }
 
-/*
- * Drop the spare logs and the batch line: nothing is left in log/.pool/
- * after a clean exit.  The keeper has ended (keeper_stop).
- */
 void
 joblog_pool_close(struct joblog_pool *p)
 {

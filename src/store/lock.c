@@ -16,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/lock.h"
+#include "store/spool.h"
 
 #define PIDFILE		"owner.pid"
 #define PIDFILE_TMP	".owner.pid.tmp"
@@ -46,11 +48,6 @@ flock_within(int fd, unsigned ms)
 	return rc;
 }
 
-/*
- * Take the spool lock without waiting for a live owner.  Returns 0, or -1
- * with errno EWOULDBLOCK when another process owns the spool (an expected
- * answer: the caller says so), or another errno from flock(2).
- */
 int
 lock_take(struct spool *sp)
 {
@@ -74,7 +71,6 @@ lock_take(struct spool *sp)
 	return -1;
 }
 
-/* Block in the kernel until the owner dies (a warm standby); 0 or -1. */
 int
 lock_wait(struct spool *sp)
 {
@@ -84,7 +80,6 @@ lock_wait(struct spool *sp)
 	return 0;
 }
 
-/* Written after the lock is taken: tmp name, fsync, rename over the old. */
 int
 lock_write_pid(struct spool *sp)
 {
@@ -104,7 +99,6 @@ lock_write_pid(struct spool *sp)
 	return renameat(sp->root, PIDFILE_TMP, sp->root, PIDFILE);
 }
 
-/* owner.pid's contents: a decimal pid and a newline; 0 if not that. */
 pid_t
 lock_parse_pid(const char *data, size_t len)
 {
@@ -137,12 +131,6 @@ pidfile_read(struct spool *sp)
 	return n <= 0 ? 0 : lock_parse_pid(buf, n);
 }
 
-/*
- * One line of /proc/locks.  Returns the holder's pid if it is a granted
- * FLOCK on (maj:min, ino), -1 if it is but the pid is not known (another
- * pid namespace), 0 if the line is about something else.  "->" lines are
- * waiters (standbys), not holders.
- */
 pid_t
 lock_parse_line(const char *line, unsigned dmaj, unsigned dmin,
     unsigned long dino)
@@ -163,11 +151,6 @@ lock_parse_line(const char *line, unsigned dmaj, unsigned dmin,
 	return pid > 0 && pid <= (1L << 30) ? (pid_t)pid : -1;
 }
 
-/*
- * The pid of the process holding the spool lock, 0 if none, -1 if the
- * lock is held but the holder's pid cannot be told.  /proc/locks lists
- * every flock with device and inode; "->" lines are waiters (standbys).
- */
 pid_t
 lock_owner(struct spool *sp)
 {

@@ -18,12 +18,10 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
+#include "store/ready.h"
+#include "store/spool.h"
 
-/*
- * Without a lease: a file renamed in, or whose writer was seen closing it,
- * or that still has its tmp/ link (RF_TMPLINK: link-style submitters), is
- * complete; anything else must have been left alone for SETTLE_MS.
- */
 enum ready
 ready_fallback(const struct stat *st, unsigned flags, msec_t now)
 {
@@ -121,15 +119,6 @@ look(int dir, const char *name, struct stat *st)
 	return S_ISREG(st->st_mode) ? READY_YES : READY_NOTREG;
 }
 
-/*
- * Check new/name.  On READY_YES, *fdp is the job file, open read-only,
- * still O_NONBLOCK (spawn_handler clears that for a handler's stdin) and
- * (unless RF_PEEK) flock()ed: the lock travels with the descriptor into
- * the handler, so a later owner can see that a handler for this job still
- * runs (READY_BUSY).  Never follows a symlink and never opens anything but a
- * regular file (READY_NOTREG, with st filled in for the message), and
- * refuses one with other hard links (READY_LINKED).
- */
 enum ready
 ready_check(struct spool *sp, const char *name, unsigned flags, int *fdp,
     struct stat *st)
@@ -137,7 +126,6 @@ ready_check(struct spool *sp, const char *name, unsigned flags, int *fdp,
 	return ready_checkb(sp, name, flags, fdp, st, NULL);
 }
 
-/* ready_check, and the file's birth time ({ -1, 0 }: not kept). */
 enum ready
 ready_checkb(struct spool *sp, const char *name, unsigned flags, int *fdp,
     struct stat *st, struct timespec *btime)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "store/spool.h"
 
 const char *const state_names[ST_NDIRS] = {
 	"tmp", "new", "cur", "defer", "done", "failed", "log",
@@ -95,10 +95,6 @@ init_dir(int at, const char *name, mode_t mode, gid_t gid)
 	return 0;
 }
 
-/*
- * Create the layout (idempotent).  group may be NULL.  Returns 0, or -1
- * with errno set; on ENOENT for a group name errno is set to ESRCH.
- */
 int
 spool_init(const char *path, const char *group)
 {
@@ -142,11 +138,6 @@ out:
 	return rc;
 }
 
-/*
- * Open an existing spool: every state directory must be there.  Returns 0,
- * or -1 with errno set (ENOTDIR/ENOENT name the missing piece only through
- * errno: callers print the spool path).
- */
 int
 spool_open(struct spool *sp, const char *path)
 {
@@ -174,11 +165,6 @@ fail:
 	return -1;
 }
 
-/*
- * The mode of a file chute creates in state directory st: group-readable
- * when the directory is shared with a group (chute init --group).  Asked
- * once per spool_open: the owner creates a log file for every job.
- */
 mode_t
 spool_fmode(struct spool *sp, int st)
 {
@@ -208,12 +194,6 @@ spool_close(struct spool *sp)
 	errno = saved;
 }
 
-/*
- * Which state directory holds the job?  Looks in the order jobs flow
- * (new, cur, defer, done, failed) and tries a second round, because a job
- * moving backwards (cur->new, defer->new, failed->new) between two of our
- * lookups would otherwise be missed.  Returns the state, or ST_NONE.
- */
 int
 spool_locate(struct spool *sp, const char *id, struct stat *st)
 {
@@ -231,11 +211,6 @@ spool_locate(struct spool *sp, const char *id, struct stat *st)
 	return ST_NONE;
 }
 
-/*
- * flock(2) is only a spool-wide truth when every process that can reach
- * the spool shares one kernel.  On network file systems it is emulated
- * per client (or not at all), so two hosts could both "own" the spool.
- */
 bool
 spool_fs_trusted(long f_type, const char **name)
 {
@@ -261,10 +236,6 @@ spool_fs_trusted(long f_type, const char **name)
 	return true;
 }
 
-/*
- * Can the spool's lock be trusted?  Returns 0, or -1 with errno set:
- * EREMOTE when it cannot, with *fs naming the file system.
- */
 int
 spool_check_fs(struct spool *sp, const char **fs)
 {
@@ -289,7 +260,6 @@ spool_fsync_dir(struct spool *sp, int st)
 	return rc;
 }
 
-/* "SPOOL/state/id", malloc'd; for messages and the handler environment. */
 char *
 spool_jobpath(struct spool *sp, int st, const char *id)
 {
@@ -300,11 +270,6 @@ spool_jobpath(struct spool *sp, int st, const char *id)
 	return p;
 }
 
-/*
- * Call fn(arg, name) for each entry of a state directory, skipping hidden
- * names.  fn returns 0 to go on, non-zero to stop (returned as is).
- * Returns -1 with errno set if the directory cannot be read.
- */
 int
 spool_scan(struct spool *sp, int st, int (*fn)(void *, const char *),
     void *arg)
@@ -332,18 +297,12 @@ stop_at_first(void *arg, const char *name)
 	return 1;
 }
 
-/* True when the state directory holds no job (hidden names aside). */
 bool
 spool_empty(struct spool *sp, int st)
 {
 	return spool_scan(sp, st, stop_at_first, NULL) == 0;
 }
 
-/*
- * Make the renames since the last call durable: fsync each directory a
- * rename touched, once (group commit).  Returns 0, or -1 with errno set
- * (the dirty marks stay, so the next call tries again).
- */
 int
 spool_sync(struct spool *sp)
 {

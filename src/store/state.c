@@ -18,7 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
+#include "store/spool.h"
+#include "store/state.h"
 
 /*
  * rename(from/a, to/b) without ever replacing b.  There is deliberately
@@ -85,13 +88,6 @@ copy_fd(int in, int out)
 	}
 }
 
-/*
- * Submit: copy src into tmp/ID, fsync it, then rename it to new/ID (or to
- * defer/ID with mtime `at` when at > 0).  The directory fsync is the
- * caller's spool_sync(), once per batch.  On error nothing is left in
- * tmp/ or new/, and *where says which path failed (1 = the input).
- * Returns 0, or -1 with errno set; EEXIST: the ID is taken in new/defer.
- */
 int
 state_submit(struct spool *sp, int src, const char *id, msec_t at, int *where)
 {
@@ -127,11 +123,6 @@ fail:
 	return -1;
 }
 
-/*
- * Take back a submission whose directory fsync failed: new/ID (or
- * defer/ID) -> tmp/ID, then unlink it, so a submitter told "failed" does
- * not see its job run.  ENOENT: an owner has already claimed it.
- */
 int
 state_unsubmit(struct spool *sp, const char *id, int from)
 {
@@ -140,21 +131,12 @@ state_unsubmit(struct spool *sp, const char *id, int from)
 	return unlinkat(sp->dir[ST_TMP], id, 0);
 }
 
-/* new -> cur.  ENOENT means another process moved it first: not an error. */
 int
 state_claim(struct spool *sp, const char *id)
 {
 	return move(sp, ST_NEW, id, ST_CUR, id, false);
 }
 
-/*
- * cur -> done, failed or defer.  `when` becomes the mtime: the time of the
- * transition for done/failed, the next-run time for defer.  fd is the job
- * file if the caller holds it (-1 otherwise).  Returns 0; 1 when the job
- * moved but its mtime could not be set (errno says why; the caller must
- * say so: a deferred job is then due at once); or -1 with errno set,
- * ENOENT meaning the job was cancelled or moved away while it ran.
- */
 int
 state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
 {
@@ -166,11 +148,6 @@ state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
 	return stamped == -1 ? 1 : 0;
 }
 
-/*
- * new -> done or failed without passing through cur/: forward's claims,
- * which the spool lock alone keeps (queue_spool.c, take_in_place).  The
- * same stamp and durable move as state_finish.
- */
 int
 state_settle(struct spool *sp, const char *id, int to, int fd, msec_t when)
 {
@@ -182,14 +159,12 @@ state_settle(struct spool *sp, const char *id, int to, int fd, msec_t when)
 	return stamped == -1 ? 1 : 0;
 }
 
-/* defer -> new, when its time has come. */
 int
 state_promote(struct spool *sp, const char *id)
 {
 	return move(sp, ST_DEFER, id, ST_NEW, id, false);
 }
 
-/* new -> failed for a file that is not a regular file; never opened. */
 int
 state_reject(struct spool *sp, const char *id)
 {
@@ -198,18 +173,12 @@ state_reject(struct spool *sp, const char *id)
 	return move(sp, ST_NEW, id, ST_FAILED, id, true);
 }
 
-/* cur -> new: shutdown interrupted it, or its owner died. */
 int
 state_requeue(struct spool *sp, const char *id)
 {
 	return move(sp, ST_CUR, id, ST_NEW, id, false);
 }
 
-/*
- * new, defer or cur -> failed.  Tries each, twice, since the job may move
- * between them while we look.  *from gets the state it left.
- * Returns 0, or -1 with errno ENOENT if it is in none of them.
- */
 int
 state_cancel(struct spool *sp, const char *id, int *from)
 {
@@ -231,21 +200,12 @@ state_cancel(struct spool *sp, const char *id, int *from)
 	return -1;
 }
 
-/* failed -> new; the caller has written the "reset" log line first. */
 int
 state_retry(struct spool *sp, const char *id)
 {
 	return move(sp, ST_FAILED, id, ST_NEW, id, true);
 }
 
-/*
- * st/name -> st/<derived ID>, written to out: in new/, a dropped file
- * whose name is taken by another job or is not a valid ID; in defer/,
- * done/ or failed/, a file that took the name a running job must move
- * to (a submitter's hard link or drop, an operator's mv).  A move out
- * of new/ is not synced (the file is still queued either way); one in
- * another state is, as the job's own move there will be.
- */
 int
 state_aside(struct spool *sp, int st, const char *name, char *out, size_t len)
 {
@@ -262,13 +222,6 @@ state_aside(struct spool *sp, int st, const char *name, char *out, size_t len)
 	return -1;
 }
 
-/*
- * cur -> to: state_requeue for new/, state_finish otherwise (its returns).
- * The claim found the name free everywhere, so a file at to/id now is
- * not this job: a submitter's hard link or drop into defer/, an
- * operator's mv.  It moves aside first (state_aside), its new name in
- * aside ("" if none did); a few times, for an intruder who comes back.
- */
 int
 state_leave(struct spool *sp, const char *id, int to, int fd, msec_t when,
     char *aside, size_t len)
@@ -288,7 +241,6 @@ state_leave(struct spool *sp, const char *id, int to, int fd, msec_t when,
 	return -1;
 }
 
-/* new/name -> new/<derived ID> (state_aside). */
 int
 state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
 {

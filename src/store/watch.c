@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "store/spool.h"
+#include "store/watch.h"
 
 struct watch {
 	int	 fd;
@@ -40,10 +41,6 @@ mask_for(int st)
 	}
 }
 
-/*
- * Watch the given state directories.  Returns NULL with errno set; EMFILE
- * or ENOSPC here usually mean fs.inotify.max_user_instances/watches.
- */
 struct watch *
 watch_open(struct spool *sp, const int *states, int n)
 {
@@ -97,11 +94,6 @@ kind_of(uint32_t mask)
 	return W_LEFT;
 }
 
-/*
- * Decode a buffer of struct inotify_event and call fn for each one on a
- * watched directory.  Split from watch_read so tests can feed events.
- * Returns 0, or -1 for a malformed buffer (the caller rescans).
- */
 int
 watch_decode(struct watch *w, const char *buf, size_t len,
     void (*fn)(void *, const struct watch_event *), void *arg)
@@ -140,7 +132,6 @@ watch_decode(struct watch *w, const char *buf, size_t len,
 	return 0;
 }
 
-/* Drain the inotify descriptor.  Returns 0, or -1 with errno set. */
 int
 watch_read(struct watch *w, void (*fn)(void *, const struct watch_event *),
     void *arg)

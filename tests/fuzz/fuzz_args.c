@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "run/opts.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

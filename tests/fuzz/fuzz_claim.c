@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "base/id.h"
 #include "queue/pg/pg.h"
 
 static struct pg pg;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/chute.h"
+#include "base/util.h"
 
 static uint32_t half(uint32_t n) { return n / 2; }
 

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/chute.h"
+#include "store/spool.h"
+#include "store/watch.h"
 
 static struct spool sp;
 static struct watch *w;

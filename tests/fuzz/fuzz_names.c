@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 #include <libpq-fe.h>
-#include "base/chute.h"
+#include "base/util.h"
 #include "queue/queue.h"
 
 #define PG_SCHEMA_VERSION	3		/* 2: jobs forwarded from spools; 3: IDs checked */
@@ -84,40 +84,114 @@ struct pg {
 };
 
 /* pg_conn.c */
-bool	 pg_is_uri(const char *);
-int	 pg_parse(struct pg *, const char *, const char *);
-int	 pg_connect(struct pg *, bool, msec_t);
-ExecStatusType pg_result(struct pg *, const PGresult *);
-void	 pg_close(struct pg *);
-bool	 pg_ok(struct pg *);
-const char *pg_error(struct pg *);
-PGresult *pg_exec(struct pg *, const char *, int, const char *const *);
-PGresult *pg_exec_bin(struct pg *, const char *, int, const char *const *);
-int	 pg_cmd(struct pg *, const char *, int, const char *const *);
-int	 pg_send(struct pg *, const char *, int, const Oid *,
-	    const char *const *, const int *, const int *);
-PGresult *pg_await(struct pg *);
-char	*pg_text_array(const char *const *, int);
-void	 pg_arr_begin(struct pg_arr *, uint32_t);
-char	*pg_arr_elem(struct pg_arr *, size_t);
-int	 pg_arr_str(struct pg_arr *, const char *);
-void	 pg_arr_shrink(struct pg_arr *, size_t, size_t);
-void	 pg_arr_end(struct pg_arr *);
-int	 pg_fail(struct pg *, const char *);
+bool	 pg_is_uri(const char *s);
+/*
+ * Parse uri (libpq's syntax) for queue.  Returns 0, or -1 after one line on
+ * stderr saying what is wrong with it (the caller exits 64).
+ */
+int	 pg_parse(struct pg *pg, const char *uri, const char *queue);
+/*
+ * Connect, bounded in time (connect_timeout, TCP keepalives and user
+ * timeout), with every statement bounded too: by stmt_ms when not 0 (a
+ * worker's is a third of its lease, so that no call outlives the time
+ * left to stop its handlers), else PG_STATEMENT_MS.  Our settings come before
+ * the URI's, so the URI may override any of them.  Returns 0, or -1
+ * (pg_error says why; the connection is closed).
+ */
+int	 pg_connect(struct pg *pg, bool listen, msec_t stmt_ms);
+/*
+ * The status of a statement's result r (NULL: none came), its SQLSTATE
+ * kept in pg->state for pg_fail.  Every statement's result passes here.
+ */
+ExecStatusType	 pg_result(struct pg *pg, const PGresult *r);
+void	 pg_close(struct pg *pg);
+bool	 pg_ok(struct pg *pg);
+/* libpq's last message, on one line, for "chute: NAME: ...: it". */
+const char	*pg_error(struct pg *pg);
+PGresult	*pg_exec(struct pg *pg, const char *sql, int n,
+	    const char *const *params);
+/* pg_exec, with the rows in binary (a payload's bytes as they are). */
+PGresult	*pg_exec_bin(struct pg *pg, const char *sql, int n,
+	    const char *const *params);
+/* pg_exec for a statement whose rows are not wanted: 0, or -1. */
+int	 pg_cmd(struct pg *pg, const char *sql, int n,
+	    const char *const *params);
+/*
+ * A statement sent without waiting for it, so that the caller can work
+ * while the server does: PQsendQueryParams with typed (and perhaps
+ * binary) parameters, rows in text.  0, or -1 (pg_error says why).  Then
+ * pg_await takes its result, whatever its status (the caller reads the
+ * SQLSTATE), or NULL when the connection failed on the way.
+ */
+int	 pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
+	    const char *const *params, const int *lens, const int *fmts);
+PGresult	*pg_await(struct pg *pg);
+/*
+ * The text form of a text[] parameter holding v[0, n): {"a","b\"c"}.
+ * Every element is quoted, and inside the quotes " and \ get a
+ * backslash: a job ID may hold both.  malloc'd; NULL when out of memory.
+ */
+char	*pg_text_array(const char *const *v, int n);
+/*
+ * Start an empty one-dimensional array of elements of type oid: a header,
+ * then a length and the bytes of each element.  A payload can be read
+ * straight into its element (pg_arr_elem), so it is copied once on its way
+ * to libpq.  An allocation that fails leaves a->b NULL or short: every
+ * later call fails, and the caller says so.
+ */
+void	 pg_arr_begin(struct pg_arr *a, uint32_t oid);
+/* Room for an element of len bytes; NULL when out of memory. */
+char	*pg_arr_elem(struct pg_arr *a, size_t len);
+/* A string element (text, or bytea of its bytes); 0, or -1 (no memory). */
+int	 pg_arr_str(struct pg_arr *a, const char *s);
+/* The last element was given len bytes but got only got: shrink it. */
+void	 pg_arr_shrink(struct pg_arr *a, size_t len, size_t got);
+void	 pg_arr_end(struct pg_arr *a);
+/*
+ * Say what failed ("chute: NAME: what: reason") and return the exit status
+ * for it: 75 when the server is unreachable, went away or failed the last
+ * statement for a passing reason (try later: transient), 77 when it
+ * refused our credentials, 74 otherwise.
+ */
+int	 pg_fail(struct pg *pg, const char *what);
 
 /* pg_reply.c */
-int	 pg_rows(const PGresult *, int, int, int *);
-int	 pg_be_int(const PGresult *, int, int, int, uint64_t *);
-int	 pg_claim_row(const PGresult *, int, struct claim *, const char **);
+int	 pg_rows(const PGresult *r, int ncols, int max, int *more);
+/* A binary integer of len bytes (network byte order) at row, col: 0, -1. */
+int	 pg_be_int(const PGresult *r, int row, int col, int len, uint64_t *x);
+/*
+ * Row i of a claim's reply (binary: id text, token int8, attempts int4,
+ * body bytea) into c's id, token and attempt.  Returns 0: a job to run
+ * (its body is column 3, maybe NULL); 1: the row is a claim (c->token
+ * is its token) but its ID is not one a job may have (id_valid: it would
+ * name a path outside the worker's directory, or forge a log line), so
+ * the job must be failed, never touched on disk; -1: not even a claim
+ * (no token).  *why says what is wrong, for a log line.
+ */
+int	 pg_claim_row(const PGresult *r, int i, struct claim *c,
+	    const char **why);
 
 /* queue_pg.c */
-int	 queue_pg_open(const struct pg *, msec_t, int, int,
-	    const struct queue_conf *, struct queue **);
-int	 queue_pg_take(struct queue *, PGresult *, int);
+int	 queue_pg_open(const struct pg *pg, msec_t lease, int slots,
+	    int prefetch, const struct queue_conf *c, struct queue **qp);
+/*
+ * The rows of a claim's reply r, for which n were asked, appended to the
+ * prefetched claims: never more than n, nor than there is room for; the
+ * server's reply is input like any other (pg_claim_row).  A row beyond
+ * goes back, a row whose ID could name a path outside our directory is
+ * failed, never written.  Returns how many were taken.  Not static: the
+ * fuzzer (tests/fuzz/fuzz_claim.c) feeds it replies without a server.
+ */
+int	 queue_pg_take(struct queue *q, PGresult *r, int n);
 
 /* pg_schema.c */
-int	 pg_schema_version(struct pg *);
-int	 pg_schema_init(struct pg *);
-int	 pg_schema_check(struct pg *);
+int	 pg_schema_version(struct pg *pg);
+/*
+ * Create or upgrade the schema.  Returns 0 (printing what it did), or an
+ * exit status after one line saying why not.
+ */
+int	 pg_schema_init(struct pg *pg);
+/* Is the schema there, and ours?  0, or an exit status after saying why. */
+int	 pg_schema_check(struct pg *pg);
 
 #endif

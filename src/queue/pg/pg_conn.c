@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
 #include "queue/pg/pg.h"
 
 bool
@@ -157,10 +159,6 @@ decodes_to(const char *s, size_t n, const char *plain)
 	return i == n && *plain == '\0';
 }
 
-/*
- * Parse uri (libpq's syntax) for queue.  Returns 0, or -1 after one line on
- * stderr saying what is wrong with it (the caller exits 64).
- */
 int
 pg_parse(struct pg *pg, const char *uri, const char *queue)
 {
@@ -276,14 +274,6 @@ connect_by(struct pg *pg, const char *const *keys, const char *const *vals)
 	return 0;
 }
 
-/*
- * Connect, bounded in time (connect_timeout, TCP keepalives and user
- * timeout), with every statement bounded too: by stmt_ms when not 0 (a
- * worker's is a third of its lease, so that no call outlives the time
- * left to stop its handlers), else PG_STATEMENT_MS.  Our settings come before
- * the URI's, so the URI may override any of them.  Returns 0, or -1
- * (pg_error says why; the connection is closed).
- */
 int
 pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 {
@@ -350,7 +340,6 @@ pg_ok(struct pg *pg)
 	return pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_OK;
 }
 
-/* libpq's last message, on one line, for "chute: NAME: ...: it". */
 const char *
 pg_error(struct pg *pg)
 {
@@ -409,10 +398,6 @@ broken:
 	return NULL;
 }
 
-/*
- * The status of a statement's result r (NULL: none came), its SQLSTATE
- * kept in pg->state for pg_fail.  Every statement's result passes here.
- */
 ExecStatusType
 pg_result(struct pg *pg, const PGresult *r)
 {
@@ -531,20 +516,12 @@ pg_exec(struct pg *pg, const char *sql, int n, const char *const *params)
 	return run(pg, sql, n, params, 0);
 }
 
-/* pg_exec, with the rows in binary (a payload's bytes as they are). */
 PGresult *
 pg_exec_bin(struct pg *pg, const char *sql, int n, const char *const *params)
 {
 	return run(pg, sql, n, params, 1);
 }
 
-/*
- * A statement sent without waiting for it, so that the caller can work
- * while the server does: PQsendQueryParams with typed (and perhaps
- * binary) parameters, rows in text.  0, or -1 (pg_error says why).  Then
- * pg_await takes its result, whatever its status (the caller reads the
- * SQLSTATE), or NULL when the connection failed on the way.
- */
 int
 pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
     const char *const *params, const int *lens, const int *fmts)
@@ -594,13 +571,6 @@ arr_room(struct pg_arr *a, size_t n)
 	return a->b + a->len - n;
 }
 
-/*
- * Start an empty one-dimensional array of elements of type oid: a header,
- * then a length and the bytes of each element.  A payload can be read
- * straight into its element (pg_arr_elem), so it is copied once on its way
- * to libpq.  An allocation that fails leaves a->b NULL or short: every
- * later call fails, and the caller says so.
- */
 void
 pg_arr_begin(struct pg_arr *a, uint32_t oid)
 {
@@ -615,7 +585,6 @@ pg_arr_begin(struct pg_arr *a, uint32_t oid)
 	put32(a->b + 16, 1);	/* lower bound */
 }
 
-/* Room for an element of len bytes; NULL when out of memory. */
 char *
 pg_arr_elem(struct pg_arr *a, size_t len)
 {
@@ -628,7 +597,6 @@ pg_arr_elem(struct pg_arr *a, size_t len)
 	return p + 4;
 }
 
-/* A string element (text, or bytea of its bytes); 0, or -1 (no memory). */
 int
 pg_arr_str(struct pg_arr *a, const char *s)
 {
@@ -641,7 +609,6 @@ pg_arr_str(struct pg_arr *a, const char *s)
 	return 0;
 }
 
-/* The last element was given len bytes but got only got: shrink it. */
 void
 pg_arr_shrink(struct pg_arr *a, size_t len, size_t got)
 {
@@ -656,11 +623,6 @@ pg_arr_end(struct pg_arr *a)
 		put32(a->b + 12, (uint32_t)a->n);
 }
 
-/*
- * The text form of a text[] parameter holding v[0, n): {"a","b\"c"}.
- * Every element is quoted, and inside the quotes " and \ get a
- * backslash: a job ID may hold both.  malloc'd; NULL when out of memory.
- */
 char *
 pg_text_array(const char *const *v, int n)
 {
@@ -688,7 +650,6 @@ pg_text_array(const char *const *v, int n)
 	return s;
 }
 
-/* pg_exec for a statement whose rows are not wanted: 0, or -1. */
 int
 pg_cmd(struct pg *pg, const char *sql, int n, const char *const *params)
 {
@@ -700,12 +661,6 @@ pg_cmd(struct pg *pg, const char *sql, int n, const char *const *params)
 	return 0;
 }
 
-/*
- * Say what failed ("chute: NAME: what: reason") and return the exit status
- * for it: 75 when the server is unreachable, went away or failed the last
- * statement for a passing reason (try later: transient), 77 when it
- * refused our credentials, 74 otherwise.
- */
 int
 pg_fail(struct pg *pg, const char *what)
 {

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "base/chute.h"
+#include "base/id.h"
 #include "queue/pg/pg.h"
 
 /*
@@ -34,7 +34,6 @@ pg_rows(const PGresult *r, int ncols, int max, int *more)
 	return n;
 }
 
-/* A binary integer of len bytes (network byte order) at row, col: 0, -1. */
 int
 pg_be_int(const PGresult *r, int row, int col, int len, uint64_t *x)
 {
@@ -49,15 +48,6 @@ pg_be_int(const PGresult *r, int row, int col, int len, uint64_t *x)
 	return 0;
 }
 
-/*
- * Row i of a claim's reply (binary: id text, token int8, attempts int4,
- * body bytea) into c's id, token and attempt.  Returns 0: a job to run
- * (its body is column 3, maybe NULL); 1: the row is a claim (c->token
- * is its token) but its ID is not one a job may have (id_valid: it would
- * name a path outside the worker's directory, or forge a log line), so
- * the job must be failed, never touched on disk; -1: not even a claim
- * (no token).  *why says what is wrong, for a log line.
- */
 int
 pg_claim_row(const PGresult *r, int i, struct claim *c, const char **why)
 {

@@ -166,10 +166,6 @@ pg_schema_version(struct pg *pg)
 	return v;
 }
 
-/*
- * Create or upgrade the schema.  Returns 0 (printing what it did), or an
- * exit status after one line saying why not.
- */
 int
 pg_schema_init(struct pg *pg)
 {
@@ -201,7 +197,6 @@ pg_schema_init(struct pg *pg)
 	return 0;
 }
 
-/* Is the schema there, and ours?  0, or an exit status after saying why. */
 int
 pg_schema_check(struct pg *pg)
 {

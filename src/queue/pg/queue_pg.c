@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/pump.h"
+#include "base/util.h"
+#include "store/spool.h"
 #include "queue/pg/pg.h"
 #include "queue/queue.h"
 
@@ -437,14 +440,6 @@ unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
 		free(b[k].p);
 }
 
-/*
- * The rows of a claim's reply r, for which n were asked, appended to the
- * prefetched claims: never more than n, nor than there is room for; the
- * server's reply is input like any other (pg_claim_row).  A row beyond
- * goes back, a row whose ID could name a path outside our directory is
- * failed, never written.  Returns how many were taken.  Not static: the
- * fuzzer (tests/fuzz/fuzz_claim.c) feeds it replies without a server.
- */
 int
 queue_pg_take(struct queue *q, PGresult *r, int n)
 {

@@ -87,7 +87,6 @@ keeper_main(void *arg)
 	return NULL;
 }
 
-/* Start the thread: 0, or -1 with errno set (the owner then does it all). */
 int
 keeper_start(struct keeper *k, struct spool *sp, struct joblog_pool *pool)
 {
@@ -135,26 +134,18 @@ ask(struct keeper *k, bool fill, unsigned set)
 	pthread_cond_signal(&k->cv);
 }
 
-/* Refill the log pool up to what it wants. */
 void
 keeper_fill(struct keeper *k)
 {
 	ask(k, true, 0);
 }
 
-/* Fsync these state directories (a set of 1 << ST_...). */
 void
 keeper_sync(struct keeper *k, unsigned set)
 {
 	ask(k, false, set);
 }
 
-/*
- * Has every fsync handed over ended?  *failed is the set whose fsync
- * failed since the last call (the owner's again, to retry), *err the
- * errno of the last failure, *since when the fsync in progress began
- * (0: none).
- */
 bool
 keeper_idle(struct keeper *k, unsigned *failed, int *err, msec_t *since)
 {
@@ -170,7 +161,6 @@ keeper_idle(struct keeper *k, unsigned *failed, int *err, msec_t *since)
 	return idle;
 }
 
-/* The pool's last failure to make a log (errno), once; 0: none. */
 int
 keeper_fill_error(struct keeper *k)
 {
@@ -183,11 +173,6 @@ keeper_fill_error(struct keeper *k)
 	return err;
 }
 
-/*
- * End the thread, after the fsync or create it is doing.  Returns the
- * directories it was given and did not make durable, for the owner to
- * fsync itself.
- */
 unsigned
 keeper_stop(struct keeper *k)
 {

@@ -8,7 +8,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include "base/chute.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/spool.h"
 
 struct keeper {
 	pthread_t	 thread;
@@ -27,11 +29,28 @@ struct keeper {
 	int		 fill_err;	/* the pool's last failure; 0: none */
 };
 
-int	 keeper_start(struct keeper *, struct spool *, struct joblog_pool *);
-void	 keeper_fill(struct keeper *);
-bool	 keeper_idle(struct keeper *, unsigned *, int *, msec_t *);
-void	 keeper_sync(struct keeper *, unsigned);
-int	 keeper_fill_error(struct keeper *);
-unsigned keeper_stop(struct keeper *);
+/* Start the thread: 0, or -1 with errno set (the owner then does it all). */
+int	 keeper_start(struct keeper *k, struct spool *sp,
+	    struct joblog_pool *pool);
+/* Refill the log pool up to what it wants. */
+void	 keeper_fill(struct keeper *k);
+/*
+ * Has every fsync handed over ended?  *failed is the set whose fsync
+ * failed since the last call (the owner's again, to retry), *err the
+ * errno of the last failure, *since when the fsync in progress began
+ * (0: none).
+ */
+bool	 keeper_idle(struct keeper *k, unsigned *failed, int *err,
+	    msec_t *since);
+/* Fsync these state directories (a set of 1 << ST_...). */
+void	 keeper_sync(struct keeper *k, unsigned set);
+/* The pool's last failure to make a log (errno), once; 0: none. */
+int	 keeper_fill_error(struct keeper *k);
+/*
+ * End the thread, after the fsync or create it is doing.  Returns the
+ * directories it was given and did not make durable, for the owner to
+ * fsync itself.
+ */
+unsigned	 keeper_stop(struct keeper *k);
 
 #endif

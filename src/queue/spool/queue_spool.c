@@ -15,6 +15,15 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/id.h"
+#include "base/nameq.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/lock.h"
+#include "store/ready.h"
+#include "store/spool.h"
+#include "store/state.h"
+#include "store/watch.h"
 #include "queue/spool/queue_spool.h"
 
 static const struct queue_backend spool_backend;
@@ -68,7 +77,6 @@ arrival_flags(struct spoolq *sq, const struct watch_event *ev)
 	return RF_MOVED;
 }
 
-/* One inotify event; also called by the unit tests. */
 void
 spoolq_on_event(void *arg, const struct watch_event *ev)
 {
@@ -1053,11 +1061,6 @@ take_spool(struct spoolq *sq, const char *path, bool wait)
 
 static const int watched[] = { ST_NEW, ST_DEFER, ST_CUR };
 
-/*
- * Open the spool at path as this process's queue: check it, take its lock
- * (waiting for it with wait), watch it.  Returns 0 with *qp set, or an
- * exit status after one line on stderr saying why.
- */
 int
 queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
     struct queue **qp)

@@ -11,7 +11,11 @@
 #include <dirent.h>
 #include <limits.h>
 #include <string.h>
-#include "base/chute.h"
+#include "base/nameq.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/spool.h"
+#include "store/watch.h"
 #include "queue/spool/keeper.h"
 #include "queue/queue.h"
 
@@ -74,28 +78,62 @@ spoolq_holds(struct spoolq *sq, const char *name)
 }
 
 /* queue_spool.c */
-struct spoolq *spoolq_new(const struct queue_conf *);
-void	 spoolq_on_event(void *, const struct watch_event *);
+struct spoolq	*spoolq_new(const struct queue_conf *c);
+/* One inotify event; also called by the unit tests. */
+void	 spoolq_on_event(void *arg, const struct watch_event *ev);
 
 /* queue_spool_scan.c */
-void	 spoolq_admit(struct spoolq *, const char *, unsigned);
-void	 spoolq_scan_new(struct spoolq *, bool);
-bool	 spoolq_scan_step(struct spoolq *, size_t);
-void	 spoolq_refill(struct spoolq *);
-void	 spoolq_scan_defer(struct spoolq *);
-void	 spoolq_defer_due(struct spoolq *);
-void	 spoolq_defer_arrived(struct spoolq *, const char *);
-void	 spoolq_defer_left(struct spoolq *, const char *);
-void	 spoolq_said_aside(const char *, int, const char *);
-bool	 spoolq_refused(struct spoolq *, const char *, const struct stat *);
-bool	 spoolq_new_empty(struct spoolq *);
+void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);
+/*
+ * Start reading new/ again, unless it has not changed since the last full
+ * scan (the mtime test is only trusted when that scan started well after
+ * the directory's last change: coarse time stamps).  A scan requested
+ * while one runs restarts it when it ends, so nothing is missed.
+ */
+void	 spoolq_scan_new(struct spoolq *sq, bool force);
+/* Read up to max names of new/; returns true when the scan is over. */
+bool	 spoolq_scan_step(struct spoolq *sq, size_t max);
+/* The window ran low and new/ holds more than it: read new/ again. */
+void	 spoolq_refill(struct spoolq *sq);
+/* Read defer/ whole: move every due job to new/, index the others. */
+void	 spoolq_scan_defer(struct spoolq *sq);
+/*
+ * The index's due jobs, each looked at again (its mtime may have been
+ * changed since: an operator's touch, a retry that moved it back).
+ */
+void	 spoolq_defer_due(struct spoolq *sq);
+/* A file landed in defer/ (an event, or our own move): index it. */
+void	 spoolq_defer_arrived(struct spoolq *sq, const char *name);
+/*
+ * A job left defer/.  Our own promotions are expected; anything else is
+ * a cancel or an operator's mv or rm, which is logged (the job is not
+ * ours to run until it appears in new/ again).
+ */
+void	 spoolq_defer_left(struct spoolq *sq, const char *name);
+/* The journal's line for a file state_leave moved aside, if it did. */
+void	 spoolq_said_aside(const char *id, int to, const char *aside);
+/*
+ * Was name refused in place (queue_spool.c, refuse_in_place) and is it
+ * still that inode?  One replaced since is looked at afresh.
+ */
+bool	 spoolq_refused(struct spoolq *sq, const char *name,
+	    const struct stat *st);
+/* new/ holds nothing but what was refused in place: nothing to run. */
+bool	 spoolq_new_empty(struct spoolq *sq);
 
 /* queue_spool_recover.c */
-void	 spoolq_recover(struct spoolq *);
-void	 spoolq_recover_one(struct spoolq *, const char *);
-void	 spoolq_clean_tmp(struct spoolq *);
-int	 spoolq_workers_lock(struct spoolq *);
-void	 spoolq_workers_unlock(struct spoolq *);
-void	 spoolq_workers_find_old(struct spoolq *);
+void	 spoolq_recover(struct spoolq *sq);
+/* One job found in cur/ that is not ours. */
+void	 spoolq_recover_one(struct spoolq *sq, const char *name);
+void	 spoolq_clean_tmp(struct spoolq *sq);
+/*
+ * Our own .workers.PID, for --persistent: created and share-locked once;
+ * every worker inherits it.  Returns its descriptor, or -1 with errno set.
+ */
+int	 spoolq_workers_lock(struct spoolq *sq);
+/* At exit: our workers are gone (or outlive us holding the lock). */
+void	 spoolq_workers_unlock(struct spoolq *sq);
+/* At start-up: remember the .workers.PID files of earlier owners (ours aside). */
+void	 spoolq_workers_find_old(struct spoolq *sq);
 
 #endif

@@ -22,6 +22,12 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/nameq.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/ready.h"
+#include "store/spool.h"
+#include "store/state.h"
 #include "queue/spool/queue_spool.h"
 
 /* The attempt it was on counts; the outcome table says where it goes. */
@@ -97,7 +103,6 @@ workers_of_the_dead(struct spoolq *sq)
 }
 
 
-/* One job found in cur/ that is not ours. */
 void
 spoolq_recover_one(struct spoolq *sq, const char *name)
 {
@@ -181,7 +186,6 @@ spoolq_clean_tmp(struct spoolq *sq)
 		say("tmp/: cannot read: %s", strerror(errno));
 }
 
-/* At start-up: remember the .workers.PID files of earlier owners (ours aside). */
 void
 spoolq_workers_find_old(struct spoolq *sq)
 {
@@ -208,10 +212,6 @@ spoolq_workers_find_old(struct spoolq *sq)
 		    "left in cur/ wait for them to exit");
 }
 
-/*
- * Our own .workers.PID, for --persistent: created and share-locked once;
- * every worker inherits it.  Returns its descriptor, or -1 with errno set.
- */
 int
 spoolq_workers_lock(struct spoolq *sq)
 {
@@ -232,7 +232,6 @@ spoolq_workers_lock(struct spoolq *sq)
 	return sq->wlock;
 }
 
-/* At exit: our workers are gone (or outlive us holding the lock). */
 void
 spoolq_workers_unlock(struct spoolq *sq)
 {

@@ -13,6 +13,11 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/nameq.h"
+#include "base/util.h"
+#include "store/ready.h"
+#include "store/spool.h"
+#include "store/state.h"
 #include "queue/spool/queue_spool.h"
 
 static msec_t
@@ -62,10 +67,6 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 	}
 }
 
-/*
- * Was name refused in place (queue_spool.c, refuse_in_place) and is it
- * still that inode?  One replaced since is looked at afresh.
- */
 bool
 spoolq_refused(struct spoolq *sq, const char *name, const struct stat *st)
 {
@@ -90,7 +91,6 @@ unrefused(void *arg, const char *name)
 	return !spoolq_refused(sq, name, &st);
 }
 
-/* new/ holds nothing but what was refused in place: nothing to run. */
 bool
 spoolq_new_empty(struct spoolq *sq)
 {
@@ -99,7 +99,6 @@ spoolq_new_empty(struct spoolq *sq)
 	return spool_scan(&sq->sp, ST_NEW, unrefused, sq) == 0;
 }
 
-/* The window ran low and new/ holds more than it: read new/ again. */
 void
 spoolq_refill(struct spoolq *sq)
 {
@@ -131,7 +130,6 @@ scan_finish(struct spoolq *sq)
 	}
 }
 
-/* Read up to max names of new/; returns true when the scan is over. */
 bool
 spoolq_scan_step(struct spoolq *sq, size_t max)
 {
@@ -154,12 +152,6 @@ spoolq_scan_step(struct spoolq *sq, size_t max)
 	return false;
 }
 
-/*
- * Start reading new/ again, unless it has not changed since the last full
- * scan (the mtime test is only trusted when that scan started well after
- * the directory's last change: coarse time stamps).  A scan requested
- * while one runs restarts it when it ends, so nothing is missed.
- */
 void
 spoolq_scan_new(struct spoolq *sq, bool force)
 {
@@ -188,7 +180,6 @@ spoolq_scan_new(struct spoolq *sq, bool force)
 	spoolq_scan_step(sq, SCAN_CHUNK);
 }
 
-/* The journal's line for a file state_leave moved aside, if it did. */
 void
 spoolq_said_aside(const char *id, int to, const char *aside)
 {
@@ -276,7 +267,6 @@ defer_cb(void *arg, const char *name)
 	return 0;
 }
 
-/* Read defer/ whole: move every due job to new/, index the others. */
 void
 spoolq_scan_defer(struct spoolq *sq)
 {
@@ -290,10 +280,6 @@ spoolq_scan_defer(struct spoolq *sq)
 	defer_next(sq);
 }
 
-/*
- * The index's due jobs, each looked at again (its mtime may have been
- * changed since: an operator's touch, a retry that moved it back).
- */
 void
 spoolq_defer_due(struct spoolq *sq)
 {
@@ -318,7 +304,6 @@ spoolq_defer_due(struct spoolq *sq)
 	defer_next(sq);
 }
 
-/* A file landed in defer/ (an event, or our own move): index it. */
 void
 spoolq_defer_arrived(struct spoolq *sq, const char *name)
 {
@@ -332,11 +317,6 @@ spoolq_defer_arrived(struct spoolq *sq, const char *name)
 	defer_next(sq);
 }
 
-/*
- * A job left defer/.  Our own promotions are expected; anything else is
- * a cancel or an operator's mv or rm, which is logged (the job is not
- * ours to run until it appears in new/ again).
- */
 void
 spoolq_defer_left(struct spoolq *sq, const char *name)
 {

@@ -1,0 +1,106 @@
+/*
+ * cmd.c and cli/cmd_*.c: the subcommands, and what they share.
+ */
+#ifndef CLI_CMD_H
+#define CLI_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "store/spool.h"
+
+int	 cmd_init(int argc, char **argv);
+
+int	 cmd_submit(int argc, char **argv);
+
+int	 cmd_run(int argc, char **argv);
+
+int	 cmd_status(int argc, char **argv);
+
+int	 cmd_wait(int argc, char **argv);
+
+int	 cmd_cancel(int argc, char **argv);
+
+int	 cmd_retry(int argc, char **argv);
+
+int	 cmd_ls(int argc, char **argv);
+
+int	 cmd_stats(int argc, char **argv);
+
+int	 cmd_log(int argc, char **argv);
+
+int	 cmd_purge(int argc, char **argv);
+
+/* cmd_top.c: chute's alone, with ncurses */
+int	 cmd_top(int argc, char **argv);
+
+#define CHUTE_VERSION	"0.1.0"
+struct cmd {
+	const char	*name;
+	int		(*fn)(int, char **);	/* argv[0] is the name */
+	const char	*args;			/* usage, after "chute NAME " */
+};
+void	 cmd_register(const struct cmd *table, size_t n);
+
+/* The subcommand called name, or NULL. */
+const struct cmd	*cmd_find(const char *name);
+
+void	 cmd_usage_all(FILE *f);
+
+/* "chute: reason" and the command's usage line on stderr; returns 64. */
+int	 usage_error(const char *cmd, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* Returns 0, or an exit status after printing why. */
+int	 open_spool_or_exit(struct spool *sp, const char *path);
+
+/* Every ID on the command line is checked before anything is touched. */
+int	 check_ids(int n, char **ids, const char *cmd);
+
+/*
+ * `chute CMD SPOOL ID...` (argv[0] is CMD): check every ID, open the spool
+ * and call fn on each ID in turn; fn prints its own result and returns an
+ * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
+ */
+int	 cmd_each_id(int argc, char **argv, int (*fn)(struct spool *,
+	    const char *));
+
+/*
+ * Flush stdout.  Output that did not get there is a failed command: say
+ * so and return EX_IOERR (or rc, if it is higher); else return rc.
+ */
+int	 cmd_flush_stdout(int rc);
+
+/*
+ * A job's log to stdout: as it is into a file or a pipe (`chute log ID >
+ * copy` stays byte for byte); on a terminal escaped as the journal's lines
+ * (vis_text), a line at a time so that its newlines stay, since a handler
+ * writes its log and could send the terminal escape codes.  Returns 0, or
+ * -1 with errno set.
+ */
+int	 cmd_write_log(const char *buf, size_t len);
+
+/* `chute NAME --help`: NAME's usage on stdout; 0 (74 if stdout failed). */
+int	 cmd_help(const char *name);
+
+/*
+ * Before a subcommand parses its arguments (argv[0] is its name): --help
+ * or -h before "--" prints its usage on stdout, and an option its usage
+ * line does not show is a usage error, so that every subcommand answers
+ * both alike.  Returns -1 to go on, or the exit status.
+ */
+int	 cmd_check_args(const struct cmd *c, int argc, char **argv);
+
+/*
+ * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
+ * the command is chute-pgsql's.
+ */
+bool	 cmd_wants_pgsql(int argc, char **argv);
+
+/*
+ * Hand the command line to chute-pgsql: the one next to this chute (a
+ * build tree, or an installed pair), else the first on PATH.  Returns only
+ * on failure, with the exit status (69: not installed).
+ */
+int	 cmd_exec_pgsql(char **argv);
+
+#endif

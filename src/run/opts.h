@@ -1,0 +1,39 @@
+/*
+ * opts.h: how `chute run` was asked to run handlers (cli/cmd_run.c parses
+ * it, run/ uses it).
+ */
+#ifndef RUN_OPTS_H
+#define RUN_OPTS_H
+
+#include <stdbool.h>
+#include "base/util.h"
+
+struct run_opts {
+	int	 jobs;
+	msec_t	 timeout;		/* 0: none */
+	msec_t	 grace;
+	int	 max_attempts;
+	msec_t	 backoff_base, backoff_cap;
+	bool	 drain, wait_lock;
+	bool	 if_unowned;		/* owned by another: exit 0, silently */
+	int	 syslog;		/* --syslog's facility; -1: stderr */
+	bool	 persistent;		/* long-lived workers, line protocol */
+	char	**argv;			/* the handler */
+	char	 *path;			/* argv[0] resolved on PATH, once */
+};
+/*
+ * Own the spool at path and run jobs until told to stop (or, with drain,
+ * until it is empty).  Returns the exit status.
+ */
+int	 run_main(const char *path, const struct run_opts *o);
+
+/*
+ * Parse `run` arguments (argv[0] is "run") into o and *spool, after
+ * setting the defaults.  Returns 0, the exit status of a usage error, or
+ * -1 for --help (the caller prints the usage: its own table's).  Split
+ * from cmd_run so the fuzzer can drive it.
+ */
+int	 run_parse_args(int argc, char **argv, struct run_opts *o,
+	    const char **spool);
+
+#endif

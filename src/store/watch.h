@@ -1,0 +1,39 @@
+/*
+ * watch.c: inotify on state directories, decoded into struct watch_event.
+ */
+#ifndef STORE_WATCH_H
+#define STORE_WATCH_H
+
+#include <stddef.h>
+#include "store/spool.h"
+
+enum watch_kind { W_ARRIVED, W_CREATED, W_WRITTEN, W_LEFT, W_OVERFLOW, W_GONE };
+struct watch_event {
+	int		 state;		/* ST_NEW, ST_CUR, ST_DEFER, ... */
+	enum watch_kind	 kind;
+	const char	*name;
+};
+struct watch;
+/*
+ * Watch the given state directories.  Returns NULL with errno set; EMFILE
+ * or ENOSPC here usually mean fs.inotify.max_user_instances/watches.
+ */
+struct watch	*watch_open(struct spool *sp, const int *states, int n);
+
+int	 watch_fd(struct watch *w);
+
+/* Drain the inotify descriptor.  Returns 0, or -1 with errno set. */
+int	 watch_read(struct watch *w, void (*fn)(void *,
+	    const struct watch_event *), void *arg);
+
+/*
+ * Decode a buffer of struct inotify_event and call fn for each one on a
+ * watched directory.  Split from watch_read so tests can feed events.
+ * Returns 0, or -1 for a malformed buffer (the caller rescans).
+ */
+int	 watch_decode(struct watch *w, const char *buf, size_t len,
+	    void (*fn)(void *, const struct watch_event *), void *arg);
+
+void	 watch_close(struct watch *w);
+
+#endif
