@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cmd.h"
 #include "run/opts.h"
 #include "store/joblog.h"
 #include "store/spool.h"

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "store/spool.h"
+#include "run/opts.h"
 
 int	 cmd_init(int argc, char **argv);
 
@@ -102,5 +103,21 @@ bool	 cmd_wants_pgsql(int argc, char **argv);
  * on failure, with the exit status (69: not installed).
  */
 int	 cmd_exec_pgsql(char **argv);
+
+/* cmd_run.c */
+/*
+ * Own the spool at path and run jobs until told to stop (or, with drain,
+ * until it is empty).  Returns the exit status.
+ */
+int	 run_main(const char *path, const struct run_opts *o);
+
+/*
+ * Parse `run` arguments (argv[0] is "run") into o and *spool, after
+ * setting the defaults.  Returns 0, the exit status of a usage error, or
+ * -1 for --help (the caller prints the usage: its own table's).  Split
+ * from cmd_run so the fuzzer can drive it.
+ */
+int	 run_parse_args(int argc, char **argv, struct run_opts *o,
+	    const char **spool);
 
 #endif

@@ -13,7 +13,9 @@
 #include "base/spawn.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "queue/queue.h"
 #include "run/opts.h"
+#include "run/owner.h"
 
 static int
 parse_backoff(const char *s, struct run_opts *o)
@@ -166,4 +168,22 @@ cmd_run(int argc, char **argv)
 	rc = run_main(spool, &o);
 	free(o.path);
 	return rc;
+}
+
+int
+run_main(const char *path, const struct run_opts *o)
+{
+	struct owner ow = { .sigfd = -1 };
+	struct queue_conf qc = { .persistent = o->persistent,
+	    .policy = { o->max_attempts, o->backoff_base, o->backoff_cap },
+	    .quiet_if_owned = o->if_unowned,
+	    .cancelled = owner_cancelled, .arg = &ow };
+	struct queue *q;
+	int rc;
+
+	if ((rc = queue_spool_open(path, o->wait_lock, &qc, &q)) != 0)
+		return rc;
+	if (q == NULL)
+		return 0;	/* --if-unowned, and another process owns it */
+	return owner_run(&ow, o, q);
 }

@@ -21,19 +21,5 @@ struct run_opts {
 	char	**argv;			/* the handler */
 	char	 *path;			/* argv[0] resolved on PATH, once */
 };
-/*
- * Own the spool at path and run jobs until told to stop (or, with drain,
- * until it is empty).  Returns the exit status.
- */
-int	 run_main(const char *path, const struct run_opts *o);
-
-/*
- * Parse `run` arguments (argv[0] is "run") into o and *spool, after
- * setting the defaults.  Returns 0, the exit status of a usage error, or
- * -1 for --help (the caller prints the usage: its own table's).  Split
- * from cmd_run so the fuzzer can drive it.
- */
-int	 run_parse_args(int argc, char **argv, struct run_opts *o,
-	    const char **spool);
 
 #endif

@@ -302,21 +302,3 @@ owner_run(struct owner *ow, const struct run_opts *o, struct queue *q)
 	notify_close();
 	return rc;
 }
-
-int
-run_main(const char *path, const struct run_opts *o)
-{
-	struct owner ow = { .sigfd = -1 };
-	struct queue_conf qc = { .persistent = o->persistent,
-	    .policy = { o->max_attempts, o->backoff_base, o->backoff_cap },
-	    .quiet_if_owned = o->if_unowned,
-	    .cancelled = owner_cancelled, .arg = &ow };
-	struct queue *q;
-	int rc;
-
-	if ((rc = queue_spool_open(path, o->wait_lock, &qc, &q)) != 0)
-		return rc;
-	if (q == NULL)
-		return 0;	/* --if-unowned, and another process owns it */
-	return owner_run(&ow, o, q);
-}
