@@ -45,12 +45,12 @@ START_TEST(test_fallback_trusts_renames_closes_and_links)
 }
 END_TEST
 
-START_TEST(test_fallback_waits_for_a_fresh_file_to_settle)
+START_TEST(test_fallback_waits_for_a_fresh_file_to_go_quiet)
 {
 	struct stat st = fake(1, 100);
 
-	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_SETTLE);
-	st = fake(1, SETTLE_MS + 10);
+	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_QUIET);
+	st = fake(1, QUIET_MS + 10);
 	ck_assert_int_eq(ready_fallback(&st, 0, now_ms()), READY_YES);
 }
 END_TEST
@@ -155,7 +155,7 @@ ready_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, t_spool_teardown);
 	tcase_add_test(tc, test_fallback_trusts_renames_closes_and_links);
-	tcase_add_test(tc, test_fallback_waits_for_a_fresh_file_to_settle);
+	tcase_add_test(tc, test_fallback_waits_for_a_fresh_file_to_go_quiet);
 	tcase_add_test(tc, test_a_file_open_for_writing_is_not_ready);
 	tcase_add_test(tc, test_symlinks_and_fifos_are_never_opened);
 	tcase_add_test(tc, test_a_vanished_file_is_gone);

@@ -106,7 +106,7 @@ identify(const struct claim *c, char *buf, size_t len)
  * it had left new/ first (cancelled or moved away).
  */
 static bool
-settle(struct fwd *f, struct claim *c, int to, const char *why)
+finish_local(struct fwd *f, struct claim *c, int to, const char *why)
 {
 	struct outcome out = { .to = to };
 
@@ -120,11 +120,11 @@ settle(struct fwd *f, struct claim *c, int to, const char *why)
 	return true;
 }
 
-/* settle, and let the claim go. */
+/* finish_local, and let the claim go. */
 static void
 finish(struct fwd *f, struct claim *c, int to, const char *why)
 {
-	settle(f, c, to, why);
+	finish_local(f, c, to, why);
 	f->q->be->release(f->q, c);
 }
 
@@ -549,7 +549,7 @@ batch_done(struct fwd *f, struct batch *b)
 		say("job=%s new->done forwarded to %s as %s%s", vis_id(c->id),
 		    f->pg.queue, vis_id(b->dbid[i]), b->again[i] ?
 		    " (found there from an earlier try)" : "");
-		if (!settle(f, c, ST_DONE, "forwarded"))
+		if (!finish_local(f, c, ST_DONE, "forwarded"))
 			left_meanwhile(f, c, b->dbid[i]);
 		f->q->be->release(f->q, c);
 	}

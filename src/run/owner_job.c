@@ -153,7 +153,7 @@ launch(struct owner *ow, int i)
 	note(j, "attempt=%d start", j->c.attempt);
 	say("job=%s new->cur attempt=%d", vis_id(j->c.id), j->c.attempt);
 	if (j->c.logfd == -1 && !j->c.logmem) {
-		sup_hold(ow->sup, i, j->c.attempt, j->c.logerr);
+		sup_not_started(ow->sup, i, j->c.attempt, j->c.logerr);
 		return;
 	}
 	/* Without workers the handler's output goes to the log too. */

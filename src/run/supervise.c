@@ -250,7 +250,7 @@ sup_start(struct sup *s, int i, const struct sup_job *j)
 }
 
 void
-sup_hold(struct sup *s, int i, int attempt, int error)
+sup_not_started(struct sup *s, int i, int attempt, int error)
 {
 	struct slot *sl = &s->slots[i];
 

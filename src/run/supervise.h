@@ -57,7 +57,7 @@ int	 sup_start(struct sup *s, int i, const struct sup_job *j);
  * Slot i's job (attempt) cannot even be tried, for the reason error:
  * report it at once as not started, as sup_start would.
  */
-void	 sup_hold(struct sup *s, int i, int attempt, int error);
+void	 sup_not_started(struct sup *s, int i, int attempt, int error);
 /* The owner has recorded slot i's outcome: the slot is free again. */
 void	 sup_release(struct sup *s, int i);
 /*

@@ -327,7 +327,7 @@ joblog_read(struct spool *sp, const char *id, struct joblog_info *ji)
 /*
  * The log pool.  Creating log/ID allocates an inode, and on ext4 right
  * after many files were removed (a nightly purge) the allocator scans past
- * every recently freed one: 100 us or more, on the path from a job's
+ * every recently freed one, far longer than a link, on the path from a job's
  * arrival to its handler's exec.  So a few empty logs are made ahead, kept
  * open, and a claim links one as log/ID, which allocates nothing.  They
  * are unnamed (O_TMPFILE in log/.pool/): making one locks no directory,

@@ -30,7 +30,7 @@ ready_fallback(const struct stat *st, unsigned flags, msec_t now)
 
 	if (flags & (RF_MOVED | RF_CLOSED | RF_TMPLINK))
 		return READY_YES;
-	return now - mtime >= SETTLE_MS ? READY_YES : READY_SETTLE;
+	return now - mtime >= QUIET_MS ? READY_YES : READY_QUIET;
 }
 
 /*

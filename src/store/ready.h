@@ -12,7 +12,7 @@
 enum ready {
 	READY_YES,	/* complete; *fdp is the open, flocked job file */
 	READY_WRITER,	/* a process still has it open for writing */
-	READY_SETTLE,	/* no lease possible and modified < SETTLE_MS ago */
+	READY_QUIET,	/* no lease possible and modified < QUIET_MS ago */
 	READY_BUSY,	/* a handler from an earlier owner holds its lock */
 	READY_GONE,	/* vanished: someone else moved it */
 	READY_NOTREG,	/* not a regular file: never opened, never followed */
@@ -44,7 +44,7 @@ enum ready	 ready_checkb(struct spool *sp, const char *name,
 /*
  * Without a lease: a file renamed in, or whose writer was seen closing it,
  * or that still has its tmp/ link (RF_TMPLINK: link-style submitters), is
- * complete; anything else must have been left alone for SETTLE_MS.
+ * complete; anything else must have been left alone for QUIET_MS.
  */
 enum ready	 ready_fallback(const struct stat *st, unsigned flags,
 	    msec_t now);

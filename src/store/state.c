@@ -149,7 +149,7 @@ state_finish(struct spool *sp, const char *id, int to, int fd, msec_t when)
 }
 
 int
-state_settle(struct spool *sp, const char *id, int to, int fd, msec_t when)
+state_finish_new(struct spool *sp, const char *id, int to, int fd, msec_t when)
 {
 	int stamped = stamp(sp, ST_NEW, id, fd, when), saved = errno;
 

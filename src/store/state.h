@@ -45,7 +45,7 @@ int	 state_finish(struct spool *sp, const char *id, int to, int fd,
  * which the spool lock alone keeps (queue_spool.c, take_in_place).  The
  * same stamp and durable move as state_finish.
  */
-int	 state_settle(struct spool *sp, const char *id, int to, int fd,
+int	 state_finish_new(struct spool *sp, const char *id, int to, int fd,
 	    msec_t when);
 
 /* defer -> new, when its time has come. */

@@ -869,7 +869,7 @@ recover(struct pgq *pq, msec_t mono)
  * now; it is said, and nothing else is done.  The statement is sent
  * without waiting for it (flush_send): the owner goes on giving workers
  * their next jobs while the server commits, and the result is taken when
- * it comes (pq_wake) or before the next statement (settle).  Until then
+ * it comes (pq_wake) or before the next statement (await_outcomes).  Until then
  * the outcomes stay pending: their leases are renewed, and a lost
  * connection sends them again.
  */
@@ -968,7 +968,7 @@ flush_take(struct pgq *pq, PGresult *r)
  * tells which; the outcomes stay pending either way).
  */
 static int
-settle(struct pgq *pq)
+await_outcomes(struct pgq *pq)
 {
 	if (!pq->flushing)
 		return 0;
@@ -983,7 +983,7 @@ settle(struct pgq *pq)
 static PGresult *
 q_exec(struct pgq *pq, const char *sql, int n, const char *const *p, bool bin)
 {
-	if (settle(pq) == -1 && !pq->up)
+	if (await_outcomes(pq) == -1 && !pq->up)
 		return NULL;
 	return bin ? pg_exec_bin(&pq->pg, sql, n, p) :
 	    pg_exec(&pq->pg, sql, n, p);
@@ -1003,13 +1003,13 @@ q_cmd(struct pgq *pq, const char *sql, int n, const char *const *p)
 static int
 flush(struct pgq *pq)
 {
-	if (settle(pq) == -1)
+	if (await_outcomes(pq) == -1)
 		return -1;
 	if (pq->npend == 0)
 		return 0;
 	if (flush_send(pq) == -1)
 		return -1;
-	return settle(pq);
+	return await_outcomes(pq);
 }
 
 /*
@@ -1217,7 +1217,7 @@ pq_wake(struct queue *q)
 	/* The outcomes in flight have their reply: take it. */
 	if (pq->flushing && !PQisBusy(pq->pg.conn)) {
 		arm(pq, mono_ms());
-		settle(pq);
+		await_outcomes(pq);
 	}
 	return pq->fatal ? -1 : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * keeper.c: a spool owner's second thread.  Two things the owner does
  * wait on the disk although no job waits for them: the group commit's
- * fsync of done/ and cur/ (2 to 5 ms on this ext4 after a purge), and
+ * fsync of done/ and cur/ (milliseconds, right after a purge), and
  * the creates that keep the log pool full (as long, right after many files
  * were removed: the allocator searches past every recently freed inode).
  * Done in the owner's loop, either one holds up the next job's exec by

@@ -252,7 +252,7 @@ rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
 	 */
 	flags &= RF_MOVED | RF_CLOSED;
 	if (nameq_add(sq->renamed, id, 0, flags) == -1)
-		flags = 0;	/* no memory: it settles like an unseen writer */
+		flags = 0;	/* no memory: it waits like an unseen writer */
 	spoolq_admit(sq, id, flags);
 }
 
@@ -315,10 +315,10 @@ later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
 {
 	msec_t at = mono_ms() + RECHECK_MS;
 
-	if (r == READY_SETTLE) {
+	if (r == READY_QUIET) {
 		msec_t age = now_ms() - ((msec_t)st->st_mtim.tv_sec * 1000 +
 		    st->st_mtim.tv_nsec / 1000000);
-		at = mono_ms() + (SETTLE_MS - age > 0 ? SETTLE_MS - age : 0) + 1;
+		at = mono_ms() + (QUIET_MS - age > 0 ? QUIET_MS - age : 0) + 1;
 	} else if (r == READY_ERR) {
 		say("job=%s: %s; will retry", vis_id(name), strerror(errno));
 		at = mono_ms() + RETRY_MS;
@@ -662,7 +662,7 @@ sq_renew(struct queue *q, struct claim *const *c, int n)
  * log with it.  0, or -1 with errno.
  */
 static int
-settle_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
+finish_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
     msec_t when)
 {
 	char id[NAME_MAX + 1];
@@ -686,7 +686,7 @@ settle_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	nameq_take(sq->flight, c->id, NULL);
 	strlcpy(c->id, id, sizeof(c->id));
 	nameq_add(sq->flight, c->id, 0, 0);
-	return state_settle(&sq->sp, c->id, out->to, c->fd, when);
+	return state_finish_new(&sq->sp, c->id, out->to, c->fd, when);
 }
 
 /*
@@ -703,9 +703,9 @@ record_in_place(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	if (out->to == ST_NEW)
 		return nameq_add(sq->waiting, c->id, mono_ms() + RETRY_MS, 0) ==
 		    -1 ? -1 : 0;
-	rc = state_settle(&sq->sp, c->id, out->to, c->fd, when);
+	rc = state_finish_new(&sq->sp, c->id, out->to, c->fd, when);
 	if (rc == -1 && errno == EEXIST)
-		rc = settle_derived(sq, c, out, when);
+		rc = finish_derived(sq, c, out, when);
 	if (rc == 1) {
 		say("job=%s new->%s: cannot set its time stamp (%s): its age "
 		    "will be wrong", vis_id(c->id), state_names[out->to],
