@@ -92,7 +92,7 @@ notify_watchdog_env(void)
 		return 0;
 	v = strtonum(usec, 1, INT64_MAX, &err);
 	if (err != NULL) {
-		say("notify: WATCHDOG_USEC=%s: %s; not pinging", usec, err);
+		say_warn("notify: WATCHDOG_USEC=%s: %s; not pinging", usec, err);
 		return 0;
 	}
 	/* Twice per period, as sd_watchdog_enabled(3) advises. */
@@ -108,7 +108,7 @@ notify_init(void)
 	if (name != NULL) {
 		strlcpy(nt.name, name, sizeof(nt.name));
 		if ((nt.fd = notify_connect(name)) == -1)
-			say("notify: NOTIFY_SOCKET=%s: %s; not notifying systemd",
+			say_warn("notify: NOTIFY_SOCKET=%s: %s; not notifying systemd",
 			    nt.name, strerror(errno));
 	}
 	if (nt.fd != -1 && (nt.watchdog = notify_watchdog_env()) > 0)
@@ -154,7 +154,7 @@ notify_send(const char *msg)
 		err = 0;
 	}
 	if (err != 0 && !nt.said)
-		say("notify: %s: %s; dropped %.20s", nt.name, strerror(err),
+		say_warn("notify: %s: %s; dropped %.20s", nt.name, strerror(err),
 		    msg);
 	nt.said = nt.said || err != 0;
 }

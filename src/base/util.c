@@ -253,42 +253,6 @@ say_buffer(bool on)
 	saybuf.on = on;
 }
 
-/*
- * The owner's lines carry no level of their own; the words below are how
- * the lines that report trouble are written (grep 'say(' src/), so they
- * give syslog a priority.  The first match wins: errors before warnings.
- * Everything else, every job transition among it, is LOG_INFO.
- */
-static const struct {
-	const char	*word;
-	int		 prio;
-} say_words[] = {
-	{ "cannot ", LOG_ERR }, { "poll: ", LOG_ERR }, { "fsync: ", LOG_ERR },
-	{ "not recorded", LOG_ERR }, { "schema version", LOG_ERR },
-	{ "watched directory removed", LOG_ERR }, { "ERROR", LOG_ERR },
-	{ "FATAL", LOG_ERR }, { "no local copy", LOG_ERR },
-	{ "will retry", LOG_WARNING }, { "retrying", LOG_WARNING },
-	{ "restart in", LOG_WARNING }, { "timed out", LOG_WARNING },
-	{ "still running", LOG_WARNING }, { "still has a running", LOG_WARNING },
-	{ "overflowed", LOG_WARNING }, { "rejected", LOG_WARNING },
-	{ "refused", LOG_WARNING }, { "stopping it", LOG_WARNING },
-	{ "taken away", LOG_WARNING }, { "WARNING", LOG_WARNING },
-	{ "notify: ", LOG_WARNING }, { "signal ", LOG_NOTICE },
-};
-
-int
-say_priority(const char *text)
-{
-	const char *sp = strchr(text, ' ');
-
-	if (strncmp(text, "job=", 4) == 0 && sp != NULL)
-		text = sp;
-	for (size_t i = 0; i < sizeof(say_words) / sizeof(say_words[0]); i++)
-		if (strstr(text, say_words[i].word) != NULL)
-			return say_words[i].prio;
-	return LOG_INFO;
-}
-
 /* --syslog's facilities, by the names logger(1) and syslog.conf use. */
 static const struct {
 	const char	*name;
@@ -319,22 +283,23 @@ say_syslog(int facility)
 	say_to_syslog = true;
 }
 
-void
-say(const char *fmt, ...)
+/*
+ * One of the owner's lines, at syslog priority prio (say and its
+ * siblings choose it where the line is written).
+ */
+static void __attribute__((format(printf, 2, 0)))
+say_v(int prio, const char *fmt, va_list ap)
 {
 	char line[1024], ts[40];
-	va_list ap;
 	size_t len;
 	int n;
 
 	iso_time(now_ms(), ts, sizeof(ts));
 	n = snprintf(line, sizeof(line), "%s ", ts);
-	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	va_end(ap);
 	if (say_to_syslog) {
 		/* syslog stamps the time itself. */
-		syslog(say_priority(line + n), "%s", line + n);
+		syslog(prio, "%s", line + n);
 		return;
 	}
 	strlcat(line, "\n", sizeof(line));
@@ -348,6 +313,37 @@ say(const char *fmt, ...)
 		say_flush();
 	memcpy(saybuf.buf + saybuf.len, line, len);
 	saybuf.len += len;
+}
+
+#define SAY_AT(prio) do {		\
+	va_list ap;			\
+	va_start(ap, fmt);		\
+	say_v((prio), fmt, ap);		\
+	va_end(ap);			\
+} while (0)
+
+void
+say(const char *fmt, ...)
+{
+	SAY_AT(LOG_INFO);
+}
+
+void
+say_notice(const char *fmt, ...)
+{
+	SAY_AT(LOG_NOTICE);
+}
+
+void
+say_warn(const char *fmt, ...)
+{
+	SAY_AT(LOG_WARNING);
+}
+
+void
+say_err(const char *fmt, ...)
+{
+	SAY_AT(LOG_ERR);
 }
 
 msec_t

@@ -50,6 +50,15 @@ void	 vis_text(const char *text, char *buf, size_t len);
 
 /* One transition line on stderr, prefixed with the UTC time, or to syslog. */
 void	 say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The owner's lines at a syslog priority of their own (with --syslog;
+ * on stderr they look alike): a job's transitions and the owner's news
+ * are say()'s LOG_INFO; a signal's say_notice; a step that will be
+ * retried, or a file refused, say_warn; what cannot be done, say_err.
+ */
+void	 say_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 say_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 say_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void	 say_buffer(bool on);
 
@@ -74,12 +83,6 @@ int	 say_facility(const char *name);
  */
 void	 say_syslog(int facility);
 
-/*
- * The syslog priority of one of the owner's lines (without its time).  A
- * job's ID is not searched: vis_id escapes spaces, so "job=ID " ends at
- * the first one, and a job called ERROR.csv is not an error.
- */
-int	 say_priority(const char *text);
 
 /*
  * Delay before attempt+1 after a temporary failure of attempt `attempt`

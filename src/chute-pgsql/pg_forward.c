@@ -115,7 +115,7 @@ finish_local(struct fwd *f, struct claim *c, int to, const char *why)
 		return true;
 	if (errno == ENOENT)
 		return false;
-	say("job=%s new->%s: %s; will retry", vis_id(c->id), state_names[to],
+	say_warn("job=%s new->%s: %s; will retry", vis_id(c->id), state_names[to],
 	    strerror(errno));
 	return true;
 }
@@ -138,7 +138,7 @@ too_large(struct fwd *f, struct claim *c, off_t size)
 	    "MiB, the limit of a job in a PostgreSQL queue", (long long)size,
 	    PG_MAX_JOB >> 20);
 	queue_spool_note(f->q, c, false, "%s", why);
-	say("job=%s new->failed %s", vis_id(c->id), why);
+	say_warn("job=%s new->failed %s", vis_id(c->id), why);
 	finish(f, c, ST_FAILED, "rejected: too large");
 }
 
@@ -406,7 +406,7 @@ wait_for(struct fwd *f, msec_t ms)
 	if (pfd[0].revents & POLLIN)
 		on_signals(f);
 	if ((pfd[1].revents & POLLIN) && f->q->be->wake(f->q) == -1) {
-		say("%s: the spool cannot be watched any more; stopping",
+		say_err("%s: the spool cannot be watched any more; stopping",
 		    f->q->name);
 		f->stop = true;
 	}
@@ -435,7 +435,7 @@ backoff(struct fwd *f, int n, const char *what)
 	if (!f->down) {
 		f->down = true;
 		f->down_since = mono_ms();
-		say("%s: database %s (%s): retrying; %zu jobs waiting",
+		say_warn("%s: database %s (%s): retrying; %zu jobs waiting",
 		    f->pg.name, what, pg_error(&f->pg), waiting(f, n));
 		say_flush();
 		f->wait = FWD_RETRY_MIN_MS;
@@ -468,7 +468,7 @@ back_up(struct fwd *f, int n)
 static int
 nomem(struct fwd *f)
 {
-	say("%s: %s", f->pg.name, strerror(ENOMEM));
+	say_err("%s: %s", f->pg.name, strerror(ENOMEM));
 	return EX_SOFTWARE;
 }
 

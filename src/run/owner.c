@@ -99,7 +99,7 @@ shutdown_on(struct owner *ow, int sig)
 	bool again = ow->stopping;
 
 	ow->stopping = true;
-	say("signal %s: %s", sigabbrev_np(sig), again ?
+	say_notice("signal %s: %s", sigabbrev_np(sig), again ?
 	    "killing handlers now" : "stopping; handlers get the grace period");
 	if (!again)
 		notify_send("STOPPING=1");
@@ -216,7 +216,7 @@ wait_once(struct owner *ow, msec_t deadline)
 	n += sup_pollfds(ow->sup, ow->pfd + 2);
 	if (poll(ow->pfd, n, timeout_ms(deadline, mono_ms())) == -1 &&
 	    errno != EINTR) {
-		say("poll: %s", strerror(errno));
+		say_err("poll: %s", strerror(errno));
 		return -1;
 	}
 	sup_input(ow->sup, ow->pfd + 2);

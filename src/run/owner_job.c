@@ -75,7 +75,7 @@ record(struct owner *ow, int i, const char *why)
 		release(ow, i);
 		return;
 	}
-	say("job=%s cur->%s: %s; will retry", vis_id(j->c.id), to, strerror(errno));
+	say_warn("job=%s cur->%s: %s; will retry", vis_id(j->c.id), to, strerror(errno));
 	j->retry_at = mono_ms() + RETRY_MS;
 }
 
@@ -111,7 +111,7 @@ owner_give_up(struct owner *ow)
 		record(ow, i, "retried at shutdown");
 		if (!j->busy || j->retry_at == 0)
 			continue;
-		say("job=%s outcome not recorded at shutdown; the next owner "
+		say_err("job=%s outcome not recorded at shutdown; the next owner "
 		    "recovers it", vis_id(j->c.id));
 		release(ow, i);
 	}

@@ -209,7 +209,7 @@ reaper_check(struct sup *s, bool probe)
 	reaper_stop();
 	if (reaper_start(reaper_size(s)) == -1) {
 		if (!s->reaper_failed)
-			say("reaper: cannot start it again: %s; until then "
+			say_err("reaper: cannot start it again: %s; until then "
 			    "what handlers started does not die with us",
 			    strerror(errno));
 		s->reaper_failed = true;
@@ -481,12 +481,12 @@ sup_timers(struct sup *s, msec_t mono)
 		if (sl->state != SLOT_RUNNING || sl->pid <= 0)
 			continue;
 		if (sl->killat != 0 && sl->killat <= mono) {
-			say("job=%s pid %ld still running after the grace "
+			say_warn("job=%s pid %ld still running after the grace "
 			    "period: SIGKILL", vis_id(sl->id), (long)sl->pid);
 			stop(s, sl, sl->stop, SIGKILL);
 		} else if (sl->stop == STOP_NONE && sl->deadline != 0 &&
 		    sl->deadline <= mono) {
-			say("job=%s timed out: SIGTERM to pid %ld", vis_id(sl->id),
+			say_warn("job=%s timed out: SIGTERM to pid %ld", vis_id(sl->id),
 			    (long)sl->pid);
 			stop(s, sl, STOP_TIMEOUT, SIGTERM);
 		}

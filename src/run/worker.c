@@ -62,7 +62,7 @@ worker_start(struct worker *w, int i, const char *path, char *const argv[],
 	    pipe2(out, O_CLOEXEC | O_NONBLOCK) == -1 ||
 	    (pid = spawn_worker(i, path, argv, in[0], out[1], fd3, pdeath)) ==
 	    -1) {
-		say("worker %d: cannot start %s: %s", i, argv[0],
+		say_err("worker %d: cannot start %s: %s", i, argv[0],
 		    strerror(errno));
 		for (int k = 0; k < 2; k++) {
 			if (in[k] != -1)
@@ -143,9 +143,9 @@ worker_kill(struct worker *w, int i, const char *why, const char *line)
 	if (line != NULL) {
 		strlcpy(head, line, sizeof(head));
 		vis_text(head, vis, sizeof(vis));
-		say("worker %d: %s: %s; stopping it", i, why, vis);
+		say_warn("worker %d: %s: %s; stopping it", i, why, vis);
 	} else
-		say("worker %d: %s; stopping it", i, why);
+		say_warn("worker %d: %s; stopping it", i, why);
 	if (w->pid > 0)
 		kill(-w->pid, SIGKILL);
 	worker_close(w);
@@ -183,9 +183,9 @@ worker_exited(struct worker *w, int i, int status, bool restart)
 		w->fails = 0;
 	w->restart_at = mono + delay;
 	if (WIFSIGNALED(status))
-		say("worker %d: killed by signal=%s; restart in %lldms", i,
+		say_warn("worker %d: killed by signal=%s; restart in %lldms", i,
 		    sigabbrev_np(WTERMSIG(status)), (long long)delay);
 	else
-		say("worker %d: exit=%d; restart in %lldms", i,
+		say_warn("worker %d: exit=%d; restart in %lldms", i,
 		    WEXITSTATUS(status), (long long)delay);
 }

@@ -150,7 +150,7 @@ down(struct pgq *pq, const char *what)
 	msec_t mono = mono_ms();
 
 	if (!pq->said_down)
-		say("%s: %s: %s; retrying, jobs keep running until their "
+		say_warn("%s: %s: %s; retrying, jobs keep running until their "
 		    "leases need renewing", pq->pg.name, what, pg_error(&pq->pg));
 	pq->said_down = true;
 	pg_close(&pq->pg);
@@ -175,7 +175,7 @@ failed(struct pgq *pq, const char *what)
 	if (!pg_ok(&pq->pg) || strcmp(pq->pg.state, PG_READ_ONLY) == 0)
 		down(pq, what);
 	else
-		say("%s: %s: %s", pq->pg.name, what, pg_error(&pq->pg));
+		say_err("%s: %s: %s", pq->pg.name, what, pg_error(&pq->pg));
 }
 
 static int renew(struct pgq *, msec_t);
@@ -214,7 +214,7 @@ notice(void *arg, const char *msg)
 	strlcpy(line, msg, sizeof(line));
 	while ((nl = strchr(line, '\n')) != NULL)
 		*nl = nl[1] == '\0' ? '\0' : ' ';
-	say("%s: %s", pq->pg.name, line);
+	say_warn("%s: %s", pq->pg.name, line);
 }
 
 /* Connect, check the schema, LISTEN, and claim at once. */
@@ -229,7 +229,7 @@ reconnect(struct pgq *pq, msec_t mono)
 	if (pg_connect(&pq->pg, true, pq->lease / 3) == -1) {
 		if (pq->pg.conn != NULL && (PQconnectionNeedsPassword(pq->pg.conn) ||
 		    PQconnectionUsedPassword(pq->pg.conn))) {
-			say("%s: %s", pq->pg.name, pg_error(&pq->pg));
+			say_err("%s: %s", pq->pg.name, pg_error(&pq->pg));
 			pq->fatal = true;
 		}
 		down(pq, "connect");
@@ -240,7 +240,7 @@ reconnect(struct pgq *pq, msec_t mono)
 		return;
 	}
 	if (v != PG_SCHEMA_VERSION) {
-		say("%s: schema version %d, this chute speaks %d (chute init %s)",
+		say_err("%s: schema version %d, this chute speaks %d (chute init %s)",
 		    pq->pg.name, v, PG_SCHEMA_VERSION, pq->pg.name);
 		pq->fatal = true;
 		return;
@@ -451,7 +451,7 @@ queue_pg_take(struct queue *q, PGresult *r, int n)
 	if (n > room)
 		n = room;
 	if ((rows = pg_rows(r, 4, n, &more)) == -1) {
-		say("%s: claim: a reply of %d columns, not 4: its rows go back "
+		say_warn("%s: claim: a reply of %d columns, not 4: its rows go back "
 		    "after their leases", pq->pg.name, PQnfields(r));
 		return 0;
 	}
@@ -467,7 +467,7 @@ queue_pg_take(struct queue *q, PGresult *r, int n)
 			if (pg_be_int(r, i, 1, 8, &tok[nun]) == 0)
 				nun++;
 	if (more > 0)
-		say("%s: claim: %d rows for %d asked: %d handed back", pq->pg.name,
+		say_warn("%s: claim: %d rows for %d asked: %d handed back", pq->pg.name,
 		    rows + more, n, nun);
 	nbad = nun;
 	for (int i = 0; i < rows; i++) {
@@ -478,7 +478,7 @@ queue_pg_take(struct queue *q, PGresult *r, int n)
 		memset(c, 0, sizeof(*c));
 		c->fd = c->logfd = -1;
 		if ((k = pg_claim_row(r, i, c, &bad)) != 0) {
-			say("job=%s claimed: %s: %s", vis_id(PQgetvalue(r, i, 0)),
+			say_warn("job=%s claimed: %s: %s", vis_id(PQgetvalue(r, i, 0)),
 			    bad, k == 1 ? "failed, never run" : "it goes back "
 			    "after its lease");
 			if (k == 1 && tok != NULL && why != NULL) {
@@ -489,7 +489,7 @@ queue_pg_take(struct queue *q, PGresult *r, int n)
 		}
 		if (PQgetisnull(r, i, 3) || write_job(pq, c, PQgetvalue(r, i, 3),
 		    (size_t)PQgetlength(r, i, 3)) == -1) {
-			say("job=%s: no local copy: %s; it goes back after its "
+			say_err("job=%s: no local copy: %s; it goes back after its "
 			    "lease", vis_id(c->id), PQgetisnull(r, i, 3) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
@@ -749,7 +749,7 @@ drop_ahead(struct pgq *pq, PGresult *r)
 			pq->ahead[j++] = *c;
 			continue;
 		}
-		say("job=%s prefetched, then taken away (recovered after its "
+		say_warn("job=%s prefetched, then taken away (recovered after its "
 		    "lease): not started", vis_id(c->id));
 		forget_ahead(pq, c);
 	}
@@ -948,7 +948,7 @@ flush_take(struct pgq *pq, PGresult *r)
 			if (strcmp(PQgetvalue(r, k, 0), pq->pend[i].id) == 0)
 				break;
 		if (k == PQntuples(r))
-			say("job=%s outcome %s refused: its claim was lost "
+			say_warn("job=%s outcome %s refused: its claim was lost "
 			    "(cancelled, or recovered after its lease); "
 			    "the job's current state stands",
 			    vis_id(pq->pend[i].id), pq->pend[i].to);
@@ -1373,7 +1373,7 @@ pq_close(struct queue *q)
 	for (size_t i = 0; i < pq->npend; i++)
 		free(pq->pend[i].log);
 	if (pq->npend > 0)
-		say("%s: %zu outcome(s) not recorded: their jobs run again "
+		say_err("%s: %zu outcome(s) not recorded: their jobs run again "
 		    "after their leases", pq->pg.name, pq->npend);
 	free(pq->pend);
 	free(pq->held);

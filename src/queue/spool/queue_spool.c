@@ -83,7 +83,7 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 	struct spoolq *sq = arg;
 
 	if (ev->kind == W_OVERFLOW) {
-		say("inotify queue overflowed; rescanning");
+		say_warn("inotify queue overflowed; rescanning");
 		sq->rescan = true;
 		/* The events of our own promotions may be among the lost. */
 		while (nameq_pop(sq->promoted, NULL, 0, NULL))
@@ -93,7 +93,7 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 		return;
 	}
 	if (ev->kind == W_GONE) {
-		say("%s/: watched directory removed or moved",
+		say_err("%s/: watched directory removed or moved",
 		    state_names[ev->state]);
 		sq->fatal = true;
 		return;
@@ -235,7 +235,7 @@ rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
 		strlcpy(reason, "not a valid job ID", sizeof(reason));
 	if (state_rename_new(&sq->sp, name, id, sizeof(id)) == -1) {
 		if (errno != ENOENT) {
-			say("job=%s cannot rename (%s): %s; will retry",
+			say_err("job=%s cannot rename (%s): %s; will retry",
 			    vis_id(name), reason, strerror(errno));
 			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, flags);
 		}
@@ -274,7 +274,7 @@ refuse_in_place(struct spoolq *sq, const char *name, const struct stat *st,
 	}
 	joblog_note(&sq->sp, name, "rejected: %s; cannot be moved to failed/ "
 	    "(%s): left in new/", why, strerror(saved));
-	say("job=%s rejected: %s; cannot be moved to failed/ (%s): left in "
+	say_err("job=%s rejected: %s; cannot be moved to failed/ (%s): left in "
 	    "new/ and passed over", vis_id(name), why, strerror(saved));
 }
 
@@ -298,14 +298,14 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 		if (errno == EACCES || errno == EPERM)
 			refuse_in_place(sq, name, st, why);
 		else if (errno != ENOENT) {
-			say("job=%s new->failed: %s; will retry",
+			say_warn("job=%s new->failed: %s; will retry",
 			    vis_id(name), strerror(errno));
 			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
 		}
 		return;
 	}
 	joblog_note(&sq->sp, name, "rejected: %s", why);
-	say("job=%s new->failed rejected: %s", vis_id(name), why);
+	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
 }
 
 /* Not ready yet: look again at the given time (or on its next event). */
@@ -320,7 +320,7 @@ later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
 		    st->st_mtim.tv_nsec / 1000000);
 		at = mono_ms() + (QUIET_MS - age > 0 ? QUIET_MS - age : 0) + 1;
 	} else if (r == READY_ERR) {
-		say("job=%s: %s; will retry", vis_id(name), strerror(errno));
+		say_warn("job=%s: %s; will retry", vis_id(name), strerror(errno));
 		at = mono_ms() + RETRY_MS;
 	}
 	nameq_add(sq->waiting, name, at, flags);
@@ -347,12 +347,12 @@ open_log(struct spoolq *sq, struct claim *c)
 	}
 	if ((c->logfd = joblog_open(&sq->sp, c->id)) == -1) {
 		c->logerr = errno;
-		say("job=%s log/: %s", vis_id(c->id), strerror(errno));
+		say_err("job=%s log/: %s", vis_id(c->id), strerror(errno));
 		return;
 	}
 	if (joblog_fread(c->logfd, &ji, &c->logend) == -1) {
 		c->logerr = errno;
-		say("job=%s log/: %s", vis_id(c->id), errno == EINVAL ?
+		say_err("job=%s log/: %s", vis_id(c->id), errno == EINVAL ?
 		    "not a regular file" : strerror(errno));
 		close(c->logfd);
 		c->logfd = -1;
@@ -474,7 +474,7 @@ queue_spool_note(struct queue *q, struct claim *c, bool share,
 	}
 	c->lognew = false;
 	if (joblog_note(&sq->sp, c->id, "%s", text) == -1)
-		say("job=%s log/: %s", vis_id(c->id), strerror(errno));
+		say_err("job=%s log/: %s", vis_id(c->id), strerror(errno));
 }
 
 /*
@@ -502,7 +502,7 @@ claimed_checked(struct spoolq *sq, const char *name, const struct stat *st)
 static void
 swapped(struct spoolq *sq, const char *name)
 {
-	say("job=%s was replaced in new/ between its check and its claim; "
+	say_warn("job=%s was replaced in new/ between its check and its claim; "
 	    "not run, looked at again", vis_id(name));
 	joblog_note(&sq->sp, name, "claim refused: new/%s was replaced "
 	    "between its check and its claim", vis_id(name));
@@ -510,7 +510,7 @@ swapped(struct spoolq *sq, const char *name)
 		return;
 	if (errno == EEXIST && state_finish(&sq->sp, name, ST_FAILED, -1,
 	    now_ms()) != -1) {
-		say("job=%s cur->failed rejected: replaced between its check "
+		say_warn("job=%s cur->failed rejected: replaced between its check "
 		    "and its claim", vis_id(name));
 		return;
 	}
@@ -605,7 +605,7 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 	/* As many spare logs as one turn claims, for the next turn. */
 	joblog_pool_want(&sq->pool, n);
 	if (reserve(sq, (size_t)n) == -1) {
-		say("%s: %s; will retry", sq->sp.path, strerror(errno));
+		say_warn("%s: %s; will retry", sq->sp.path, strerror(errno));
 		return 0;
 	}
 	while (got < n) {
@@ -638,7 +638,7 @@ sq_prepare(struct queue *q)
 	} else if (joblog_pool_fill(&sq->pool, &sq->sp) == -1)
 		err = errno;
 	if (err != 0 && !sq->pool_failed) {
-		say("log/.pool/: %s; logs are created as jobs are claimed",
+		say_warn("log/.pool/: %s; logs are created as jobs are claimed",
 		    strerror(err));
 		sq->pool_failed = true;
 	}
@@ -673,7 +673,7 @@ finish_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	 * job's. */
 	if (renameat2(sq->sp.dir[ST_LOG], c->id, sq->sp.dir[ST_LOG], id,
 	    RENAME_NOREPLACE) == -1 && errno != ENOENT)
-		say("job=%s log/: cannot rename to %s: %s", vis_id(c->id),
+		say_err("job=%s log/: cannot rename to %s: %s", vis_id(c->id),
 		    vis_id(id), strerror(errno));
 	if (c->logfd != -1)
 		joblog_lnote(c->logfd, &c->logend, false, "renamed to %s (name "
@@ -707,7 +707,7 @@ record_in_place(struct spoolq *sq, struct claim *c, const struct outcome *out,
 	if (rc == -1 && errno == EEXIST)
 		rc = finish_derived(sq, c, out, when);
 	if (rc == 1) {
-		say("job=%s new->%s: cannot set its time stamp (%s): its age "
+		say_err("job=%s new->%s: cannot set its time stamp (%s): its age "
 		    "will be wrong", vis_id(c->id), state_names[out->to],
 		    strerror(errno));
 		rc = 0;
@@ -750,7 +750,7 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	if (sq->c.in_place)
 		return record_in_place(sq, c, out, when);
 	if ((rc = move_out(sq, c, out->to, when)) == 1) {
-		say("job=%s cur->%s: cannot set its time stamp (%s): %s",
+		say_err("job=%s cur->%s: cannot set its time stamp (%s): %s",
 		    vis_id(c->id), state_names[out->to], strerror(errno),
 		    out->to == ST_DEFER ? "it is due at once, without its "
 		    "backoff" : "its age will be wrong");
@@ -789,7 +789,7 @@ sq_release(struct queue *q, struct claim *c)
 static void
 sync_failed(struct spoolq *sq, int err, msec_t mono)
 {
-	say("%s: fsync: %s; will retry", sq->sp.path, strerror(err));
+	say_err("%s: fsync: %s; will retry", sq->sp.path, strerror(err));
 	sq->dirty_since = mono;
 	sq->sync_failed = true;
 }
@@ -814,7 +814,7 @@ kept(struct spoolq *sq, msec_t mono)
 		sync_failed(sq, err, mono);
 	}
 	if (since != 0 && mono - since >= SYNC_SLOW_MS && sq->slow_since != since) {
-		say("%s: an fsync has not returned for %lld s; jobs go on, and "
+		say_warn("%s: an fsync has not returned for %lld s; jobs go on, and "
 		    "their moves are not durable until it does", sq->sp.path,
 		    (long long)(mono - since) / 1000);
 		sq->slow_since = since;
@@ -986,14 +986,14 @@ sq_start(struct queue *q)
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);
 	if (joblog_pool_open(&sq->pool, &sq->sp) == -1)
-		say("log/.pool/: %s; logs are created as jobs are claimed",
+		say_warn("log/.pool/: %s; logs are created as jobs are claimed",
 		    strerror(errno));
 	else if (!sq->pool.linkable)
-		say("/proc/self/fd: %s; logs are created as jobs are claimed",
+		say_warn("/proc/self/fd: %s; logs are created as jobs are claimed",
 		    strerror(errno));
 	/* After the pool is made: the keeper fills it. */
 	if (keeper_start(&sq->keeper, &sq->sp, &sq->pool) == -1)
-		say("%s: cannot start a thread (%s); fsyncs and log creates "
+		say_err("%s: cannot start a thread (%s); fsyncs and log creates "
 		    "are done between jobs", sq->sp.path, strerror(errno));
 	if (sq->pool.dir != -1)
 		sq_prepare(q);

@@ -65,7 +65,7 @@ recover_to(struct spoolq *sq, const char *name, int fd,
 		if (out.to == ST_NEW)
 			spoolq_admit(sq, name, RF_MOVED);
 	} else if (errno != ENOENT) {
-		say("job=%s recovery: %s; will retry", vis, strerror(errno));
+		say_warn("job=%s recovery: %s; will retry", vis, strerror(errno));
 		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS, 0);
 	}
 }
@@ -130,7 +130,7 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 		if (!nameq_has(sq->orphans, name)) {
 			char vis[1024];
 			vis_name(name, vis, sizeof(vis));
-			say("job=%s still has a running handler from a previous "
+			say_warn("job=%s still has a running handler from a previous "
 			    "owner; waiting for it to exit", vis);
 		}
 		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS, 0);
@@ -155,7 +155,7 @@ void
 spoolq_recover(struct spoolq *sq)
 {
 	if (spool_scan(&sq->sp, ST_CUR, recover_cb, sq) == -1)
-		say("cur/: cannot read: %s", strerror(errno));
+		say_err("cur/: cannot read: %s", strerror(errno));
 }
 
 static int
@@ -175,7 +175,7 @@ tmp_cb(void *arg, const char *name)
 		say("tmp/%s removed: stale (older than %dh)", vis,
 		    STALE_TMP_SECS / 3600);
 	else if (errno != ENOENT)
-		say("tmp/%s: %s", vis, strerror(errno));
+		say_err("tmp/%s: %s", vis, strerror(errno));
 	return 0;
 }
 
@@ -183,7 +183,7 @@ void
 spoolq_clean_tmp(struct spoolq *sq)
 {
 	if (spool_scan(&sq->sp, ST_TMP, tmp_cb, sq) == -1)
-		say("tmp/: cannot read: %s", strerror(errno));
+		say_err("tmp/: cannot read: %s", strerror(errno));
 }
 
 void
@@ -208,7 +208,7 @@ spoolq_workers_find_old(struct spoolq *sq)
 			    sizeof(sq->old[0]));
 	closedir(d);
 	if (workers_of_the_dead(sq) > 0)
-		say("workers of a previous owner are still running; jobs "
+		say_warn("workers of a previous owner are still running; jobs "
 		    "left in cur/ wait for them to exit");
 }
 

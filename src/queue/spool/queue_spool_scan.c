@@ -141,7 +141,7 @@ spoolq_scan_step(struct spoolq *sq, size_t max)
 		errno = 0;
 		if ((de = readdir(sq->scan)) == NULL) {
 			if (errno != 0)
-				say("new/: cannot read: %s", strerror(errno));
+				say_err("new/: cannot read: %s", strerror(errno));
 			scan_finish(sq);
 			return sq->scan == NULL;
 		}
@@ -170,7 +170,7 @@ spoolq_scan_new(struct spoolq *sq, bool force)
 		return;
 	fd = openat(sq->sp.dir[ST_NEW], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1 || (sq->scan = fdopendir(fd)) == NULL) {
-		say("new/: cannot read: %s", strerror(errno));
+		say_err("new/: cannot read: %s", strerror(errno));
 		if (fd != -1)
 			close(fd);
 		return;
@@ -184,7 +184,7 @@ void
 spoolq_said_aside(const char *id, int to, const char *aside)
 {
 	if (aside[0] != '\0')
-		say("job=%s %s/%s was taken by another file: moved aside to "
+		say_warn("job=%s %s/%s was taken by another file: moved aside to "
 		    "%s/%s", vis_id(id), state_names[to], vis_id(id),
 		    state_names[to], vis_id(aside));
 }
@@ -245,7 +245,7 @@ promote(struct spoolq *sq, const char *name)
 	}
 	if (errno == ENOENT)
 		return;
-	say("job=%s defer->new: %s; will retry", vis, strerror(errno));
+	say_warn("job=%s defer->new: %s; will retry", vis, strerror(errno));
 	defer_index(sq, name, now_ms() + RETRY_MS);
 }
 
@@ -276,7 +276,7 @@ spoolq_scan_defer(struct spoolq *sq)
 	sq->ndefer = 0;
 	sq->scan_now = now_ms();
 	if (spool_scan(&sq->sp, ST_DEFER, defer_cb, sq) == -1)
-		say("defer/: cannot read: %s", strerror(errno));
+		say_err("defer/: cannot read: %s", strerror(errno));
 	defer_next(sq);
 }
 
