@@ -1,6 +1,7 @@
 /*
- * pg_cmd.h: chute-pgsql's subcommands (pg_cmd.c, pg_cmd_run.c), one per
- * chute subcommand, with the same options, output and exit statuses.
+ * pg_cmd.h: chute-pgsql's subcommands (pg_cmd_<name>.c), one per chute
+ * subcommand, with the same options, output and exit statuses, and what
+ * they share (pg_cmd.c).
  */
 #ifndef PG_CMD_H
 #define PG_CMD_H
@@ -57,5 +58,17 @@ struct option;
 int	 pgcmd_options(int argc, char **argv, const char *cmd,
 	    const struct option *longopts, int (*take)(void *, int, char *),
 	    void *arg);
+/* Close the connection, flush stdout: the exit status rc, or 74. */
+int	 pgcmd_done(struct pg *pg, int rc);
+/* An "@chute TIME text" line in the job's log, as on a spool. */
+int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
+/*
+ * Open the queue, check the IDs, and call fn(pg, id) for each: the
+ * highest status any returned.
+ */
+int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
+	    int (*fn)(struct pg *, const char *));
+/* Unknown, or already finished: the spool's words and status (1). */
+int	 pgcmd_not_there(struct pg *pg, const char *id, const char *cmd);
 
 #endif

@@ -1,0 +1,62 @@
+/*
+ * pg_cmd_cancel.c: chute cancel URL ID...: a job waiting or running moves
+ * to failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
+#include "cli/listing.h"
+#include "queue/pg/pg.h"
+#include "chute-pgsql/pg_cmd.h"
+
+/*
+ * new, defer or cur -> failed, in one statement; the claim's token goes,
+ * so the outcome of a handler still running is refused.  Its worker is
+ * told at once (NOTIFY), and at its next lease renewal at the latest.
+ */
+static int
+cancel_one(struct pg *pg, const char *id)
+{
+	static const char sql[] =
+	    "WITH old AS (SELECT state FROM chute.jobs WHERE queue = $1"
+	    " AND id = $2 AND state IN ('new', 'cur', 'defer') FOR UPDATE)"
+	    " UPDATE chute.jobs j SET state = 'failed', last = 'cancelled',"
+	    " run_at = now(), token = NULL, worker = NULL, lease_until = NULL"
+	    " FROM old WHERE j.queue = $1 AND j.id = $2 RETURNING old.state";
+	const char *p[2] = { pg->queue, id };
+	char text[128], msg[NAME_MAX + 160];
+	const char *n[1] = { msg };
+	PGresult *r = pg_exec(pg, sql, 2, p);
+
+	if (r == NULL)
+		return pg_fail(pg, "cancel");
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return pgcmd_not_there(pg, id, "cancel");
+	}
+	snprintf(text, sizeof(text), "cancelled by `chute cancel` (uid %ld) in "
+	    "%s", (long)getuid(), PQgetvalue(r, 0, 0));
+	pgcmd_note(pg, id, text);
+	snprintf(msg, sizeof(msg), "cancel %s %s", pg->queue, id);
+	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)
+		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
+	printf("%s %s->failed\n", id, PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return 0;
+}
+
+int
+pgcmd_cancel(int argc, char **argv)
+{
+	return pgcmd_each_id(argc, argv, "cancel", cancel_one);
+}

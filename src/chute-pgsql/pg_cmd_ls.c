@@ -1,0 +1,56 @@
+/*
+ * pg_cmd_ls.c: chute ls URL [STATE]: the jobs of a queue, a page at a time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
+#include "cli/listing.h"
+#include "queue/pg/pg.h"
+#include "chute-pgsql/pg_cmd.h"
+
+int
+pgcmd_ls(int argc, char **argv)
+{
+	static const char sql[] = "SELECT state, (extract(epoch FROM now() -"
+	    " run_at) * 1000)::bigint, attempts, id FROM chute.jobs"
+	    " WHERE queue = $1 AND ($2::text IS NULL OR state = $2)"
+	    " ORDER BY run_at, id";
+	struct pg pg;
+	const char *p[2];
+	PGresult *r;
+	int rc, st;
+
+	if ((rc = pgcmd_open(&argc, argv, "ls", &pg)) != 0)
+		return pgcmd_done(&pg, rc);
+	if (argc > 2 || (argc == 2 && ((st = state_from_name(argv[1])) ==
+	    ST_NONE || st == ST_TMP || st == ST_LOG)))
+		return pgcmd_done(&pg, usage_error("ls", "want URL and at most "
+		    "one STATE"));
+	p[0] = pg.queue;
+	p[1] = argc == 2 ? argv[1] : NULL;
+	if ((r = pg_exec(&pg, sql, 2, p)) == NULL)
+		return pgcmd_done(&pg, pg_fail(&pg, "ls"));
+	printf("%-7s %10s %8s  %s\n", "STATE", "AGE", "ATTEMPTS", "ID");
+	for (int i = 0; i < PQntuples(r); i++) {
+		msec_t age = strtoll(PQgetvalue(r, i, 1), NULL, 10);
+		char a[32], v[1024];
+
+		a[0] = '-';
+		dur_format(age < 0 ? -age : age, a + (age < 0), sizeof(a) - 1);
+		vis_name(PQgetvalue(r, i, 3), v, sizeof(v));
+		printf("%-7s %10s %8s  %s\n", PQgetvalue(r, i, 0), a,
+		    PQgetvalue(r, i, 2), v);
+	}
+	PQclear(r);
+	return pgcmd_done(&pg, 0);
+}

@@ -1,0 +1,115 @@
+/*
+ * pg_cmd_stats.c: chute stats URL [--prometheus]: the counts per state, as
+ * text or in Prometheus's format.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "base/id.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "store/spool.h"
+#include "cli/listing.h"
+#include "queue/pg/pg.h"
+#include "chute-pgsql/pg_cmd.h"
+
+/*
+ * stats URL: one statement, one snapshot.  Columns: the counts in new,
+ * cur, defer, done, failed (listing_states' order), then the SC_* below.
+ * A job in cur whose lease has run out belongs to a worker that died or
+ * lost the database, and waits for recovery: it is not running.  Workers
+ * are counted by their sessions (pg_connect names a worker's
+ * chute-worker), as the server knows no other list of them, nor which
+ * queue a session serves.  There is no longest running time: the schema
+ * keeps no start of an attempt (a claim leaves run_at alone, a renewal
+ * moves lease_until, the log arrives with the outcome).
+ */
+enum { SC_OLDEST = LISTING_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED };
+
+static const char stats_sql[] = "SELECT"
+    " count(*) FILTER (WHERE state = 'new'),"
+    " count(*) FILTER (WHERE state = 'cur'),"
+    " count(*) FILTER (WHERE state = 'defer'),"
+    " count(*) FILTER (WHERE state = 'done'),"
+    " count(*) FILTER (WHERE state = 'failed'),"
+    " greatest(0, coalesce(extract(epoch FROM now() -"
+    "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
+    " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
+    " count(DISTINCT worker) FILTER (WHERE state = 'cur'"
+    "  AND lease_until > now()),"
+    " (SELECT count(*) FROM pg_stat_activity"
+    "  WHERE datname = current_database()"
+    "  AND application_name = 'chute-worker')"
+    " FROM chute.jobs WHERE queue = $1";
+
+static double
+stats_col(PGresult *r, int col)
+{
+	return strtod(PQgetvalue(r, 0, col), NULL);
+}
+
+static void
+stats_prometheus(PGresult *r, const char *queue)
+{
+	struct prom_stats p = { .label = "queue", .name = queue };
+
+	for (int i = 0; i < LISTING_NSTATES; i++)
+		p.jobs[i] = stats_col(r, i);
+	p.v[PM_OLDEST] = stats_col(r, SC_OLDEST);
+	p.v[PM_RUNNING] = stats_col(r, SC_RUNNING);
+	p.v[PM_CLAIMING] = stats_col(r, SC_CLAIMING);
+	p.v[PM_CONNECTED] = stats_col(r, SC_CONNECTED);
+	p.v[PM_TIME] = now_ms() / 1000.0;
+	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_CLAIMING] = true;
+	p.has[PM_CONNECTED] = p.has[PM_TIME] = true;
+	prom_print(&p);
+}
+
+static void
+stats_text(PGresult *r)
+{
+	char age[32] = "-";
+
+	for (int i = 0; i < LISTING_NSTATES; i++)
+		printf("%-17s %s\n", state_names[listing_states[i]],
+		    PQgetvalue(r, 0, i));
+	if (stats_col(r, 0) > 0)
+		dur_format((msec_t)(stats_col(r, SC_OLDEST) * 1000), age,
+		    sizeof(age));
+	printf("%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n",
+	    "oldest_queued_age", age, "running", PQgetvalue(r, 0, SC_RUNNING),
+	    "workers", PQgetvalue(r, 0, SC_CLAIMING), "workers_connected",
+	    PQgetvalue(r, 0, SC_CONNECTED));
+}
+
+int
+pgcmd_stats(int argc, char **argv)
+{
+	const char *p[1];
+	struct pg pg;
+	PGresult *r;
+	bool prom;
+	int rc;
+
+	if ((rc = pgcmd_open(&argc, argv, "stats", &pg)) != 0)
+		return pgcmd_done(&pg, rc);
+	prom = argc == 2 && strcmp(argv[1], "--prometheus") == 0;
+	if (argc > 2 || (argc == 2 && !prom))
+		return pgcmd_done(&pg, usage_error("stats", "want URL "
+		    "[--prometheus]"));
+	p[0] = pg.queue;
+	if ((r = pg_exec(&pg, stats_sql, 1, p)) == NULL)
+		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
+	if (prom)
+		stats_prometheus(r, pg.queue);
+	else
+		stats_text(r);
+	PQclear(r);
+	return pgcmd_done(&pg, 0);
+}
