@@ -127,10 +127,19 @@ int	 pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
 	    const char *const *params, const int *lens, const int *fmts);
 PGresult	*pg_await(struct pg *pg);
 /*
- * The text form of a text[] parameter holding v[0, n): {"a","b\"c"}.
- * Every element is quoted, and inside the quotes " and \ get a
- * backslash: a job ID may hold both.  malloc'd; NULL when out of memory.
+ * A PostgreSQL array in its text form ({"a","b\\"c"}), for unnest() and
+ * = ANY(): elements quoted, " and \\ escaped.  Start from { 0 };
+ * pg_tarr_end returns the text (b->p, the caller's to free), or NULL when
+ * memory ran out on the way.
  */
+struct pg_tarr {
+	char	*p;
+	size_t	 len, cap;
+	bool	 oom;
+};
+void	 pg_tarr_add(struct pg_tarr *b, const char *s);
+const char	*pg_tarr_end(struct pg_tarr *b);
+/* The n strings v as one array's text, malloc'd; NULL: out of memory. */
 char	*pg_text_array(const char *const *v, int n);
 /*
  * Start an empty one-dimensional array of elements of type oid: a header,

@@ -623,31 +623,66 @@ pg_arr_end(struct pg_arr *a)
 		put32(a->b + 12, (uint32_t)a->n);
 }
 
+static void
+tarr_put(struct pg_tarr *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *p;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void
+pg_tarr_add(struct pg_tarr *b, const char *s)
+{
+	size_t n;
+
+	tarr_put(b, b->len == 0 ? "{\"" : ",\"", 2);
+	/* The runs between a " and a \ are copied whole: an outcome's log,
+	 * a few hundred hex digits per job, goes through here. */
+	for (; *s != '\0'; s += n) {
+		if ((n = strcspn(s, "\"\\")) == 0) {
+			tarr_put(b, "\\", 1);
+			n = 1;
+		}
+		tarr_put(b, s, n);
+	}
+	tarr_put(b, "\"", 1);
+}
+
+const char *
+pg_tarr_end(struct pg_tarr *b)
+{
+	tarr_put(b, b->len == 0 ? "{}" : "}", b->len == 0 ? 2 : 1);
+	return b->oom ? NULL : b->p;
+}
+
 char *
 pg_text_array(const char *const *v, int n)
 {
-	size_t len = 3;
-	char *s, *p;
+	struct pg_tarr b = { 0 };
 
 	for (int i = 0; i < n; i++)
-		len += 3 + 2 * strlen(v[i]);
-	if ((s = p = malloc(len)) == NULL)
+		pg_tarr_add(&b, v[i]);
+	if (pg_tarr_end(&b) == NULL) {
+		free(b.p);
 		return NULL;
-	*p++ = '{';
-	for (int i = 0; i < n; i++) {
-		if (i > 0)
-			*p++ = ',';
-		*p++ = '"';
-		for (const char *c = v[i]; *c != '\0'; c++) {
-			if (*c == '"' || *c == '\\')
-				*p++ = '\\';
-			*p++ = *c;
-		}
-		*p++ = '"';
 	}
-	*p++ = '}';
-	*p = '\0';
-	return s;
+	return b.p;
 }
 
 int

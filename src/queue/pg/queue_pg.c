@@ -82,65 +82,6 @@ struct pgq {
 
 static const struct queue_backend pg_backend;
 
-/* ---- arrays for unnest(): PostgreSQL's text form of an array ---- */
-
-struct buf {
-	char	*p;
-	size_t	 len, cap;
-	bool	 oom;
-};
-
-static void
-buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if ((p = realloc(b->p, cap)) == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-/*
- * One element, quoted: inside "", only " and \ need a backslash.  The
- * runs between them are copied whole: an outcome's log, a few hundred hex
- * digits per job, went through here a byte at a time.
- */
-static void
-arr_add(struct buf *b, const char *s)
-{
-	size_t n;
-
-	buf_add(b, b->len == 0 ? "{\"" : ",\"", 2);
-	for (; *s != '\0'; s += n) {
-		if ((n = strcspn(s, "\"\\")) == 0) {
-			buf_add(b, "\\", 1);
-			n = 1;
-		}
-		buf_add(b, s, n);
-	}
-	buf_add(b, "\"", 1);
-}
-
-static const char *
-arr_end(struct buf *b)
-{
-	buf_add(b, b->len == 0 ? "{}" : "}", b->len == 0 ? 2 : 1);
-	return b->oom ? NULL : b->p;
-}
-
 /* ---- the connection ---- */
 
 /* Lost it: say so once, try again after a growing delay. */
@@ -421,18 +362,18 @@ unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
 	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
 	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
 	    " FROM bad";
-	struct buf b[3] = { { 0 } };
+	struct pg_tarr b[3] = { { 0 } };
 	const char *p[5] = { pq->pg.queue };
 	char t[24];
 
 	for (int i = 0; i < n; i++) {
 		snprintf(t, sizeof(t), "%llu", (unsigned long long)tok[i]);
-		arr_add(&b[i >= nback], t);
+		pg_tarr_add(&b[i >= nback], t);
 		if (i >= nback)
-			arr_add(&b[2], why[i - nback]);
+			pg_tarr_add(&b[2], why[i - nback]);
 	}
 	for (int k = 0; k < 3; k++)
-		p[k + 1] = arr_end(&b[k]);
+		p[k + 1] = pg_tarr_end(&b[k]);
 	if (n > 0 && pq->up && p[1] && p[2] && p[3] && q_cmd(pq, sql, 4, p) ==
 	    -1)
 		failed(pq, "unclaim");
@@ -681,7 +622,7 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 
 /* Every token we answer for: running, prefetched, outcome not yet sent. */
 static const char *
-tokens(struct pgq *pq, struct buf *b)
+tokens(struct pgq *pq, struct pg_tarr *b)
 {
 	char t[24];
 
@@ -689,16 +630,16 @@ tokens(struct pgq *pq, struct buf *b)
 		if (pq->held[i]->token != 0) {
 			snprintf(t, sizeof(t), "%llu",
 			    (unsigned long long)pq->held[i]->token);
-			arr_add(b, t);
+			pg_tarr_add(b, t);
 		}
 	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
 		snprintf(t, sizeof(t), "%llu",
 		    (unsigned long long)pq->ahead[i].token);
-		arr_add(b, t);
+		pg_tarr_add(b, t);
 	}
 	for (size_t i = 0; i < pq->npend; i++)
-		arr_add(b, pq->pend[i].token);
-	return arr_end(b);
+		pg_tarr_add(b, pq->pend[i].token);
+	return pg_tarr_end(b);
 }
 
 /*
@@ -771,7 +712,7 @@ renew(struct pgq *pq, msec_t mono)
 	    "UPDATE chute.jobs SET lease_until = now() + $3::bigint *"
 	    " interval '1 millisecond' WHERE queue = $1 AND state = 'cur'"
 	    " AND token = ANY($2::bigint[]) AND worker = $4 RETURNING token";
-	struct buf b = { 0 };
+	struct pg_tarr b = { 0 };
 	char lease[24];
 	const char *p[4] = { pq->pg.queue, tokens(pq, &b), lease, pq->worker };
 	PGresult *r;
@@ -892,7 +833,7 @@ static const char flush_sql[] =
 static int
 flush_send(struct pgq *pq)
 {
-	struct buf a[7] = { { 0 } };
+	struct pg_tarr a[7] = { { 0 } };
 	const char *p[9];
 	char d[24];
 	int rc = 0;
@@ -900,18 +841,18 @@ flush_send(struct pgq *pq)
 	for (size_t i = 0; i < pq->npend; i++) {
 		struct pending *o = &pq->pend[i];
 
-		arr_add(&a[0], o->id);
-		arr_add(&a[1], o->token);
-		arr_add(&a[2], o->to);
+		pg_tarr_add(&a[0], o->id);
+		pg_tarr_add(&a[1], o->token);
+		pg_tarr_add(&a[2], o->to);
 		snprintf(d, sizeof(d), "%lld", (long long)o->delay);
-		arr_add(&a[3], d);
-		arr_add(&a[4], o->counted ? "t" : "f");
-		arr_add(&a[5], o->last);
-		arr_add(&a[6], o->log ? o->log : "");
+		pg_tarr_add(&a[3], d);
+		pg_tarr_add(&a[4], o->counted ? "t" : "f");
+		pg_tarr_add(&a[5], o->last);
+		pg_tarr_add(&a[6], o->log ? o->log : "");
 	}
 	p[0] = pq->pg.queue;
 	for (int k = 0; k < 7; k++)
-		if ((p[k + 1] = arr_end(&a[k])) == NULL)
+		if ((p[k + 1] = pg_tarr_end(&a[k])) == NULL)
 			rc = -1;
 	p[8] = pq->worker;
 	/* libpq copies the parameters into its buffer: a[] can go. */
@@ -1333,17 +1274,17 @@ hand_back(struct pgq *pq)
 	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
 	    " token = NULL, worker = NULL, lease_until = NULL"
 	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
-	struct buf b = { 0 };
+	struct pg_tarr b = { 0 };
 	char t[24];
 	const char *p[2] = { pq->pg.queue, NULL };
 
 	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
 		snprintf(t, sizeof(t), "%llu",
 		    (unsigned long long)pq->ahead[i].token);
-		arr_add(&b, t);
+		pg_tarr_add(&b, t);
 		forget_ahead(pq, &pq->ahead[i]);
 	}
-	p[1] = arr_end(&b);
+	p[1] = pg_tarr_end(&b);
 	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
 	    q_cmd(pq, sql, 2, p) == -1)
 		failed(pq, "hand back");
