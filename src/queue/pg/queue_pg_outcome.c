@@ -1,0 +1,302 @@
+/*
+ * queue_pg_outcome.c: outcomes, batched into one statement that takes only
+ * rows whose token and worker still match, and the attempt's log with
+ * them.
+ */
+#include <sys/stat.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "base/pump.h"
+#include "base/util.h"
+#include "store/spool.h"
+#include "queue/pg/pg.h"
+#include "queue/queue.h"
+#include "queue/pg/pgq.h"
+
+/* ---- outcomes ---- */
+
+/*
+ * Record the pending outcomes in one statement: each where its token still
+ * matches and the row still names us (renew), with its log.  A refusal means someone else decides that job
+ * now; it is said, and nothing else is done.  The statement is sent
+ * without waiting for it (flush_send): the owner goes on giving workers
+ * their next jobs while the server commits, and the result is taken when
+ * it comes (pq_wake) or before the next statement (await_outcomes).  Until then
+ * the outcomes stay pending: their leases are renewed, and a lost
+ * connection sends them again.
+ */
+static const char flush_sql[] =
+    "WITH o AS (SELECT * FROM unnest($2::text[], $3::bigint[],"
+    " $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[])"
+    " AS o(id, token, state, delay, counted, last, log)),"
+    " rec AS (UPDATE chute.jobs j SET state = o.state,"
+    " run_at = CASE o.state WHEN 'new' THEN j.run_at"
+    " ELSE now() + o.delay * interval '1 millisecond' END,"
+    " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
+    " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
+    " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
+    " AND j.state = 'cur' AND j.worker = $9 RETURNING j.id),"
+    " logged AS (INSERT INTO chute.logs (queue, id, body)"
+    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> '')"
+    " SELECT id FROM rec";
+
+/* Send the pending outcomes' statement: 0, or -1 (they stay pending). */
+static int
+flush_send(struct pgq *pq)
+{
+	struct pg_tarr a[7] = { { 0 } };
+	const char *p[9];
+	char d[24];
+	int rc = 0;
+
+	for (size_t i = 0; i < pq->npend; i++) {
+		struct pending *o = &pq->pend[i];
+
+		pg_tarr_add(&a[0], o->id);
+		pg_tarr_add(&a[1], o->token);
+		pg_tarr_add(&a[2], o->to);
+		snprintf(d, sizeof(d), "%lld", (long long)o->delay);
+		pg_tarr_add(&a[3], d);
+		pg_tarr_add(&a[4], o->counted ? "t" : "f");
+		pg_tarr_add(&a[5], o->last);
+		pg_tarr_add(&a[6], o->log ? o->log : "");
+	}
+	p[0] = pq->pg.queue;
+	for (int k = 0; k < 7; k++)
+		if ((p[k + 1] = pg_tarr_end(&a[k])) == NULL)
+			rc = -1;
+	p[8] = pq->worker;
+	/* libpq copies the parameters into its buffer: a[] can go. */
+	if (rc == 0 && pg_send(&pq->pg, flush_sql, 9, NULL, p, NULL, NULL) == 0) {
+		pq->flushing = true;
+		pq->nsent = pq->npend;
+	} else {
+		rc = -1;
+		pgq_failed(pq, "record outcomes");
+	}
+	for (int k = 0; k < 7; k++)
+		free(a[k].p);
+	return rc;
+}
+
+/* The result r of the statement in flight (NULL: none came): 0, or -1. */
+static int
+flush_take(struct pgq *pq, PGresult *r)
+{
+	size_t n = pq->nsent;
+
+	pq->flushing = false;
+	pq->nsent = 0;
+	if (pg_result(&pq->pg, r) != PGRES_TUPLES_OK) {
+		PQclear(r);
+		pgq_failed(pq, "record outcomes");
+		/* Kept: sent again after a reconnect, or after a pause. */
+		pq->flush_again = mono_ms() + RETRY_MS;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k;
+		for (k = 0; k < PQntuples(r); k++)
+			if (strcmp(PQgetvalue(r, k, 0), pq->pend[i].id) == 0)
+				break;
+		if (k == PQntuples(r))
+			say_warn("job=%s outcome %s refused: its claim was lost "
+			    "(cancelled, or recovered after its lease); "
+			    "the job's current state stands",
+			    vis_id(pq->pend[i].id), pq->pend[i].to);
+		free(pq->pend[i].log);
+	}
+	PQclear(r);
+	memmove(pq->pend, pq->pend + n, (pq->npend - n) * sizeof(*pq->pend));
+	pq->npend -= n;
+	pq->wake = true;	/* slots freed: there may be work waiting */
+	return 0;
+}
+
+int
+pgq_await_outcomes(struct pgq *pq)
+{
+	if (!pq->flushing)
+		return 0;
+	return flush_take(pq, pg_await(&pq->pg));
+}
+
+PGresult *
+pgq_exec(struct pgq *pq, const char *sql, int n, const char *const *p, bool bin)
+{
+	if (pgq_await_outcomes(pq) == -1 && !pq->up)
+		return NULL;
+	return bin ? pg_exec_bin(&pq->pg, sql, n, p) :
+	    pg_exec(&pq->pg, sql, n, p);
+}
+
+int
+pgq_cmd(struct pgq *pq, const char *sql, int n, const char *const *p)
+{
+	PGresult *r = pgq_exec(pq, sql, n, p, false);
+	int rc = r == NULL ? -1 : 0;
+
+	PQclear(r);
+	return rc;
+}
+
+int
+pgq_flush(struct pgq *pq)
+{
+	if (pgq_await_outcomes(pq) == -1)
+		return -1;
+	if (pq->npend == 0)
+		return 0;
+	if (flush_send(pq) == -1)
+		return -1;
+	return pgq_await_outcomes(pq);
+}
+
+/*
+ * The first keep bytes of a log of n, hex-encoded for decode(), with a
+ * marker after them if n was more.
+ */
+static char *
+hex_log(const char *raw, size_t keep, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char marker[] = "\n@chute log truncated: the first "
+	    "bytes of the attempt are kept\n";
+	size_t mark = n > keep ? sizeof(marker) - 1 : 0, i;
+	char *out;
+
+	if ((out = malloc(2 * (keep + mark) + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < keep + mark; i++) {
+		unsigned char ch = i < keep ? raw[i] : marker[i - keep];
+
+		out[2 * i] = hex[ch >> 4];
+		out[2 * i + 1] = hex[ch & 15];
+	}
+	out[2 * i] = '\0';
+	return out;
+}
+
+/*
+ * The attempt's log, read back (capped) and hex-encoded for decode(): what
+ * its pipe still holds first (the handler has ended; a child it left
+ * running may still write, so this too is bounded).
+ */
+static char *
+read_log(struct pgq *pq, struct claim *c)
+{
+	struct stat st;
+	size_t n, keep;
+	char *raw, *out;
+	int fd;
+
+	if (c->logmem)
+		return hex_log(c->logbuf, c->loglen > PG_LOG_CAP ? PG_LOG_CAP :
+		    c->loglen, c->loglen);
+	if ((fd = pumps_drain(pq->pumps, c)) == -1 || fstat(fd, &st) == -1)
+		return NULL;
+	n = (size_t)st.st_size;
+	keep = n > PG_LOG_CAP ? PG_LOG_CAP : n;
+	if ((raw = malloc(keep + 1)) == NULL)
+		return NULL;
+	if (pread(fd, raw, keep, 0) != (ssize_t)keep) {
+		free(raw);
+		return NULL;
+	}
+	out = hex_log(raw, keep, n);
+	free(raw);
+	return out;
+}
+
+int
+pq_record(struct queue *q, struct claim *c, const struct outcome *out,
+    msec_t when)
+{
+	struct pgq *pq = (struct pgq *)q;
+	struct pending *o;
+
+	if (c->token == 0) {
+		errno = ESTALE;
+		return -1;
+	}
+	if (pq->npend == pq->cappend) {
+		size_t cap = pq->cappend ? pq->cappend * 2 : 64;
+		struct pending *v = reallocarray(pq->pend, cap, sizeof(*v));
+
+		if (v == NULL)
+			return -1;	/* errno ENOMEM: the owner retries */
+		pq->pend = v;
+		pq->cappend = cap;
+	}
+	o = &pq->pend[pq->npend++];
+	memset(o, 0, sizeof(*o));
+	strlcpy(o->id, c->id, sizeof(o->id));
+	snprintf(o->token, sizeof(o->token), "%llu",
+	    (unsigned long long)c->token);
+	o->to = state_names[out->to];
+	o->delay = out->delay;
+	o->counted = out->counted;
+	strlcpy(o->last, out->why, sizeof(o->last));
+	o->log = read_log(pq, c);
+	o->since = mono_ms();
+	pq->done_n++;
+	return 0;
+}
+
+void
+pq_release(struct queue *q, struct claim *c)
+{
+	struct pgq *pq = (struct pgq *)q;
+	char name[NAME_MAX + 8];
+
+	for (size_t i = 0; i < pq->nheld; i++)
+		if (pq->held[i] == c) {
+			pq->held[i] = pq->held[--pq->nheld];
+			break;
+		}
+	if (c->fd != -1)
+		close(c->fd);
+	pumps_drop(pq->pumps, c);
+	if (c->logfd != -1)
+		close(c->logfd);
+	free(c->logbuf);
+	unlinkat(pq->dirfd, c->id, 0);
+	if (!pq->c.persistent) {
+		snprintf(name, sizeof(name), ".%s.log", c->id);
+		unlinkat(pq->dirfd, name, 0);
+	}
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+	c->fd = c->logfd = -1;
+}
+
+msec_t
+pq_commit(struct queue *q, bool busy)
+{
+	struct pgq *pq = (struct pgq *)q;
+	msec_t mono;
+
+	if (pq->npend == 0 || (pq->up && pq->flushing))
+		return INT64_MAX;
+	if (!pq->up)
+		return pq->reconnect_at;
+	mono = mono_ms();
+	if (mono < pq->flush_again)
+		return pq->flush_again;
+	if (busy && pq->npend < PG_GROUP_MAX &&
+	    mono - pq->pend[0].since < PG_GROUP_MS)
+		return pq->pend[0].since + PG_GROUP_MS;
+	pgq_arm(pq, mono);
+	if (flush_send(pq) == -1)
+		return pq->up ? mono + RETRY_MS : pq->reconnect_at;
+	return INT64_MAX;
+}
