@@ -163,15 +163,19 @@ END
 	# the line must show WANT as the third argument.
 	# Readline runs the completion before it reads the Enter behind the
 	# TAB: no wait between them.
+	# The screen is cleared first, and the test waits until it holds the
+	# prompt alone: no output of an earlier case can pass for this one's.
 	tab() {
 		local keys
 		# In hexadecimal: tmux would take a \; for its own separator.
-		keys=$(printf 'clear; show status %s %s' "${3:-$spool}" "$1" | od -An -tx1)
-		tm send-keys -t c C-c && until_ok 10000 has '^\$ ?$' &&
+		keys=$(printf 'show status %s %s' "${3:-$spool}" "$1" | od -An -tx1)
+		tm send-keys -t c C-c && tm send-keys -t c clear Enter &&
+			until_ok 10000 prompt_alone &&
 			tm send-keys -t c -H $keys &&
 			tm send-keys -t c Tab Enter &&
 			until_ok 10000 shown "<$2>"
 	}
+	prompt_alone() { grab && [ "$(grep -c . "$tmp/screen")" = 1 ] && grep -Eq '^\$ ?$' "$tmp/screen"; }
 	shown() { grab && grep -Fxq -- "$1" "$tmp/screen"; }
 	for pair in '\$\(touch\ pwned3:$(touch pwned3)x' '\`t:`touch pwned2`' '\`\>:`>pwned6`' \
 	    "it:it's" 'q:q"q' 'x\;:x;touch pwned4' '\~:~root' \

@@ -181,6 +181,13 @@ _chute_words()
 {
 	local line=${COMP_LINE:0:COMP_POINT} i w
 	words=()
+	# Called without the line (a program setting only COMP_WORDS and
+	# COMP_CWORD, as bash-completion's tests do): its words as they are.
+	if [[ -z ${COMP_LINE+set} ]]; then
+		words=("${COMP_WORDS[@]:0:COMP_CWORD+1}")
+		cword=$COMP_CWORD
+		return
+	fi
 	for ((i = 0; i <= COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
 		if ((i > 0)) && [[ $line != [[:blank:]]* ]]; then
@@ -196,7 +203,10 @@ _chute_words()
 
 _chute()
 {
-	local cur prev cmd usage spool queue dashdash npos cword ctext=$2
+	# $2: the part of the word readline replaces (its current word when
+	# called without arguments).
+	local cur prev cmd usage spool queue dashdash npos cword
+	local ctext=${2-${COMP_WORDS[COMP_CWORD]}}
 	local -a words opts argopts states
 	COMPREPLY=()
 	_chute_words
