@@ -1,5 +1,6 @@
 /*
- * id.c: job IDs: generated, derived from a dropped name, validated.
+ * id.h, the interface of id.c: job IDs: generated, derived from a dropped
+ * name, validated.
  */
 #ifndef BASE_ID_H
 #define BASE_ID_H

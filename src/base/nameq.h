@@ -1,6 +1,6 @@
 /*
- * nameq.c: an ordered set of names, each with a key (the spool queue's
- * indexes).
+ * nameq.h, the interface of nameq.c: an ordered set of names, each with a
+ * key (the spool queue's indexes).
  */
 #ifndef BASE_NAMEQ_H
 #define BASE_NAMEQ_H

@@ -1,5 +1,6 @@
 /*
- * notify.c: sd_notify(3)'s protocol, without libsystemd.
+ * notify.h, the interface of notify.c: sd_notify(3)'s protocol, without
+ * libsystemd.
  */
 #ifndef BASE_NOTIFY_H
 #define BASE_NOTIFY_H

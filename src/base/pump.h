@@ -1,6 +1,6 @@
 /*
- * pump.c: pipes read into files, each kept to a cap, by a thread of its
- * own.
+ * pump.h, the interface of pump.c: pipes read into files, each kept to a
+ * cap, by a thread of its own.
  */
 #ifndef BASE_PUMP_H
 #define BASE_PUMP_H

@@ -1,6 +1,6 @@
 /*
- * spawn.c: vfork + execve with exactly the given descriptors, in a process
- * group of its own.
+ * spawn.h, the interface of spawn.c: vfork + execve with exactly the given
+ * descriptors, in a process group of its own.
  */
 #ifndef BASE_SPAWN_H
 #define BASE_SPAWN_H

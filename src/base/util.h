@@ -1,6 +1,6 @@
 /*
- * util.c: durations, clocks, full reads and writes, escaping, and say():
- * the owner's lines, on stderr or to syslog.
+ * util.h, the interface of util.c: durations, clocks, full reads and
+ * writes, escaping, and say(): the owner's lines, on stderr or to syslog.
  */
 #ifndef BASE_UTIL_H
 #define BASE_UTIL_H

@@ -1,6 +1,6 @@
 /*
- * joblog.c: log/ID, its "@chute" lines, and log/.pool/, the empty logs
- * made ahead.
+ * joblog.h, the interface of joblog.c: log/ID, its "@chute" lines, and
+ * log/.pool/, the empty logs made ahead.
  */
 #ifndef STORE_JOBLOG_H
 #define STORE_JOBLOG_H

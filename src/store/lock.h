@@ -1,6 +1,6 @@
 /*
- * lock.c: one owner per spool: flock on the spool root, owner.pid,
- * /proc/locks.
+ * lock.h, the interface of lock.c: one owner per spool: flock on the spool
+ * root, owner.pid, /proc/locks.
  */
 #ifndef STORE_LOCK_H
 #define STORE_LOCK_H

@@ -1,5 +1,6 @@
 /*
- * ready.c: is a file in new/ complete, and safe to hand to a handler?.
+ * ready.h, the interface of ready.c: is a file in new/ complete, and safe
+ * to hand to a handler?
  */
 #ifndef STORE_READY_H
 #define STORE_READY_H

@@ -1,6 +1,6 @@
 /*
- * spool.c: the layout: one O_DIRECTORY descriptor per state directory,
- * scans, group-commit fsyncs.
+ * spool.h, the interface of spool.c: the layout: one O_DIRECTORY
+ * descriptor per state directory, scans, group-commit fsyncs.
  */
 #ifndef STORE_SPOOL_H
 #define STORE_SPOOL_H

@@ -1,6 +1,6 @@
 /*
- * state.c: the only code that renames a job; spool-layout.md lists each
- * transition.
+ * state.h, the interface of state.c: the only code that renames a job;
+ * spool-layout.md lists each transition.
  */
 #ifndef STORE_STATE_H
 #define STORE_STATE_H

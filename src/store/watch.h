@@ -1,5 +1,6 @@
 /*
- * watch.c: inotify on state directories, decoded into struct watch_event.
+ * watch.h, the interface of watch.c: inotify on state directories, decoded
+ * into struct watch_event.
  */
 #ifndef STORE_WATCH_H
 #define STORE_WATCH_H

@@ -1,10 +1,9 @@
 /*
- * scan.c: how the owner finds work.  Names in new/ come from inotify
- * events and from scans; either way they go through spoolq_admit into the
- * ready queue, which holds a bounded window of the oldest.  defer/ is read
- * when its earliest due time comes.
- */
-#include <sys/stat.h>
+ * queue_spool_scan.c: how the owner finds work.  Names in new/ come from
+ * inotify events and from scans; either way they go through spoolq_admit
+ * into the ready queue, which holds a bounded window of the oldest.
+ * defer/ is indexed by due time; a due time promotes from that index.
+ */#include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
