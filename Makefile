@@ -296,7 +296,11 @@ clean:
 	rm -rf $(B)
 
 # What each object and binary includes, as the compiler saw it last time.
--include $(shell find $(B) $(FZ) -name '*.d' 2>/dev/null)
+# The dependency files of this tree's objects: under obj/ one per source
+# folder (find, not a glob: the folders nest), beside them the tests' and
+# the fuzzers'; not build/deb's directories named *.d (tmpfiles.d).
+-include $(wildcard $(B)/*.d $(B)/tests/*.d $(FZ)/*.d) \
+	$(shell find $(B)/obj $(FZ)/obj -name '*.d' -type f 2>/dev/null)
 
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
