@@ -169,7 +169,9 @@ END
 		local keys
 		# In hexadecimal: tmux would take a \; for its own separator.
 		keys=$(printf 'show status %s %s' "${3:-$spool}" "$1" | od -An -tx1)
-		tm send-keys -t c C-c && tm send-keys -t c clear Enter &&
+		# C-u, not C-c: after a SIGINT readline drops what is typed
+		# ahead, and "clear" would lose its first letters.
+		tm send-keys -t c C-u && tm send-keys -t c clear Enter &&
 			until_ok 10000 prompt_alone &&
 			tm send-keys -t c -H $keys &&
 			tm send-keys -t c Tab Enter &&
