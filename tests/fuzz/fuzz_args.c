@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cli/cmd.h"
 #include "run/opts.h"
 
 int
