@@ -690,25 +690,42 @@ t_chute_tty(const char *first, ...)
 	return code;
 }
 
+/* argv[] = { bin, "run", spoolarg, first, ..., NULL } from the va_list. */
+static void
+t_run_argv(const char *argv[128], const char *bin, const char *spoolarg,
+    const char *first, va_list ap)
+{
+	int argc = 0;
+
+	argv[argc++] = bin;
+	argv[argc++] = "run";
+	argv[argc++] = spoolarg;
+	for (const char *a = first; a != NULL && argc < 127; a = va_arg(ap, const char *))
+		argv[argc++] = a;
+	argv[argc] = NULL;
+}
+
+/* A new owner's output file, T.root/owner.N.log (a static buffer). */
+static const char *
+t_owner_log(void)
+{
+	static char log[PATH_MAX];
+
+	snprintf(log, sizeof log, "%s/owner.%d.log", T.root, ++ncmd);
+	return log;
+}
+
 /* Start `chute run SPOOLARG ARGS...` in the background, in cwd if given. */
 pid_t
 t_owner(const char *cwd, const char *spoolarg, const char *first, ...)
 {
-	const char *argv[128];
-	char *log;
-	int argc = 0;
+	const char *argv[128], *log;
 	va_list ap;
 
-	argv[argc++] = T.bin;
-	argv[argc++] = "run";
-	argv[argc++] = spoolarg;
 	va_start(ap, first);
-	for (const char *a = first; a != NULL && argc < 127; a = va_arg(ap, const char *))
-		argv[argc++] = a;
+	t_run_argv(argv, T.bin, spoolarg, first, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	ncmd++;
-	log = RP(P("owner.%d.log", ncmd));
+	log = t_owner_log();
 	return t_spawn(argv, NULL, log, log, cwd);
 }
 
@@ -1092,21 +1109,13 @@ t_spawn_as(const char *who, const char *const argv[], const char *in,
 pid_t
 t_owner_as(const char *who, const char *first, ...)
 {
-	const char *argv[128];
-	char *log;
-	int argc = 0;
+	const char *argv[128], *log;
 	va_list ap;
 
-	argv[argc++] = strdup(RP("bin/chute"));
-	argv[argc++] = "run";
-	argv[argc++] = T.spool;
 	va_start(ap, first);
-	for (const char *a = first; a != NULL && argc < 127; a = va_arg(ap, const char *))
-		argv[argc++] = a;
+	t_run_argv(argv, strdup(RP("bin/chute")), T.spool, first, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	ncmd++;
-	log = RP(P("owner.%d.log", ncmd));
+	log = t_owner_log();
 	return t_spawn_as(who, argv, NULL, log, log, NULL);
 }
 
