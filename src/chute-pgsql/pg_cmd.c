@@ -154,23 +154,24 @@ pgcmd_each_id(int argc, char **argv, const char *cmd,
 }
 
 int
-pgcmd_not_there(struct pg *pg, const char *id, const char *cmd)
+pgcmd_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
+    size_t len)
 {
 	static const char sql[] =
 	    "SELECT state FROM chute.jobs WHERE queue = $1 AND id = $2";
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
-	if (r == NULL)
+	if (r == NULL) {
+		*msg = '\0';	/* pg_fail says it */
 		return pg_fail(pg, cmd);
+	}
 	if (PQntuples(r) == 0)
-		fprintf(stderr, "chute: %s: unknown job\n", id);
+		snprintf(msg, len, "%s: unknown job", id);
 	else if (strcmp(cmd, "retry") == 0)
-		fprintf(stderr, "chute: %s: not failed (%s)\n", id,
-		    PQgetvalue(r, 0, 0));
+		snprintf(msg, len, "%s: not failed (%s)", id, PQgetvalue(r, 0, 0));
 	else
-		fprintf(stderr, "chute: %s: already %s\n", id, PQgetvalue(r, 0, 0));
+		snprintf(msg, len, "%s: already %s", id, PQgetvalue(r, 0, 0));
 	PQclear(r);
 	return EXIT_NO;
 }
-

@@ -7,6 +7,8 @@
 #define PG_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 struct pg;
 
@@ -26,10 +28,32 @@ int	 pgcmd_status(int argc, char **argv);
  */
 int	 pgcmd_wait(int argc, char **argv);
 int	 pgcmd_cancel(int argc, char **argv);
+/*
+ * Cancel job id of pg's queue as `chute cancel URL` does: new, defer or
+ * cur -> failed in one statement, a note in its log ("cancelled by BY in
+ * STATE"), its worker told.  msg gets one line: "ID STATE->failed", or
+ * why not; "" when the server failed (pg_fail said why on stderr).
+ * Returns 0, EXIT_NO (unknown, or already finished), or pg_fail's status.
+ * `chute web URL` calls it too.
+ */
+int	 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by,
+	    char *msg, size_t len);
 int	 pgcmd_retry(int argc, char **argv);
+/*
+ * Retry job id as `chute retry URL` does: failed -> new, attempts reset,
+ * a "reset by BY" note, the workers woken.  msg and the returns as for
+ * pgcmd_cancel_job.
+ */
+int	 pgcmd_retry_job(struct pg *pg, const char *id, const char *by,
+	    char *msg, size_t len);
 /* ---- ls, stats ---- */
 int	 pgcmd_ls(int argc, char **argv);
 int	 pgcmd_stats(int argc, char **argv);
+/*
+ * What `chute stats URL --prometheus` prints, to f.  Returns 0, or
+ * pg_fail's status after saying why.
+ */
+int	 pgcmd_stats_prometheus(FILE *f, struct pg *pg);
 int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
@@ -68,7 +92,12 @@ int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
  */
 int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
 	    int (*fn)(struct pg *, const char *));
-/* Unknown, or already finished: the spool's words and status (1). */
-int	 pgcmd_not_there(struct pg *pg, const char *id, const char *cmd);
+/*
+ * Why cmd ("cancel", "retry") did not take job id: unknown, or already
+ * finished (not failed, for retry), in the spool's words, into msg.
+ * Returns EXIT_NO, or pg_fail's status with msg "".
+ */
+int	 pgcmd_why_not(struct pg *pg, const char *id, const char *cmd,
+	    char *msg, size_t len);
 
 #endif

@@ -6,7 +6,6 @@
  */
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
-#include <sys/inotify.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -528,37 +527,6 @@ view_run(struct view *v)
 	return rc;
 }
 
-/*
- * watch.c watches what the owner needs to see; the view needs every
- * arrival and departure: claims into cur/, retries and purges out of
- * failed/ and done/.  IN_MASK_ADD on the same descriptor widens a watch
- * and keeps its watch descriptor, so watch.c still decodes the events.
- */
-static int
-widen_watch(struct watch *w, struct spool *sp)
-{
-	static const struct { int st; uint32_t mask; } more[] = {
-		{ ST_NEW, IN_MOVED_FROM | IN_DELETE },
-		{ ST_CUR, IN_MOVED_TO | IN_CREATE },
-		{ ST_DONE, IN_MOVED_FROM | IN_DELETE },
-		{ ST_FAILED, IN_MOVED_FROM | IN_DELETE },
-	};
-
-	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
-		char *p = spool_jobpath(sp, more[i].st, "");
-		int rc;
-
-		if (p == NULL)
-			return -1;
-		rc = inotify_add_watch(watch_fd(w), p, IN_MASK_ADD |
-		    IN_ONLYDIR | IN_DONT_FOLLOW | more[i].mask);
-		free(p);
-		if (rc == -1)
-			return -1;
-	}
-	return 0;
-}
-
 /* SIGINT, SIGTERM, SIGHUP and SIGWINCH as reads from one descriptor. */
 static int
 signals_open(void)
@@ -579,14 +547,11 @@ signals_open(void)
 static int
 live(struct spool *sp, struct top *t)
 {
-	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	    ST_FAILED };
 	struct view v = { .t = t, .sigfd = -1, .sel = -1 };
 	msec_t since = now_ms();
 	int rc = EX_IOERR;
 
-	if ((v.w = watch_open(sp, states, 5)) == NULL ||
-	    widen_watch(v.w, sp) == -1)
+	if ((v.w = top_watch_open(sp)) == NULL)
 		fprintf(stderr, "chute: %s: inotify: %s\n", sp->path,
 		    strerror(errno));
 	else if (top_init(t, sp, since) == -1)

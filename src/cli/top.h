@@ -46,6 +46,13 @@ struct top {
 };
 
 /*
+ * The watch a live view of sp reads (`chute top`, `chute web`): every
+ * state directory, for every arrival and departure.  Open it before
+ * top_init, so that nothing after the first look is missed.  Returns
+ * NULL with errno set (watch_open's).
+ */
+struct watch	*top_watch_open(struct spool *sp);
+/*
  * Read sp in full into t: counts, running jobs, the newest failures, and
  * the jobs that finished in the TOP_WINDOW seconds before `since`, by the
  * mtimes in done/ and failed/.  since is when the caller's watch started:
