@@ -39,6 +39,11 @@ PG_PKGS   := libpq:libpq-dev
 # `chute top`, the terminal view, is drawn with ncurses: only chute links
 # it, and only its objects (TOP_SRC) are compiled with its flags.
 TOP_PKGS  := ncursesw:libncurses-dev
+# chute-web, the dashboard (`chute web`), is a program of its own too, so
+# that a host that does not want it installs no libmicrohttpd; it checks
+# its users' passwords with crypt(3), from libcrypt (libxcrypt, which
+# Debian's libc6-dev depends on), and links libpq (PG_PKGS) for a URL.
+WEB_PKGS  := libmicrohttpd:libmicrohttpd-dev libcrypt:libcrypt-dev
 
 # pkg-config is asked at parse time, quietly: a library it does not know
 # gives empty flags here, and make stops only in $(call need,PKGS), which the
@@ -67,6 +72,9 @@ PG_PKG_VERSIONS   := $(call pkg,--modversion $(call pc,$(PG_PKGS)))
 TOP_PKG_CFLAGS    := $(call pkg,--cflags $(call pc,$(TOP_PKGS)))
 TOP_PKG_LIBS      := $(call pkg,--libs $(call pc,$(TOP_PKGS)))
 TOP_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(TOP_PKGS)))
+WEB_PKG_CFLAGS    := $(call pkg,--cflags $(call pc,$(WEB_PKGS)))
+WEB_PKG_LIBS      := $(call pkg,--libs $(call pc,$(WEB_PKGS)))
+WEB_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(WEB_PKGS)))
 
 # The tree is the design (HACKING.md has the map): src/base, src/store,
 # src/queue/spool and src/run are the layers under the command line,
@@ -76,12 +84,18 @@ TOP_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(TOP_PKGS)))
 # src/queue/pg are chute-pgsql's, on top of libchute.a, so that a host
 # running only spools needs no libpq (fleet.md).  New files in these
 # folders and in tests/ are picked up as they are.  Objects go to
-# $(B)/obj/FOLDER/NAME.o.
+# $(B)/obj/FOLDER/NAME.o.  src/chute-web is chute-web's: on top of
+# libchute.a and of chute-pgsql's objects but its main (libchutepg.a,
+# from which the linker takes only what is used: the queue's connection,
+# and the statements of cancel, retry and stats).
 LIB_DIRS := base store queue/spool run cli
 LIB_SRC  := $(wildcard $(LIB_DIRS:%=src/%/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
 PG_SRC   := $(wildcard src/queue/pg/*.c src/chute-pgsql/*.c)
 PG_OBJ   := $(PG_SRC:src/%.c=$(B)/obj/%.o)
+PG_LIB_OBJ := $(filter-out %/pg_main.o,$(PG_OBJ))
+WEB_SRC  := $(wildcard src/chute-web/*.c)
+WEB_OBJ  := $(WEB_SRC:src/%.c=$(B)/obj/%.o)
 TOP_SRC  := src/chute/cmd_top.c
 TOP_OBJ  := $(TOP_SRC:src/%.c=$(B)/obj/%.o)
 MAIN_OBJ := $(B)/obj/chute/main.o
@@ -90,13 +104,29 @@ TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
 
 COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
-all: $(B)/chute $(B)/chute-pgsql
+all: $(B)/chute $(B)/chute-pgsql $(B)/chute-web
 
 $(B)/chute: $(MAIN_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TOP_PKG_LIBS) $(PKG_LIBS)
 
 $(B)/chute-pgsql: $(PG_OBJ) $(B)/libchute.a $(B)/flags $(B)/pg/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PG_PKG_LIBS) $(PKG_LIBS)
+
+$(B)/chute-web: $(WEB_OBJ) $(B)/libchutepg.a $(B)/libchute.a $(B)/flags \
+	$(B)/pg/flags $(B)/web/flags
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(WEB_PKG_LIBS) \
+	    $(PG_PKG_LIBS) $(PKG_LIBS)
+
+$(B)/libchutepg.a: $(PG_LIB_OBJ) $(B)/objects
+	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
+# libmicrohttpd's and libpq's flags, and their stamps, for chute-web's
+# objects only.  The page's script and style sheet are compiled into
+# web_static.o (.incbin), which the compiler's dependency list does not
+# name.
+$(WEB_OBJ): $(B)/pg/flags $(B)/web/flags
+$(WEB_OBJ): PKG_CFLAGS += $(WEB_PKG_CFLAGS) $(PG_PKG_CFLAGS)
+$(B)/obj/chute-web/web_static.o: src/chute-web/chute.js src/chute-web/chute.css
 
 # libpq's flags, and its stamp, for its objects only.
 $(PG_OBJ): $(B)/pg/flags
@@ -124,6 +154,10 @@ $(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a $(B)/flags $(B)/tests/flags \
 $(B)/libfault.so: tests/fault.c $(B)/flags
 	$(CC) $(FAULT_CFLAGS) $(WARN) -MMD -MP -o $@ $< -ldl
 
+# The DevTools client tests/web.sh drives Chromium with: no library.
+$(B)/cdp: tests/cdp.c $(B)/flags
+	$(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $<
+
 $(B)/torture: tests/torture.c tests/torture_pg.c tests/torture.h $(B)/flags
 	$(COMPILE) $(LDFLAGS) -o $@ $(filter %.c,$^) $(PKG_LIBS)
 
@@ -139,6 +173,7 @@ FLAGS       := CC CPPFLAGS CFLAGS LDFLAGS XCFLAGS FAULT_CFLAGS WARN \
 TEST_FLAGS  := TEST_CPPFLAGS TEST_PKG_CFLAGS TEST_PKG_LIBS TEST_PKG_VERSIONS
 PG_FLAGS    := PG_PKG_CFLAGS PG_PKG_LIBS PG_PKG_VERSIONS
 TOP_FLAGS   := TOP_PKG_CFLAGS TOP_PKG_LIBS TOP_PKG_VERSIONS
+WEB_FLAGS   := WEB_PKG_CFLAGS WEB_PKG_LIBS WEB_PKG_VERSIONS
 # $(call lines,VARS): a shell command that prints VAR=value for each of VARS.
 lines   = printf '%s\n' $(foreach v,$1,'$(subst ','\'',$v=$($v))')
 # $(call changed,FILE,VARS): FORCE unless FILE holds those lines.
@@ -160,8 +195,12 @@ $(B)/top/flags: $(call changed,$(B)/top/flags,$(TOP_FLAGS))
 	$(call need,$(PKGS) $(TOP_PKGS))
 	@mkdir -p $(@D) && $(call lines,$(TOP_FLAGS)) > $@
 
-$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ PG_OBJ)
-	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ PG_OBJ) > $@
+$(B)/web/flags: $(call changed,$(B)/web/flags,$(WEB_FLAGS))
+	$(call need,$(PKGS) $(PG_PKGS) $(WEB_PKGS))
+	@mkdir -p $(@D) && $(call lines,$(WEB_FLAGS)) > $@
+
+$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ PG_OBJ WEB_OBJ)
+	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ PG_OBJ WEB_OBJ) > $@
 
 FORCE:
 
@@ -170,16 +209,16 @@ FORCE:
 # CHECK_ROUNDS: the reduced crash torture run that every check includes.
 CHECK_ROUNDS ?= 20
 check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
-	$(B)/check_chute $(B)/torture $(B)/libfault.so
+	$(B)/chute-web $(B)/check_chute $(B)/torture $(B)/libfault.so $(B)/cdp
 	tests/build/stale.sh
-	tests/build/layers.sh $(B)/libchute.a $(filter-out %/pg_main.o,$(PG_OBJ)) \
-	    $(TOP_OBJ)
+	tests/build/layers.sh $(B)/libchute.a $(PG_LIB_OBJ) $(TOP_OBJ) $(WEB_OBJ)
 	tests/units.sh $(abspath $(B)/chute)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	tests/top.sh $(B)/chute
 	tests/progress.sh $(B)/chute
 	tests/completion.sh $(B)/chute
+	tests/web.sh $(B)/chute $(B)/cdp
 	tests/man.sh $(B)/chute
 	tests/netns.sh $(B)/chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
@@ -211,8 +250,8 @@ STRICT_WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 STRICT_WERROR ?= -Werror
 strict:
 	$(MAKE) B=build/strict WARN='$(STRICT_WARN) $(STRICT_WERROR)' \
-	    $(addprefix build/strict/,chute chute-pgsql check_chute torture \
-	    libfault.so)
+	    $(addprefix build/strict/,chute chute-pgsql chute-web check_chute \
+	    torture libfault.so cdp)
 
 # The owner under valgrind across 10,000 jobs: no leak, no invalid access.
 VALGRIND_JOBS ?= 10000
@@ -273,7 +312,7 @@ fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	        -artifact_prefix=$(FZ)/crash-$$f- || exit 1; \
 	done
 
-install: $(B)/chute $(B)/chute-pgsql
+install: $(B)/chute $(B)/chute-pgsql $(B)/chute-web
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(B)/chute $(DESTDIR)$(BINDIR)/chute
 	install -m 755 $(B)/chute-pgsql $(DESTDIR)$(BINDIR)/chute-pgsql

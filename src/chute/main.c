@@ -22,6 +22,25 @@ cmd_forward(int argc, char **argv)
 	    "moves a spool's jobs into a PostgreSQL queue)");
 }
 
+/*
+ * `chute web SPOOL|URL ...` is chute-web's, for a spool and a URI alike:
+ * the dashboard is a program of its own, so that a host without it needs
+ * no libmicrohttpd.  Its command line is handed over as it is.
+ */
+static int
+cmd_web(int argc, char **argv)
+{
+	char **full = calloc((size_t)argc + 2, sizeof(*full));
+
+	if (full == NULL) {
+		fprintf(stderr, "chute: web: out of memory\n");
+		return EX_SOFTWARE;
+	}
+	full[0] = "chute";
+	memcpy(full + 1, argv, (size_t)argc * sizeof(*argv));
+	return cmd_exec_web(full);
+}
+
 /* In the order `chute --help` lists them. */
 static const struct cmd cmds[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
@@ -42,6 +61,8 @@ static const struct cmd cmds[] = {
 	{ "top", cmd_top, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
+	{ "web", cmd_web, "SPOOL|URL [--queue NAME] [--listen ADDR:PORT]"
+	    " [--allow-actions] [--auth-file FILE]" },
 };
 
 int
@@ -66,7 +87,7 @@ main(int argc, char *argv[])
 		return cmd_flush_stdout(0);
 	}
 	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
-		if (cmd_wants_pgsql(argc, argv))
+		if (cmd->fn != cmd_web && cmd_wants_pgsql(argc, argv))
 			return cmd_exec_pgsql(argv);
 		/* run's parser knows where the handler's own arguments begin. */
 		if (strcmp(cmd->name, "run") != 0 &&

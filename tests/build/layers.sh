@@ -22,7 +22,7 @@ folder_layer() {
 	queue/spool|queue/pg) echo 3 ;;
 	run) echo 4 ;;
 	cli) echo 5 ;;
-	chute|chute-pgsql) echo 6 ;;
+	chute|chute-pgsql|chute-web) echo 6 ;;
 	*) echo 0 ;;
 	esac
 }

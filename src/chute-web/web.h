@@ -1,0 +1,301 @@
+/*
+ * web.h: chute-web, the dashboard `chute web SPOOL|URL` serves: what its
+ * files share.  A program of its own (chute execs it), so that only a host
+ * that wants a dashboard installs libmicrohttpd.  Its limits are in one
+ * block here; its store (a spool, or a queue) is read through struct
+ * web_store_ops, so that the pages do not know which it is.
+ */
+#ifndef WEB_H
+#define WEB_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/util.h"
+#include "store/spool.h"
+
+/* ---- the dashboard's defaults and limits, all in one place ---- */
+#define WEB_LISTEN	"127.0.0.1:8420"	/* --listen's default */
+#define WEB_CONN_MAX	64	/* connections at once (a thread each) */
+#define WEB_SSE_MAX	16	/* of which live-update streams, at most */
+#define WEB_TIMEOUT_S	30	/* a connection idle this long is closed */
+#define WEB_CONN_MEM	32768	/* bytes per connection: headers, at most */
+#define WEB_BODY_MAX	4096	/* bytes of a POST's body, at most */
+#define WEB_EVENT_MS	1000	/* one refresh of the overview per this, at most */
+#define WEB_SAFETY_MS	10000	/* ... and one at least, events or not */
+#define WEB_PING_MS	15000	/* an idle live-update stream gets a comment */
+#define WEB_ROWS	50	/* rows of a job list's page, by default */
+#define WEB_ROWS_MAX	200	/* ... at most */
+#define WEB_SCAN_MAX	200000	/* names of a spool's directory read per page, at most */
+#define WEB_LOG_MAX	65536	/* bytes of a job's log shown: its end */
+#define WEB_BATCH_MAX	1000	/* jobs one "retry matching" takes, at most */
+#define WEB_FAIL_READ	1000	/* failures grouped by reason: the newest */
+#define WEB_GROUPS	50	/* reasons shown, at most */
+#define WEB_WORKERS	64	/* workers shown, at most */
+#define WEB_LIST	10	/* running jobs and failures on the overview */
+#define WEB_HOUR	60	/* minutes of throughput on the chart */
+#define WEB_USERS	64	/* lines of an --auth-file, at most */
+#define WEB_AUTH_CACHE	16	/* credentials remembered once checked */
+#define WEB_AUTH_TTL_MS	300000	/* ... for this long */
+#define WEB_ID_LEN	(NAME_MAX + 1)	/* a spool's names are IDs too */
+
+/* ---- what the pages show, as a store reads it ---- */
+
+/* A job on the overview: running (ms = its time so far) or failed. */
+struct web_item {
+	char	 id[WEB_ID_LEN];
+	msec_t	 since;			/* running: started; failed: failed (now_ms()'s clock) */
+	int	 attempts;
+	char	 text[160];		/* failed: the last outcome; running: its worker */
+};
+
+struct web_overview {
+	long long	 count[ST_NDIRS];	/* new cur defer done failed */
+	bool		 capped;	/* counts of done and failed are "at least" */
+	long long	 running;
+	msec_t		 oldest;	/* when the oldest queued job was queued; 0 none */
+	char		 owner[160];	/* who runs it, in words */
+	int		 workers;	/* alive */
+	bool		 paused;
+	char		 paused_by[160];
+	unsigned	 done[WEB_HOUR], failed[WEB_HOUR];	/* per minute, the last is now's */
+	unsigned	 min_done, min_failed;	/* in the last 60 s */
+	struct web_item	 run[WEB_LIST], fail[WEB_LIST];
+	int		 nrun, nfail;
+	msec_t		 at;		/* now_ms() of the reading */
+	char		 error[256];	/* "": the reading worked */
+};
+
+/* A page of jobs in one state, in the order of `chute ls`. */
+struct web_query {
+	int	 state;			/* ST_NEW ... ST_FAILED */
+	char	 prefix[WEB_ID_LEN];	/* IDs starting with it; "" all */
+	char	 reason[160];		/* failed: this last outcome; "" any */
+	bool	 after;			/* rows after (after_us, after_id) only */
+	int64_t	 after_us;
+	char	 after_id[WEB_ID_LEN];
+	int	 rows;
+};
+
+struct web_row {
+	char	 id[WEB_ID_LEN];
+	int64_t	 us;			/* the sort key: mtime, run_at (µs) */
+	int	 attempts;
+	char	 last[160];
+};
+
+struct web_list {
+	struct web_row	 v[WEB_ROWS_MAX + 1];	/* one more: is there a next page? */
+	int		 n;
+	bool		 more;		/* a next page exists */
+	bool		 cut;		/* the scan stopped at WEB_SCAN_MAX */
+	long long	 seen;		/* names read (a spool) */
+};
+
+struct web_job {
+	char		 id[WEB_ID_LEN];
+	int		 state;
+	int		 attempts;
+	char		 last[160];
+	char		 worker[160];	/* who runs it; "" none */
+	long long	 size;		/* the payload's bytes */
+	int64_t		 us;		/* mtime / run_at */
+	char		*log;		/* malloc'd: its last WEB_LOG_MAX bytes */
+	size_t		 loglen;
+	long long	 logsize;	/* the whole log's; -1 none */
+};
+
+struct web_group {
+	char		 reason[160];
+	long long	 n;
+	char		 id[WEB_ID_LEN];	/* the newest of them */
+	int64_t		 us;
+};
+
+struct web_failures {
+	struct web_group v[WEB_GROUPS];
+	int		 n;
+	long long	 read;		/* failed jobs grouped: the newest */
+	long long	 total;		/* failed jobs in all */
+	bool		 cut;		/* ... at least: a spool read WEB_SCAN_MAX */
+	long long	 other;		/* of those read, in groups not shown */
+};
+
+struct web_worker {
+	char	 name[160];
+	char	 host[128], version[32];
+	long	 pid;
+	int	 slots, running;
+	msec_t	 started_ago, seen_ago;	/* -1: not known */
+	bool	 alive;
+};
+
+struct web_workers {
+	struct web_worker v[WEB_WORKERS];
+	int		 n;
+	char		 note[256];
+};
+
+enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
+
+/*
+ * A store: the spool's (web_spool.c) or the queue's (web_pg.c).  watch_fd,
+ * wake and refresh are the main thread's; the others are called from the
+ * connections' threads, any number at once: each takes the locks it needs.
+ * Functions returning int return 0, or -1 with err (or ov->error) saying
+ * why in a line for the page.
+ */
+struct web_store_ops {
+	const char	*label;		/* "spool" or "queue" */
+	/* A descriptor to poll for POLLIN: events, or notifications. */
+	int	(*watch_fd)(void *st);
+	/* Take what came on it; *dirty: the overview changed. */
+	int	(*wake)(void *st, bool *dirty);
+	int	(*refresh)(void *st, struct web_overview *ov);
+	int	(*list)(void *st, const struct web_query *q, struct web_list *l,
+		    char *err, size_t len);
+	/* 1 when there is no such job. */
+	int	(*job)(void *st, const char *id, struct web_job *j, char *err,
+		    size_t len);
+	int	(*failures)(void *st, struct web_failures *f, char *err,
+		    size_t len);
+	int	(*workers)(void *st, struct web_workers *w, char *err,
+		    size_t len);
+	/* `chute stats --prometheus`, to f. */
+	int	(*metrics)(void *st, FILE *f);
+	/*
+	 * Up to max failed jobs matching q (prefix, reason) into ids (max
+	 * of WEB_ID_LEN each), oldest first.  Returns how many, or -1.
+	 */
+	int	(*matching)(void *st, const struct web_query *q, char *ids,
+		    int max, char *err, size_t len);
+	/*
+	 * cancel or retry id, pause or resume (id NULL), as the subcommand
+	 * does; by goes in the log's note.  msg gets the line to show.
+	 * Returns the subcommand's exit status.
+	 */
+	int	(*act)(void *st, enum web_act a, const char *id, const char *by,
+		    char *msg, size_t len);
+	void	(*close)(void *st);
+};
+
+/* web_spool.c, web_pg.c: open the store; 0, or an exit status after saying why. */
+int	 web_spool_open(const char *path, const struct web_store_ops **ops,
+	    void **st);
+int	 web_pg_open(const char *uri, const char *queue,
+	    const struct web_store_ops **ops, void **st, const char **name);
+
+/* ---- web_html.c: text made safe for where it goes ---- */
+
+struct buf {
+	char	*p;
+	size_t	 len, cap;
+	bool	 oom;			/* an append failed: the page is an error */
+};
+/* Our own text, as it is. */
+void	 buf_add(struct buf *b, const char *s);
+void	 buf_addn(struct buf *b, const char *s, size_t n);
+/* Our own format: numbers and our own strings only, never hostile text. */
+void	 buf_fmt(struct buf *b, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/*
+ * Hostile text (an ID, a reason, a log) into HTML, for an element's
+ * content or a quoted attribute's value: & < > " ' as entities, and
+ * what is not printable UTF-8 C-style escaped (\ooo) as `chute ls`
+ * shows it.  id: a job's ID, whose spaces and backslashes are escaped
+ * too (vis_name's rules); otherwise newlines and tabs stay (a log).
+ */
+void	 buf_html(struct buf *b, const char *s, size_t n, bool id);
+/*
+ * Text as it is, into a quoted attribute's value (a form's input): & < >
+ * " ' as entities, nothing else changed.
+ */
+void	 buf_attr(struct buf *b, const char *s);
+/* A query string's value: every byte but A-Z a-z 0-9 - . _ ~ as %XX. */
+void	 buf_url(struct buf *b, const char *s);
+/* A JSON string, quoted: the same text as buf_html shows, \u-escaped. */
+void	 buf_json(struct buf *b, const char *s, bool id);
+void	 buf_free(struct buf *b);
+/* An age in words: 0s, 59s, 1m0s, 2h3m (top_age's), or "-". */
+void	 buf_age(struct buf *b, msec_t ms);
+
+/* ---- web_auth.c: who may act ---- */
+
+struct web_auth;
+/*
+ * Read the users of path (lines "user:HASH", HASH one crypt(3) knows;
+ * '#' comments): refused if others may read or write it.  Returns NULL
+ * after one line on stderr saying why.
+ */
+struct web_auth	*web_auth_load(const char *path);
+/*
+ * The user whose name and password these are, or -1.  A success is
+ * remembered for WEB_AUTH_TTL_MS, so that a page's requests do not each
+ * cost a crypt(3).
+ */
+int	 web_auth_check(struct web_auth *a, const char *user, const char *pass);
+/* User u's name, and the CSRF token of this process for u (hex). */
+const char	*web_auth_name(struct web_auth *a, int u);
+const char	*web_auth_token(struct web_auth *a, int u);
+/* Is tok user u's token?  In constant time. */
+bool	 web_auth_token_ok(struct web_auth *a, int u, const char *tok);
+void	 web_auth_free(struct web_auth *a);
+
+/* ---- web_main.c: the process ---- */
+
+struct web {
+	const struct web_store_ops *ops;
+	void		*st;
+	const char	*target;	/* the spool's path, or the URI without password */
+	bool		 actions;	/* --allow-actions */
+	struct web_auth	*auth;		/* NULL: no --auth-file */
+	bool		 loopback;	/* listening on 127.0.0.0/8 or ::1 */
+	char		 port[8];
+	/* The overview, read by the main thread; mu guards what follows. */
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;		/* signalled on each new reading, and at the end */
+	struct web_overview ov;
+	uint64_t	 gen;		/* readings so far */
+	bool		 stopping;
+	int		 nsse;		/* live-update streams open */
+};
+
+/* ---- web_http.c: requests ---- */
+
+struct MHD_Daemon;
+/* Listen on fd (bound, listening).  NULL after saying why. */
+struct MHD_Daemon	*web_http_start(struct web *w, int fd);
+void	 web_http_stop(struct MHD_Daemon *d);
+
+/* ---- web_pages.c: the pages, whole, into b ---- */
+
+/* What a page knows of its request. */
+struct web_req {
+	struct web	*w;
+	int		 user;		/* -1: none (no --auth-file) */
+	const char	*path;
+	/* A GET's query arguments, or a POST's fields: get(arg, "name"). */
+	const char	*(*get)(void *arg, const char *name);
+	void		*arg;
+};
+/*
+ * Render the page for r->path into b: 200, 400, 404, 500... (the HTTP
+ * status).  POST paths are the actions.
+ */
+int	 web_page_get(const struct web_req *r, struct buf *b);
+int	 web_page_post(const struct web_req *r, struct buf *b);
+/* A page that only says title and msg (our own words); returns status. */
+int	 web_page_status(const struct web_req *r, struct buf *b, int status,
+	    const char *title, const char *msg);
+/* The overview as one JSON object: a live update's data. */
+void	 web_overview_json(const struct web_overview *ov, struct buf *b);
+
+/* ---- web_static.c: the script and the style sheet ---- */
+
+/* The file named path ("/static/chute.js"...), or NULL; *type its type. */
+const char	*web_static(const char *path, size_t *len, const char **type);
+
+#endif

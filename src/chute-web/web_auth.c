@@ -1,0 +1,307 @@
+/*
+ * web_auth.c: who may use the dashboard's actions.  The users and their
+ * password hashes come from a file the operator made (--auth-file), never
+ * from the command line; a password is checked with crypt(3) (libcrypt:
+ * yescrypt, sha512-crypt...).  Each user has a CSRF token, random for
+ * this process, that every form carries.
+ */
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <crypt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "chute-web/web.h"
+
+#define USER_MAX	64	/* a user name's bytes, and its NUL */
+#define HASH_MAX	512
+#define PASS_MAX	1024	/* a longer password is refused unread */
+#define FILE_MAX	65536
+
+struct user {
+	char	 name[USER_MAX];
+	char	 hash[HASH_MAX];
+	char	 token[33];
+};
+
+/* A password that was right, remembered for WEB_AUTH_TTL_MS. */
+struct cached {
+	int	 user;			/* -1: free */
+	char	*pass;
+	msec_t	 until;			/* mono_ms() */
+};
+
+struct web_auth {
+	struct user	 u[WEB_USERS];
+	int		 n;
+	pthread_mutex_t	 mu;		/* guards c */
+	struct cached	 c[WEB_AUTH_CACHE];
+};
+
+/* Equal strings?  In a time that depends on their lengths only. */
+static bool
+same(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+static bool
+name_ok(const char *s)
+{
+	size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._@-");
+
+	return n > 0 && n < USER_MAX && s[n] == '\0';
+}
+
+static int
+token_new(char *hex)
+{
+	unsigned char r[16];
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+/* One "user:HASH" line into a->u[a->n]: 0, or -1 after saying why. */
+static int
+add_user(struct web_auth *a, const char *path, int lineno, char *line)
+{
+	char *colon = strchr(line, ':');
+	struct user *u = &a->u[a->n];
+	int salt;
+
+	if (colon == NULL || colon == line)
+		return fprintf(stderr, "chute: %s:%d: want user:HASH\n", path,
+		    lineno), -1;
+	*colon = '\0';
+	if (!name_ok(line))
+		return fprintf(stderr, "chute: %s:%d: a user name is 1-%d of "
+		    "A-Z a-z 0-9 . _ @ -\n", path, lineno, USER_MAX - 1), -1;
+	salt = crypt_checksalt(colon + 1);
+	if (colon[1] != '$' || strlen(colon + 1) >= HASH_MAX ||
+	    (salt != CRYPT_SALT_OK && salt != CRYPT_SALT_TOO_CHEAP))
+		return fprintf(stderr, "chute: %s:%d: %s: not a password hash "
+		    "this crypt(3) takes (make one with mkpasswd or openssl "
+		    "passwd -6)\n", path, lineno, line), -1;
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->u[i].name, line) == 0)
+			return fprintf(stderr, "chute: %s:%d: %s: a second "
+			    "time\n", path, lineno, line), -1;
+	strlcpy(u->name, line, sizeof(u->name));
+	strlcpy(u->hash, colon + 1, sizeof(u->hash));
+	if (token_new(u->token) == -1)
+		return fprintf(stderr, "chute: getrandom: %s\n",
+		    strerror(errno)), -1;
+	a->n++;
+	return 0;
+}
+
+static int
+parse(struct web_auth *a, const char *path, char *text)
+{
+	int lineno = 0;
+
+	for (char *line = text, *next; line != NULL; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		lineno++;
+		if (*line == '\0' || *line == '#')
+			continue;
+		if (a->n == WEB_USERS)
+			return fprintf(stderr, "chute: %s: more than %d users\n",
+			    path, WEB_USERS), -1;
+		if (add_user(a, path, lineno, line) == -1)
+			return -1;
+	}
+	if (a->n > 0)
+		return 0;
+	fprintf(stderr, "chute: %s: no user in it (lines user:HASH)\n", path);
+	return -1;
+}
+
+/*
+ * The file's text, if only its owner (and its group, to read) may get at
+ * it: a hash others can read can be attacked offline.
+ */
+static char *
+read_private(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	char *text = NULL;
+	ssize_t n;
+
+	if (fd == -1 || fstat(fd, &st) == -1)
+		fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		fprintf(stderr, "chute: %s: not a regular file\n", path);
+	else if (st.st_mode & (S_IRWXO | S_IWGRP))
+		fprintf(stderr, "chute: %s: mode %04o: %s may %s it; chmod "
+		    "go-w,o-r %s\n", path, (unsigned)(st.st_mode & 07777),
+		    st.st_mode & S_IRWXO ? "others" : "its group",
+		    st.st_mode & (S_IROTH | S_IXOTH) ? "read" : "write", path);
+	else if (st.st_size > FILE_MAX)
+		fprintf(stderr, "chute: %s: over %d bytes\n", path, FILE_MAX);
+	else if ((text = calloc(1, (size_t)st.st_size + 1)) == NULL ||
+	    (n = read_full(fd, text, (size_t)st.st_size)) == -1) {
+		fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
+		free(text);
+		text = NULL;
+	} else
+		text[n] = '\0';
+	if (fd != -1)
+		close(fd);
+	return text;
+}
+
+struct web_auth *
+web_auth_load(const char *path)
+{
+	struct web_auth *a = calloc(1, sizeof(*a));
+	char *text = read_private(path);
+
+	if (a == NULL || text == NULL || parse(a, path, text) == -1) {
+		if (a != NULL && text != NULL)
+			explicit_bzero(a, sizeof(*a));
+		free(a);
+		free(text);
+		return NULL;
+	}
+	explicit_bzero(text, strlen(text));
+	free(text);
+	pthread_mutex_init(&a->mu, NULL);
+	for (int i = 0; i < WEB_AUTH_CACHE; i++)
+		a->c[i].user = -1;
+	return a;
+}
+
+static void
+forget(struct cached *c)
+{
+	if (c->pass != NULL) {
+		explicit_bzero(c->pass, strlen(c->pass));
+		free(c->pass);
+	}
+	c->pass = NULL;
+	c->user = -1;
+}
+
+/* Is (u, pass) remembered, and still fresh?  Under a->mu. */
+static bool
+remembered(struct web_auth *a, int u, const char *pass, msec_t now)
+{
+	bool hit = false;
+
+	for (int i = 0; i < WEB_AUTH_CACHE; i++) {
+		struct cached *c = &a->c[i];
+
+		if (c->user != -1 && c->until <= now)
+			forget(c);
+		if (c->user == u && same(c->pass, pass))
+			hit = true;
+	}
+	return hit;
+}
+
+/* Remember (u, pass) in a free slot, else in the one to expire first. */
+static void
+remember(struct web_auth *a, int u, const char *pass, msec_t now)
+{
+	struct cached *c = &a->c[0];
+
+	for (int i = 0; i < WEB_AUTH_CACHE; i++)
+		if (a->c[i].user == -1 || a->c[i].until < c->until)
+			c = &a->c[i];
+	forget(c);
+	if ((c->pass = strdup(pass)) == NULL)
+		return;
+	c->user = u;
+	c->until = now + WEB_AUTH_TTL_MS;
+}
+
+/* crypt(3) of pass with u's hash as the setting: is it u's hash? */
+static bool
+verify(const struct user *u, const char *pass)
+{
+	struct crypt_data *cd = calloc(1, sizeof(*cd));
+	const char *h;
+	bool ok;
+
+	if (cd == NULL)
+		return false;
+	h = crypt_rn(pass, u->hash, cd, (int)sizeof(*cd));
+	ok = h != NULL && h[0] != '*' && same(h, u->hash);
+	explicit_bzero(cd, sizeof(*cd));
+	free(cd);
+	return ok;
+}
+
+int
+web_auth_check(struct web_auth *a, const char *user, const char *pass)
+{
+	msec_t now = mono_ms();
+	int u = -1;
+	bool hit;
+
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->u[i].name, user) == 0)
+			u = i;
+	if (u == -1 || strlen(pass) > PASS_MAX)
+		return -1;
+	pthread_mutex_lock(&a->mu);
+	hit = remembered(a, u, pass, now);
+	pthread_mutex_unlock(&a->mu);
+	if (hit)
+		return u;
+	if (!verify(&a->u[u], pass))
+		return -1;
+	pthread_mutex_lock(&a->mu);
+	remember(a, u, pass, now);
+	pthread_mutex_unlock(&a->mu);
+	return u;
+}
+
+const char *
+web_auth_name(struct web_auth *a, int u)
+{
+	return a->u[u].name;
+}
+
+const char *
+web_auth_token(struct web_auth *a, int u)
+{
+	return a->u[u].token;
+}
+
+bool
+web_auth_token_ok(struct web_auth *a, int u, const char *tok)
+{
+	return tok != NULL && same(a->u[u].token, tok);
+}
+
+void
+web_auth_free(struct web_auth *a)
+{
+	if (a == NULL)
+		return;
+	for (int i = 0; i < WEB_AUTH_CACHE; i++)
+		forget(&a->c[i]);
+	pthread_mutex_destroy(&a->mu);
+	explicit_bzero(a, sizeof(*a));
+	free(a);
+}

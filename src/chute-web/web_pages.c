@@ -1,0 +1,264 @@
+/*
+ * web_pages.c: which page a path is, and the overview: counts, the oldest
+ * queued job, who runs it, the last hour's throughput as a chart drawn
+ * here in SVG, the running jobs and the newest failures.  Its live
+ * updates are the same reading as JSON (web_overview_json), which the
+ * static script (chute.js) puts into the page as text, never as markup.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "base/util.h"
+#include "store/spool.h"
+#include "chute-web/web.h"
+#include "chute-web/web_page.h"
+
+#define CHART_W		10	/* a minute's bar, and its gap */
+#define CHART_H		100	/* the tallest bar */
+
+/* ---- which page ---- */
+
+int
+web_page_get(const struct web_req *r, struct buf *b)
+{
+	static const struct {
+		const char	*path;
+		int		(*fn)(const struct web_req *, struct buf *);
+	} pages[] = {
+		{ "/", page_overview }, { "/jobs", page_jobs },
+		{ "/job", page_job }, { "/failures", page_failures },
+		{ "/workers", page_workers },
+	};
+
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		if (strcmp(r->path, pages[i].path) == 0)
+			return pages[i].fn(r, b);
+	return web_page_status(r, b, MHD_HTTP_NOT_FOUND, "Not found",
+	    "There is no such page.");
+}
+
+int
+web_page_post(const struct web_req *r, struct buf *b)
+{
+	if (strcmp(r->path, "/action/cancel") == 0)
+		return act_job(r, b, WA_CANCEL);
+	if (strcmp(r->path, "/action/retry") == 0)
+		return act_job(r, b, WA_RETRY);
+	if (strcmp(r->path, "/action/retry-matching") == 0)
+		return act_matching(r, b);
+	if (strcmp(r->path, "/action/pause") == 0)
+		return act_pause(r, b, WA_PAUSE);
+	if (strcmp(r->path, "/action/resume") == 0)
+		return act_pause(r, b, WA_RESUME);
+	return web_page_status(r, b, MHD_HTTP_NOT_FOUND, "Not found",
+	    "There is no such action.");
+}
+
+/* ---- the overview ---- */
+
+static const int shown_states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
+	ST_FAILED };
+#define NSHOWN	(sizeof(shown_states) / sizeof(shown_states[0]))
+
+/* How long ago t was (now_ms()'s clock); -1, shown "-", for none. */
+static msec_t
+since(msec_t t)
+{
+	msec_t now = now_ms();
+
+	return t == 0 ? -1 : t < now ? now - t : 0;
+}
+
+static unsigned
+chart_max(const struct web_overview *ov)
+{
+	unsigned max = 1;
+
+	for (int k = 0; k < WEB_HOUR; k++)
+		if (ov->done[k] + ov->failed[k] > max)
+			max = ov->done[k] + ov->failed[k];
+	return max;
+}
+
+/*
+ * One bar per minute, done under failed, scaled to the busiest minute;
+ * chute.js moves the same rectangles (ids dN and fN) by the same rule.
+ */
+static void
+chart(const struct web_overview *ov, struct buf *b)
+{
+	unsigned max = chart_max(ov);
+
+	buf_fmt(b, "<svg id=\"chart\" class=\"chart\" viewBox=\"0 0 %d %d\" "
+	    "role=\"img\" aria-label=\"jobs finished per minute\">",
+	    CHART_W * WEB_HOUR, CHART_H + 14);
+	for (int k = 0; k < WEB_HOUR; k++) {
+		unsigned hd = ov->done[k] * CHART_H / max;
+		unsigned hf = ov->failed[k] * CHART_H / max;
+
+		buf_fmt(b, "<rect id=\"d%d\" class=\"done\" x=\"%d\" y=\"%u\" "
+		    "width=\"%d\" height=\"%u\"></rect>", k, k * CHART_W,
+		    CHART_H - hd, CHART_W - 2, hd);
+		buf_fmt(b, "<rect id=\"f%d\" class=\"failed\" x=\"%d\" y=\"%u\" "
+		    "width=\"%d\" height=\"%u\"></rect>", k, k * CHART_W,
+		    CHART_H - hd - hf, CHART_W - 2, hf);
+	}
+	buf_fmt(b, "<text x=\"0\" y=\"%d\">-60 min</text><text x=\"%d\" "
+	    "y=\"%d\" text-anchor=\"end\">now</text></svg>"
+	    "<p class=\"legend\">busiest minute: <span id=\"chart-max\">%u"
+	    "</span> jobs; <span class=\"done\">done</span>, "
+	    "<span class=\"failed\">failed</span></p>", CHART_H + 12,
+	    CHART_W * WEB_HOUR, CHART_H + 12, max);
+}
+
+static void
+counts(const struct web_overview *ov, struct buf *b)
+{
+	buf_add(b, "<table class=\"counts\"><tr>");
+	for (size_t i = 0; i < NSHOWN; i++)
+		buf_fmt(b, "<th>%s</th>", state_names[shown_states[i]]);
+	buf_add(b, "</tr><tr>");
+	for (size_t i = 0; i < NSHOWN; i++)
+		buf_fmt(b, "<td><a id=\"c-%s\" href=\"/jobs?state=%s\">%lld"
+		    "</a></td>", state_names[shown_states[i]],
+		    state_names[shown_states[i]], ov->count[shown_states[i]]);
+	buf_add(b, "</tr></table>");
+}
+
+static void
+facts(const struct web_overview *ov, struct buf *b)
+{
+	buf_add(b, "<dl class=\"facts\"><dt>oldest queued</dt><dd id=\"oldest\">");
+	buf_age(b, since(ov->oldest));
+	buf_fmt(b, "</dd><dt>running</dt><dd id=\"running\">%lld</dd>"
+	    "<dt>runs it</dt><dd id=\"owner\">", ov->running);
+	buf_html(b, ov->owner, strlen(ov->owner), false);
+	buf_fmt(b, "</dd><dt>last minute</dt><dd id=\"minute\">%u done, %u "
+	    "failed</dd><dt>state</dt><dd id=\"paused\">%s</dd></dl>",
+	    ov->min_done, ov->min_failed, ov->paused ? "paused" : "claiming");
+}
+
+static void
+items(struct buf *b, const char *id, const struct web_item *v, int n,
+    bool failed)
+{
+	buf_fmt(b, "<table class=\"jobs\"><thead><tr><th>%s</th>%s<th>ID</th>"
+	    "</tr></thead><tbody id=\"%s\">", failed ? "failed" : "running",
+	    failed ? "<th>attempts</th><th>last outcome</th>" : "", id);
+	for (int i = 0; i < n; i++) {
+		buf_add(b, "<tr><td>");
+		buf_age(b, since(v[i].since));
+		if (failed) {
+			buf_fmt(b, " ago</td><td>%d</td><td>", v[i].attempts);
+			buf_html(b, v[i].text, strlen(v[i].text), false);
+		}
+		buf_add(b, "</td><td>");
+		page_job_link(b, v[i].id);
+		buf_add(b, "</td></tr>");
+	}
+	buf_add(b, "</tbody></table>");
+}
+
+static void
+pause_form(const struct web_req *r, const struct web_overview *ov,
+    struct buf *b)
+{
+	if (!r->w->actions)
+		return;
+	page_form(r, b, ov->paused ? "resume" : "pause");
+	page_form_end(b, ov->paused ? "resume claiming" : "pause claiming");
+}
+
+int
+page_overview(const struct web_req *r, struct buf *b)
+{
+	struct web_overview *ov = malloc(sizeof(*ov));
+
+	if (ov == NULL)
+		return web_page_status(r, b, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "Out of memory", "Try again.");
+	pthread_mutex_lock(&r->w->mu);
+	*ov = r->w->ov;
+	pthread_mutex_unlock(&r->w->mu);
+	page_head(r, b, "overview");
+	buf_add(b, "<section id=\"overview\" class=\"live\"><h1>Overview</h1>");
+	buf_fmt(b, "<p id=\"error\" class=\"error\"%s>", ov->error[0] ?
+	    "" : " hidden");
+	buf_html(b, ov->error, strlen(ov->error), false);
+	buf_add(b, "</p>");
+	counts(ov, b);
+	facts(ov, b);
+	pause_form(r, ov, b);
+	buf_add(b, "<h2>Jobs finished per minute, the last hour</h2>");
+	chart(ov, b);
+	buf_add(b, "<h2>Running</h2>");
+	items(b, "run", ov->run, ov->nrun, false);
+	buf_add(b, "<h2>Newest failures</h2>");
+	items(b, "fail", ov->fail, ov->nfail, true);
+	buf_add(b, "<p class=\"at\">read <span id=\"at\">");
+	buf_age(b, now_ms() - ov->at);
+	buf_add(b, "</span> ago; live while this page is open</p></section>");
+	page_foot(b);
+	free(ov);
+	return MHD_HTTP_OK;
+}
+
+/* ---- the overview as a live update ---- */
+
+static void
+json_items(struct buf *b, const char *name, const struct web_item *v, int n,
+    bool failed)
+{
+	buf_fmt(b, ",\"%s\":[", name);
+	for (int i = 0; i < n; i++) {
+		buf_add(b, i ? ",{\"id\":" : "{\"id\":");
+		buf_json(b, v[i].id, true);
+		buf_add(b, ",\"href\":\"/job?id=");
+		buf_url(b, v[i].id);
+		buf_add(b, "\",\"age\":\"");
+		buf_age(b, since(v[i].since));
+		buf_add(b, "\"");
+		if (failed) {
+			buf_fmt(b, ",\"attempts\":%d,\"reason\":", v[i].attempts);
+			buf_json(b, v[i].text, false);
+		}
+		buf_add(b, "}");
+	}
+	buf_add(b, "]");
+}
+
+static void
+json_chart(const struct web_overview *ov, struct buf *b)
+{
+	buf_fmt(b, ",\"max\":%u,\"done\":[", chart_max(ov));
+	for (int k = 0; k < WEB_HOUR; k++)
+		buf_fmt(b, k ? ",%u" : "%u", ov->done[k]);
+	buf_add(b, "],\"failed\":[");
+	for (int k = 0; k < WEB_HOUR; k++)
+		buf_fmt(b, k ? ",%u" : "%u", ov->failed[k]);
+	buf_add(b, "]");
+}
+
+void
+web_overview_json(const struct web_overview *ov, struct buf *b)
+{
+	buf_add(b, "{\"counts\":{");
+	for (size_t i = 0; i < NSHOWN; i++)
+		buf_fmt(b, "%s\"%s\":%lld", i ? "," : "",
+		    state_names[shown_states[i]], ov->count[shown_states[i]]);
+	buf_fmt(b, "},\"running\":%lld,\"oldest\":\"", ov->running);
+	buf_age(b, since(ov->oldest));
+	buf_add(b, "\",\"owner\":");
+	buf_json(b, ov->owner, false);
+	buf_fmt(b, ",\"minute\":\"%u done, %u failed\",\"paused\":\"%s\"",
+	    ov->min_done, ov->min_failed, ov->paused ? "paused" : "claiming");
+	buf_add(b, ",\"error\":");
+	buf_json(b, ov->error, false);
+	json_chart(ov, b);
+	json_items(b, "run", ov->run, ov->nrun, false);
+	json_items(b, "fail", ov->fail, ov->nfail, true);
+	buf_add(b, "}");
+}

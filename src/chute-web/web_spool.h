@@ -1,0 +1,44 @@
+/*
+ * web_spool.h: the spool as the dashboard's store: what web_spool.c (the
+ * live overview, actions, metrics) and web_spool_read.c (pages of jobs, a
+ * job, failures by reason) share.
+ */
+#ifndef WEB_SPOOL_H
+#define WEB_SPOOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "cli/top.h"
+#include "store/spool.h"
+#include "store/watch.h"
+#include "chute-web/web.h"
+
+struct wspool {
+	struct spool	 sp;
+	const char	*path;		/* as given: the metrics' label */
+	/* The main thread's: the live overview. */
+	struct top	 t;
+	struct watch	*w;
+	bool		 dirty;		/* an event since the last wake */
+	msec_t		 oldest;	/* new/'s oldest mtime; 0 none */
+	bool		 old_known;	/* ... read since new/ last changed */
+	/* Jobs finished in each of the last WEB_HOUR minutes, a ring. */
+	int64_t		 minute[WEB_HOUR];
+	unsigned	 done[WEB_HOUR], failed[WEB_HOUR];
+	/* Actions, one at a time: they mark the spool's directories dirty. */
+	pthread_mutex_t	 act;
+};
+
+/* web_spool_read.c: the ops of struct web_store_ops that read pages. */
+int	 wsp_list(void *st, const struct web_query *q, struct web_list *l,
+	    char *err, size_t len);
+int	 wsp_job(void *st, const char *id, struct web_job *j, char *err,
+	    size_t len);
+int	 wsp_failures(void *st, struct web_failures *f, char *err, size_t len);
+int	 wsp_matching(void *st, const struct web_query *q, char *ids, int max,
+	    char *err, size_t len);
+/* st/name's mtime in µs, to the ms as `chute ls` reads it; -1: gone meanwhile. */
+int64_t	 wsp_mtime(struct wspool *s, int st, const char *name, long long *size);
+
+#endif

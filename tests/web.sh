@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# tests/web.sh CHUTE CDP: `chute web` in a real browser.  chute-web serves
+# a spool of the test's own (and then a PostgreSQL queue, on a server of
+# the test's own), and Debian's headless Chromium, driven through the
+# DevTools protocol by CDP (tests/cdp.c, built by make), reads its pages:
+# the counts on the overview are those `chute stats` gives and follow the
+# store live (Server-Sent Events, no reload); a cancel and a retry are
+# made by clicking the pages' buttons (real form POSTs, with the CSRF
+# token in the page and basic auth from the browser), and a retry of
+# every failed job matching a filter through its confirmation; jobs whose
+# IDs and logs hold <script> and "><img onerror=...> run nothing: the
+# page's title is never changed, no dialog opens and no request names
+# them.  curl shows what a browser does not: no credentials or wrong ones
+# get 401, a POST without the token or from another site 403, the
+# headers (a strict Content-Security-Policy), the bounds (request size,
+# live streams, Host), /metrics equal to `chute stats --prometheus`,
+# close-on-exec descriptors, and SIGTERM ending it cleanly.
+#
+# Every wait is a poll with a bound, for a condition the check names.
+# One "ok - ..." or "not ok - ..." line per check, then "N passed, M
+# failed"; without chromium, curl or openssl, one "skip" line, exit 0.
+set -u
+export LC_ALL=C
+[ $# -eq 2 ] || { echo "usage: tests/web.sh CHUTE CDP" >&2; exit 64; }
+chute=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cdp=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+chromium=$(command -v chromium || true)
+for t in "chromium:$chromium" "curl:$(command -v curl)" \
+    "openssl:$(command -v openssl)"; do
+	if [ -z "${t#*:}" ]; then
+		echo "skip - tests/web.sh: ${t%%:*} is not installed (apt-get install ${t%%:*})"
+		exit 0
+	fi
+done
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-web.XXXXXX") || exit 1
+spool=$tmp/spool web='' webro='' pgstop=: streams=()
+# The check and until_ok helpers (no tmux is used here).
+pane=none
+. "$(dirname "$0")/tmux-tap.sh"
+cleanup() {
+	for p in "${streams[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$web" ] && kill "$web" 2>/dev/null && wait "$web" 2>/dev/null
+	[ -n "$webro" ] && kill "$webro" 2>/dev/null && wait "$webro" 2>/dev/null
+	[ -n "${cdp_pid:-}" ] && kill "$cdp_pid" 2>/dev/null
+	$pgstop
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# ---- helpers ----
+
+# urlenc STRING: every byte but A-Z a-z 0-9 - . _ ~ as %XX.
+urlenc() {
+	local s=$1 out='' c i
+	for ((i = 0; i < ${#s}; i++)); do
+		c=${s:i:1}
+		case $c in
+		[A-Za-z0-9._~-]) out+=$c ;;
+		*) out+=$(printf '%%%02X' "'$c") ;;
+		esac
+	done
+	printf '%s' "$out"
+}
+# stat_of STATE [TARGET]: the count `chute stats` gives.
+stat_of() { "$chute" stats "${2:-$spool}" | awk -v s="$1" '$1 == s { print $2 }'; }
+state_of() { "$chute" status "${2:-$spool}" -- "$1" | awk '{ print $2 }'; }
+
+# only_std CMD...: exec CMD with no descriptor but 0, 1 and 2: what the
+# test's shell holds open must not pass for chute web's own.
+only_std() {
+	local fd
+	for fd in $(ls /proc/$BASHPID/fd); do
+		[ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+	done
+	exec "$@"
+}
+# start_web LOG ARGS...: chute web in the background; $started is its
+# pid, $base its URL once it says where it listens.
+start_web() {
+	local log=$1
+	shift
+	(only_std "$chute" web "$@" --listen 127.0.0.1:0 2>"$log") &
+	started=$!
+	base=''
+	listening() { base=$(sed -n 's|^chute: web: .* on \(http://127.0.0.1:[0-9]*\)/.*|\1|p' "$log"); [ -n "$base" ]; }
+	until_ok 10000 listening
+}
+
+# The browser: one line to cdp, one line back (30 s at most).
+b() {
+	printf '%s\n' "$*" >&"${CDP[1]}"
+	IFS= read -r -t 30 reply <&"${CDP[0]}" || reply="error: no answer"
+}
+# b_ok COMMAND: the browser answered "ok".
+b_ok() { b "$@"; [ "$reply" = ok ]; }
+# js_str STRING: STRING as a JavaScript string literal.
+js_str() {
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"}
+	printf '"%s"' "$s"
+}
+# b_is EXPR WANT: the expression's value in the page is WANT.
+b_is() { b "eval $1"; [ "$reply" = "$2" ] || { echo "#   $1: '$reply', want '$2'"; false; }; }
+# b_wait MS EXPR: poll EXPR in the page until true.
+b_wait() { b "wait $1 $2"; [ "$reply" = ok ]; }
+# b_click CSS: click the first element CSS selects, then wait for the
+# page it leads to: a new document (the mark set on this one is gone),
+# loaded.
+b_click() {
+	b "eval (function(){var e=document.querySelector('$1'); if(!e) return 'none'; window.clickmark=1; e.click(); return 'clicked'})()"
+	[ "$reply" = clicked ] &&
+	    b_wait 10000 "typeof window.clickmark === 'undefined' && document.readyState === 'complete'"
+}
+
+# ---- the spool: hostile IDs, failures, jobs waiting ----
+
+"$chute" init "$spool" >/dev/null || { echo "not ok - chute init"; exit 1; }
+cat >"$tmp/handler" <<'END'
+#!/bin/sh
+read -r what
+case $what in
+ok)	exit 0 ;;
+esac
+# A log that a page must show as text.
+echo "<script>document.title='pwned4';fetch('/pwned4')</script>"
+echo "\"><img src=/pwned5 onerror=\"document.title='pwned5'\">"
+echo "@chute 2026-01-01T00:00:00.000Z attempt=1 exit=<img src=/pwned6 onerror=alert(6)>"
+exit 3
+END
+chmod +x "$tmp/handler"
+# IDs may hold no '/': the script tag stays open, the others need none.
+hostile=("<script>document.title='pwned1';fetch('pwned1')<"
+    "\"><img src=pwned2 onerror=document.title='pwned2'>"
+    "'><svg onload=document.title='pwned3'>")
+for id in "${hostile[@]}"; do
+	echo fail | "$chute" submit "$spool" --id "$id" >/dev/null || notok "submit --id $id"
+done
+for i in 1 2 3; do
+	echo ok | "$chute" submit "$spool" --id "ok-$i" >/dev/null
+	echo fail | "$chute" submit "$spool" --id "bulk-$i" >/dev/null
+done
+"$chute" run "$spool" --drain --max-attempts 1 -- "$tmp/handler" 2>"$tmp/run.log" ||
+	notok "the owner's drain: $(tail -2 "$tmp/run.log")"
+for i in 1 2 3 4; do echo ok | "$chute" submit "$spool" --id "n$i" >/dev/null; done
+echo ok | "$chute" submit "$spool" --id later --delay 1h >/dev/null
+for i in $(seq -w 1 120); do echo ok | "$chute" submit "$spool" --id "p-$i" >/dev/null; done
+
+# ---- refused at the start ----
+
+user=alice password=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '# the users of tests/web.sh\n%s:%s\n' "$user" \
+    "$(openssl passwd -6 "$password")" >"$tmp/users"
+chmod 0644 "$tmp/users"
+"$chute" web "$spool" --allow-actions --auth-file "$tmp/users" \
+    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+rc=$?
+check "an --auth-file others may read is refused (exit 78, the reason)" \
+	eval '[ $rc = 78 ] && grep -q "others may read it" "$tmp/refused.err"'
+chmod 0600 "$tmp/users"
+"$chute" web "$spool" --allow-actions --listen 127.0.0.1:0 2>"$tmp/refused.err"
+rc=$?
+check "--allow-actions without --auth-file is a usage error (64)" \
+	eval '[ $rc = 64 ] && grep -q "needs --auth-file" "$tmp/refused.err"'
+
+start_web "$tmp/web.log" "$spool" --allow-actions --auth-file "$tmp/users"
+web=$started
+check "chute web listens on 127.0.0.1 and says where ($base)" test -n "$base"
+[ -n "$base" ] || { printf '%d passed, %d failed\n' "$pass" "$fail"; exit 1; }
+
+# ---- curl: credentials, headers, bounds ----
+
+code() { curl -s -m 10 -o /dev/null -w "%{http_code}" "$@"; }
+auth=(-u "$user:$password")
+check "/ without credentials: 401" test "$(code "$base/")" = 401
+check "... with a challenge for basic auth" \
+	eval 'curl -sI "$base/" | grep -qi "^WWW-Authenticate: Basic realm=\"chute\""'
+check "/events and /metrics without credentials: 401" \
+	eval '[ "$(code "$base/events")" = 401 ] && [ "$(code "$base/metrics")" = 401 ]'
+check "a POST without credentials: 401" \
+	test "$(code -d id=n1 "$base/action/cancel")" = 401
+check "a wrong password: 401 (and said in the log)" \
+	eval '[ "$(code -u "$user:wrong" "$base/")" = 401 ] && grep -q "alice: wrong user or password" "$tmp/web.log"'
+check "the right one: 200" test "$(code "${auth[@]}" "$base/")" = 200
+curl -s -D "$tmp/headers" -o "$tmp/overview.html" "${auth[@]}" "$base/"
+header() { grep -qiF "$1" "$tmp/headers"; }
+check "Content-Security-Policy: default-src 'none'; script-src 'self' ..." \
+	header "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+check "X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer" \
+	eval 'header "X-Content-Type-Options: nosniff" && header "Referrer-Policy: no-referrer"'
+check "the page has no inline script: one <script>, its src /static/chute.js" \
+	eval '[ "$(grep -o "<script[^>]*>[^<]*" "$tmp/overview.html")" = "<script src=\"/static/chute.js\" defer>" ]'
+check "the script is served as JavaScript, nosniff" \
+	eval 'curl -s -D - -o /dev/null "${auth[@]}" "$base/static/chute.js" | grep -qi "^Content-Type: text/javascript"'
+check "a Host that is not loopback's: 421 (DNS rebinding)" \
+	test "$(code "${auth[@]}" -H "Host: evil.example:${base##*:}" "$base/")" = 421
+head -c 5000 /dev/zero | tr '\0' a >"$tmp/big"
+check "a POST body over 4096 bytes: 413" \
+	test "$(code "${auth[@]}" --data-binary "@$tmp/big" "$base/action/cancel")" = 413
+head -c 40000 /dev/zero | tr '\0' a >"$tmp/bighdr"
+check "headers over the connection's 32 KiB: refused" \
+	eval '[ "$(code "${auth[@]}" -H "X-Big: $(cat "$tmp/bighdr")" "$base/")" != 200 ]'
+
+# /metrics is stats --prometheus, but for the time of the reading (and
+# so the oldest job's age: the two are read apart).
+untimed() { grep -v '^chute_stats_timestamp_seconds\|^chute_oldest_queued_seconds{'; }
+oldest() { sed -n 's/^chute_oldest_queued_seconds{.*} //p'; }
+same_metrics() {
+	local target=$1
+	curl -s "${auth[@]}" "$base/metrics" >"$tmp/metrics.web"
+	"$chute" stats "$target" --prometheus >"$tmp/metrics.cli"
+	diff <(untimed <"$tmp/metrics.web") <(untimed <"$tmp/metrics.cli") &&
+	    awk -v a="$(oldest <"$tmp/metrics.web")" -v b="$(oldest <"$tmp/metrics.cli")" \
+	    'BEGIN { d = a - b; exit !(a != "" && (d < 0 ? -d : d) < 2) }'
+}
+check "/metrics is what chute stats --prometheus prints" same_metrics "$spool"
+
+# ---- the browser: counts, live updates ----
+
+coproc CDP { exec "$cdp" "$chromium" "$tmp/profile" 2>"$tmp/cdp.err"; }
+cdp_pid=$CDP_PID
+IFS= read -r -t 60 reply <&"${CDP[0]}" || reply="no answer"
+check "headless Chromium starts under the DevTools client" test "$reply" = ready
+b_ok "auth $user $password"
+check "the overview loads, the browser giving the credentials it is asked for" \
+	b_ok "open $base/"
+counts_match() {
+	local st
+	for st in new cur defer done failed; do
+		b "eval document.getElementById('c-$st').textContent"
+		[ "$reply" = "$(stat_of $st "${1:-$spool}")" ] || return 1
+	done
+}
+check "its counts are chute stats' (new $(stat_of new), defer $(stat_of defer), done $(stat_of done), failed $(stat_of failed))" \
+	until_ok 10000 counts_match
+check "the live stream connected (an update arrived)" \
+	b_wait 10000 "Number(document.getElementById('overview').getAttribute('data-updates')) >= 1"
+b "eval window.stayed = 'here', 'set'"
+echo ok | "$chute" submit "$spool" --id n5 >/dev/null
+check "a job submitted shows in the count of new/ without a reload" \
+	eval 'until_ok 10000 counts_match && b_is "window.stayed" here'
+check "the overview lists the newest failures, hostile IDs among them" \
+	b_is "document.querySelectorAll('#fail tr').length > 0" true
+
+# ---- hostile IDs and logs execute nothing ----
+
+# Nothing of the payloads ran: the title is the page's, no dialog, and
+# no request for a /pwnedN (the pages' own URLs name them in queries).
+untouched() {
+	b_is "document.title.indexOf('pwned') < 0" true &&
+	    b_is "typeof window.pwned" undefined &&
+	    { b dialogs; [ "$reply" = 0 ]; } &&
+	    { b requests; ! grep -Eq '/pwned[0-9]' <<<"$reply" || { echo "#   $reply"; false; }; }
+}
+# shows ID: the job's page shows its ID as `chute ls` does (a space as \s).
+shows() {
+	b_is "document.getElementById('id').textContent === $(js_str "${1// /\\s}")" true
+}
+shows_log() {
+	b_is "document.getElementById('log').textContent.indexOf(\"<script>document.title='pwned4'\") >= 0" true
+}
+# What a handler's child left behind writes after the owner's last line:
+# the job's last outcome, for the failures page.
+printf '@chute 2026-01-01T00:00:00.000Z attempt=1 exit=<img src=/pwned6 onerror=alert(6)>\n' \
+	>>"$spool/log/${hostile[1]}"
+for id in "${hostile[@]}"; do
+	b_ok "open $base/job?id=$(urlenc "$id")"
+	check "the page of job $id shows its ID as text" shows "$id"
+	check "... and its log as text, <script> and all" shows_log
+	check "... and nothing in it ran" untouched
+done
+for page in "/" "/jobs?state=failed" "/workers" "/failures"; do
+	b_ok "open $base$page"
+	check "$page runs nothing of the hostile jobs'" untouched
+done
+check "/failures groups them by reason, a forged one shown as text" \
+	b_is "document.getElementById('groups').textContent.indexOf('exit=<img src=/pwned6') >= 0" true
+
+# ---- a cancel and a retry, clicked ----
+
+result_is() { b_is "document.getElementById('result').textContent" "$1"; }
+cancel_n1() {
+	b_click '#list form[action="/action/cancel"] button' &&
+	    result_is "n1 new->failed"
+}
+retry_n1() {
+	b_click 'form[action="/action/retry"] button' &&
+	    result_is "n1 failed->new" && [ "$(state_of n1)" = new ]
+}
+noted() {
+	"$chute" log "$spool" n1 >"$tmp/n1.log" &&
+	    grep -q 'cancelled by `chute web` (user alice' "$tmp/n1.log" &&
+	    grep -q 'reset by `chute web` (user alice' "$tmp/n1.log"
+}
+b_ok "open $base/jobs?state=new&prefix=n1"
+check "the list of new/ filtered by the prefix n1: one row" \
+	b_is "document.querySelectorAll('#list tbody tr').length" 1
+check "its cancel button posts the form: 'n1 new->failed'" cancel_n1
+check "... and the spool has it in failed/ (chute status)" \
+	test "$(state_of n1)" = failed
+b_ok "open $base/job?id=n1"
+check "the job's page offers a retry, which puts it back in new/" retry_n1
+check "both are in the job's log, by the dashboard's user" noted
+
+confirm_bulk() {
+	b_click 'form[action="/action/retry-matching"] button' &&
+	    b_is "document.getElementById('count').textContent.split(' ')[0]" 3
+}
+retry_bulk() {
+	b_click 'form[action="/action/retry-matching"] button' &&
+	    result_is "3 of 3 retried" &&
+	    [ "$(state_of bulk-1)$(state_of bulk-2)$(state_of bulk-3)" = newnewnew ]
+}
+b_ok "open $base/jobs?state=failed&prefix=bulk-"
+check "retry every failed job of a prefix: a confirmation first, with the count" \
+	confirm_bulk
+check "... nothing retried yet" test "$(state_of bulk-1)" = failed
+check "... then 'retry them': 3 of 3, all in new/" retry_bulk
+
+# The browser ends (quit), and is waited for: its profile is in $tmp.
+b quit
+gone() { ! kill -0 "$1" 2>/dev/null; }
+until_ok 10000 gone "$cdp_pid" || kill "$cdp_pid" 2>/dev/null
+wait "$cdp_pid" 2>/dev/null
+cdp_pid=''
+
+
+# ---- curl: a POST's CSRF token and origin ----
+
+token=$(curl -s "${auth[@]}" "$base/job?id=n2" |
+	sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+check "the job's page carries the user's CSRF token" test ${#token} = 32
+post() { code "${auth[@]}" "$@" "$base/action/cancel"; }
+check "a POST without the CSRF token: 403, the job untouched" \
+	eval '[ "$(post -d id=n2)" = 403 ] && [ "$(state_of n2)" = new ]'
+case $token in *0) wrong=${token%?}1 ;; *) wrong=${token%?}0 ;; esac
+check "... with a wrong token: 403" \
+	eval '[ "$(post -d "id=n2&csrf=$wrong")" = 403 ] && [ "$(state_of n2)" = new ]'
+check "... with the token but from another site (Origin): 403" \
+	eval '[ "$(post -H "Origin: http://evil.example" -d "id=n2&csrf=$token")" = 403 ] && [ "$(state_of n2)" = new ]'
+check "... with the token but Sec-Fetch-Site: cross-site: 403" \
+	eval '[ "$(post -H "Sec-Fetch-Site: cross-site" -d "id=n2&csrf=$token")" = 403 ] && [ "$(state_of n2)" = new ]'
+check "... not a form (text/plain): 403" \
+	eval '[ "$(post -H "Content-Type: text/plain" -d "id=n2&csrf=$token")" = 403 ] && [ "$(state_of n2)" = new ]'
+check "... with the token, from this origin: done (200), n2 in failed/" \
+	eval '[ "$(post -H "Origin: $base" -d "id=n2&csrf=$token")" = 200 ] && [ "$(state_of n2)" = failed ]'
+check "every refusal is said in the log" \
+	test "$(grep -c '/action/cancel refused' "$tmp/web.log")" = 5
+
+# ---- keyset pagination, in the order of chute ls ----
+
+# The IDs of the list's pages, following the "next page" links.
+pages() {
+	local url="$base/jobs?state=new&rows=50" n=0
+	while [ -n "$url" ] && [ $n -lt 10 ]; do
+		curl -s "${auth[@]}" "$url" >"$tmp/page"
+		sed 's/<tr>/\n/g' "$tmp/page" | sed -n 's/.*class="id" href="[^"]*">\([^<]*\)<.*/\1/p'
+		url=$(sed -n 's/.*id="next" rel="next" href="\([^"]*\)".*/\1/p' "$tmp/page" | sed 's/&amp;/\&/g')
+		[ -n "$url" ] && url=$base$url
+		n=$((n + 1))
+	done
+}
+pages >"$tmp/paged"
+"$chute" ls "$spool" new | awk 'NR > 1 { print $4 }' >"$tmp/ls"
+check "new/ a page of 50 at a time: $(wc -l <"$tmp/paged") IDs, those of chute ls in its order" \
+	cmp -s "$tmp/paged" "$tmp/ls"
+
+# ---- bounds, descriptors ----
+
+# stream N: live stream N, held open by curl in the background.
+stream() { curl -sN "${auth[@]}" "$base/events" >"$tmp/stream.$1" 2>/dev/null & streams[$1]=$!; }
+# Every stream sent the overview.  One that found every place taken
+# (503: the browser's stream of a moment ago, which chute web frees
+# within a second of its page closing) is started again.
+all_sent() {
+	local i sent=0
+	for i in $(seq 1 16); do
+		if grep -q '^event: overview' "$tmp/stream.$i"; then
+			sent=$((sent + 1))
+		elif ! kill -0 "${streams[$i]}" 2>/dev/null; then
+			stream "$i"
+		fi
+	done
+	[ $sent = 16 ]
+}
+all_ended() {
+	local p
+	for p in "${streams[@]}"; do ! kill -0 "$p" 2>/dev/null || return 1; done
+}
+for i in $(seq 1 16); do stream $i; done
+check "16 live streams at once, each sent the overview" until_ok 10000 all_sent
+seventeenth() {
+	local c
+	c=$(code "${auth[@]}" "$base/events")
+	[ "$c" = 503 ] || { echo "#   $c; $(wc -c "$tmp"/stream.* | tr '\n' ' ')"; false; }
+}
+check "a 17th: 503" seventeenth
+cloexec() {
+	local f flags ok=0
+	for f in /proc/$web/fdinfo/*; do
+		case ${f##*/} in 0|1|2) continue ;; esac
+		flags=$(sed -n 's/^flags:[[:space:]]*//p' "$f" 2>/dev/null) || continue
+		[ -n "$flags" ] || continue
+		(( (8#$flags & 8#2000000) != 0 )) || { echo "#   fd ${f##*/}: flags $flags, $(readlink /proc/$web/fd/${f##*/})"; ok=1; }
+	done
+	return $ok
+}
+check "every descriptor of chute web is close-on-exec ($(ls /proc/$web/fd | wc -l) open, sockets too)" cloexec
+check "SIGTERM with 16 streams open: it ends, exit 0" \
+	eval 'kill -TERM $web && until_ok 10000 gone $web && wait $web'
+web=''
+check "... and the streams end" until_ok 10000 all_ended
+
+# ---- read-only: no forms, no actions ----
+
+start_web "$tmp/ro.log" "$spool"
+webro=$started
+check "without --allow-actions and --auth-file: pages for anyone (200)" \
+	test "$(code "$base/jobs?state=new")" = 200
+check "... no form that posts" \
+	eval '! curl -s "$base/jobs?state=failed" | grep -q "method=\"post\""'
+check "... and a POST is refused (403), the job untouched" \
+	eval '[ "$(code -d id=n3 "$base/action/cancel")" = 403 ] && [ "$(state_of n3)" = new ]'
+kill "$webro" && wait "$webro"
+webro=''
+
+printf '%d passed, %d failed\n' "$pass" "$fail"
+[ "$fail" = 0 ]
