@@ -117,9 +117,17 @@ $(B)/obj/%.o: src/%.c $(B)/flags
 $(B)/tests/%.o: tests/%.c $(B)/flags $(B)/tests/flags
 	$(COMPILE) $(TEST_CPPFLAGS) $(TEST_PKG_CFLAGS) -c -o $@ $<
 
-$(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a $(B)/flags $(B)/tests/flags \
-	$(B)/objects
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TEST_PKG_LIBS) $(PKG_LIBS)
+# check_pg_view.c calls pg_view.c itself, against a real server: it is
+# compiled with libpq's flags, and the runner links pg_view.o, the two
+# objects it uses, and libpq.
+TEST_PG_OBJ := $(patsubst %,$(B)/obj/queue/pg/%.o,pg_view pg_conn pg_reply)
+$(B)/tests/check_pg_view.o: $(B)/pg/flags
+$(B)/tests/check_pg_view.o: PKG_CFLAGS += $(PG_PKG_CFLAGS)
+
+$(B)/check_chute: $(TEST_OBJ) $(TEST_PG_OBJ) $(B)/libchute.a $(B)/flags \
+	$(B)/tests/flags $(B)/pg/flags $(B)/objects
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TEST_PKG_LIBS) \
+	    $(PG_PKG_LIBS) $(PKG_LIBS)
 
 $(B)/libfault.so: tests/fault.c $(B)/flags
 	$(CC) $(FAULT_CFLAGS) $(WARN) -MMD -MP -o $@ $< -ldl

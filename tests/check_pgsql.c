@@ -49,7 +49,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 3, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -994,7 +994,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 3, "version 3");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version 4, the current one");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'failed'"
 	    " AND token IS NULL AND last LIKE 'refused: %'") == 3, "three failed: %s",
 	    t_sql("SELECT string_agg(id || ' ' || state, '; ') FROM chute.jobs"));

@@ -13,7 +13,8 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	3		/* 2: jobs forwarded from spools; 3: IDs checked */
+#define PG_SCHEMA_VERSION	4		/* 2: jobs forwarded from spools; 3: IDs checked;
+					   4: workers, paused queues, claim times */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
 #define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */

@@ -30,6 +30,7 @@
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/pg_view.h"
 #include "queue/queue.h"
 #include "queue/pg/pgq.h"
 
@@ -100,7 +101,33 @@ pq_rescan(struct queue *q)
 	((struct pgq *)q)->wake = true;
 }
 
-/* Reconnect, renew, recover, expire: whatever is due. */
+void
+pgq_moved(struct pgq *pq)
+{
+	pq->view_owed = true;
+}
+
+/*
+ * Tell the views that jobs moved: one notification on their channel, sent
+ * after what it is about was committed, at most once per PGV_NOTIFY_MS
+ * however many batches a busy worker records; the last change of a burst
+ * is told when the interval ends.  Workers do not listen there, so none
+ * is woken by another's.  Without views it costs the server a statement
+ * and a notification queued, twice a second at most (fleet.md).
+ */
+static void
+tell_views(struct pgq *pq, msec_t mono)
+{
+	static const char sql[] = "SELECT pg_notify('" PGV_CHANNEL "', $1)";
+	const char *p[1] = { pq->pg.queue };
+
+	pq->view_owed = false;
+	pq->view_at = mono;
+	if (pgq_cmd(pq, sql, 1, p) == -1)
+		pgq_failed(pq, "notify");
+}
+
+/* Reconnect, renew, recover, expire, tell the views: whatever is due. */
 static void
 pq_due(struct queue *q, msec_t mono)
 {
@@ -116,6 +143,8 @@ pq_due(struct queue *q, msec_t mono)
 	if (pq->up && mono >= pq->next_recover)
 		pgq_recover(pq, mono);
 	pgq_expire(pq, mono);
+	if (pq->up && pq->view_owed && mono >= pq->view_at + PGV_NOTIFY_MS)
+		tell_views(pq, mono);
 }
 
 static msec_t
@@ -135,6 +164,8 @@ pq_next(struct queue *q, msec_t mono)
 			t = pq->next_recover;
 		if (pq->next_renew != 0 && t > pq->next_renew)
 			t = pq->next_renew;
+		if (pq->view_owed && t > pq->view_at + PGV_NOTIFY_MS)
+			t = pq->view_at + PGV_NOTIFY_MS;
 	}
 	if (pq->renew_sent != 0 && pq->nheld > 0 &&
 	    t > pq->renew_sent + pq->lease * 5 / 6)
@@ -216,9 +247,12 @@ hand_back(struct pgq *pq)
 		pgq_forget_ahead(pq, &pq->ahead[i]);
 	}
 	p[1] = pg_tarr_end(&b);
-	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
-	    pgq_cmd(pq, sql, 2, p) == -1)
-		pgq_failed(pq, "hand back");
+	if (pq->nahead > 0 && pq->up && p[1] != NULL) {
+		if (pgq_cmd(pq, sql, 2, p) == -1)
+			pgq_failed(pq, "hand back");
+		else
+			pgq_moved(pq);
+	}
 	pq->nahead = pq->first = 0;
 	free(b.p);
 }
@@ -242,6 +276,8 @@ pq_close(struct queue *q)
 	if (pq->up && pq->npend > 0)
 		pgq_flush(pq);
 	hand_back(pq);
+	if (pq->up && pq->view_owed)
+		tell_views(pq, mono_ms());	/* a draining worker's last jobs */
 	for (size_t i = 0; i < pq->npend; i++)
 		free(pq->pend[i].log);
 	if (pq->npend > 0)

@@ -134,7 +134,7 @@ claim_rows(struct pgq *pq, int n)
 	    " claimed AS (UPDATE chute.jobs j SET state = 'cur',"
 	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
 	    " worker = $3, lease_until = now() + $4::bigint * interval"
-	    " '1 millisecond', cancel = false"
+	    " '1 millisecond', cancel = false, claimed = now()"
 	    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
 	    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
 	    " AND j.run_at <= now()"
@@ -153,6 +153,8 @@ claim_rows(struct pgq *pq, int n)
 		return -1;
 	got = queue_pg_take(&pq->q, r, n);
 	PQclear(r);
+	if (got > 0)
+		pgq_moved(pq);
 	return got;
 }
 
@@ -580,6 +582,7 @@ pgq_recover(struct pgq *pq, msec_t mono)
 		    "expired", vis_id(PQgetvalue(r, i, 0)), PQgetvalue(r, i, 1),
 		    PQgetvalue(r, i, 2));
 		pq->wake = true;
+		pgq_moved(pq);
 	}
 	PQclear(r);
 }
