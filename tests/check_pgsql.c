@@ -994,7 +994,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version 4, the current one");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'failed'"
 	    " AND token IS NULL AND last LIKE 'refused: %'") == 3, "three failed: %s",
 	    t_sql("SELECT string_agg(id || ' ' || state, '; ') FROM chute.jobs"));
@@ -1015,6 +1015,72 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
 	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid'"), "t") == 0, "none left: validated");
+}
+END_TEST
+
+/*
+ * A fresh database holding the schema as version 3 made it
+ * (tests/data/schema-v3.sql: pg_dump of what `chute init` made before
+ * version 4), with a job waiting and one claimed by a worker of then; it
+ * becomes the test's t_uri.
+ */
+static void
+v3_database(void)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	char *sql = t_slurp(P("%s/tests/data/schema-v3.sql", src ? src : "."));
+
+	EXPECT(sql != NULL, "tests/data/schema-v3.sql: not found (run from the "
+	    "top of the tree, or set CHUTE_SRCDIR)");
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version 3: %s",
+	    t_pg_error());
+	free(sql);
+	t_sql("INSERT INTO chute.jobs (queue, id, state, size) VALUES"
+	    " ('default', 'w', 'new', 2);"
+	    " INSERT INTO chute.jobs (queue, id, state, size, attempts, token,"
+	    " worker, lease_until) VALUES ('default', 'c', 'cur', 2, 1,"
+	    " nextval('chute.fence'), 'old:1', now() - interval '1 minute');"
+	    " INSERT INTO chute.payloads VALUES ('default', 'w', 'w\n'),"
+	    " ('default', 'c', 'c\n')");
+}
+
+/*
+ * `chute init URL` upgrades a database of version 3, as the code before
+ * version 4 made it, in place: the tables of version 4 are added, the
+ * jobs stay and run.  Every other command refuses version 3 until then.
+ * A version 2 database (version 3 without its constraint) goes to 4 in
+ * one init too.
+ */
+START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
+{
+	v3_database();
+	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
+	    "stats on version 3: %s", T.err);
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 4 "
+	    "(upgraded)"), "init: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4 &&
+	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
+	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(t_journal_has("w", 1) && t_journal_has("c", 2), "both ran");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
+	    "init again: %s%s", T.out, T.err);
+
+	v3_database();
+	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
+	    " UPDATE chute.version SET version = 2");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init of version 2: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4 &&
+	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
+	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
+	    " to_regclass('chute.workers') IS NOT NULL"), "t") == 0,
+	    "version 4, the check validated, the new tables there");
 }
 END_TEST
 
@@ -1218,6 +1284,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);

@@ -34,7 +34,6 @@ int	 cmd_purge(int argc, char **argv);
 /* cmd_top.c: chute's alone, with ncurses */
 int	 cmd_top(int argc, char **argv);
 
-#define CHUTE_VERSION	"0.1.0"
 struct cmd {
 	const char	*name;
 	int		(*fn)(int, char **);	/* argv[0] is the name */

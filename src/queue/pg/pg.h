@@ -204,4 +204,25 @@ int	 pg_schema_init(struct pg *pg);
 /* Is the schema there, and ours?  0, or an exit status after saying why. */
 int	 pg_schema_check(struct pg *pg);
 
+/* pg_queues.c */
+/*
+ * Pause (on) or resume queue: no claim takes a job from a paused queue
+ * (running jobs finish, submissions are accepted), until it is resumed.
+ * by says who, for status, stats and the views ("user@host"; NULL: "").
+ * Workers and views are told at once (NOTIFY, on PG_CHANNEL: the queue's
+ * name, and "pause QUEUE" or "resume QUEUE").  Returns 0 when the queue's
+ * state changed, 1 when it was already so (nothing is changed, nor sent:
+ * a second pause keeps the first one's time and author), -1 when the
+ * statement failed (pg_fail says why).
+ */
+int	 pg_pause(struct pg *pg, const char *queue, bool on, const char *by);
+/*
+ * Is queue paused?  *paused; when it is, by (len bytes, may be NULL) gets
+ * who paused it and *at (may be NULL) when, in ms since the epoch on the
+ * server's clock; "" and 0 when it is not.  One lookup of chute.queues'
+ * key.  0, or -1 (pg_fail says why).
+ */
+int	 pg_paused(struct pg *pg, const char *queue, bool *paused, char *by,
+	    size_t len, msec_t *at);
+
 #endif
