@@ -27,13 +27,26 @@ int	 pgcmd_status(int argc, char **argv);
 int	 pgcmd_wait(int argc, char **argv);
 int	 pgcmd_cancel(int argc, char **argv);
 int	 pgcmd_retry(int argc, char **argv);
+/*
+ * What `chute cancel URL` and `chute retry URL` do to one job, for them and
+ * for `chute top URL`'s keys: the same statements, a note in the job's log
+ * naming by (`chute cancel`, `chute top`), the workers and views told.
+ * Return 0, state being the one the job left (cancel: new, cur or defer;
+ * retry: failed); 1 when it was not in such a state, state being where it
+ * is ("" when there is no such job); -1 when the statement failed
+ * (pg_error says why).
+ */
+int	 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by,
+	    char *state, size_t len);
+int	 pgcmd_retry_job(struct pg *pg, const char *id, const char *by,
+	    char *state, size_t len);
 /* ---- ls, stats ---- */
 int	 pgcmd_ls(int argc, char **argv);
 int	 pgcmd_stats(int argc, char **argv);
 int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
@@ -68,7 +81,16 @@ int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
  */
 int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
 	    int (*fn)(struct pg *, const char *));
-/* Unknown, or already finished: the spool's words and status (1). */
-int	 pgcmd_not_there(struct pg *pg, const char *id, const char *cmd);
+/* The job's state into state ("" when there is no such job): 0, or -1. */
+int	 pgcmd_state_of(struct pg *pg, const char *id, char *state, size_t len);
+/*
+ * Why cmd (cancel, retry) did nothing to id, now in state (""
+ * unknown), in the spool's words: "ID: unknown job", "ID: already done",
+ * "ID: not failed (new)".
+ */
+void	 pgcmd_why_not(const char *id, const char *state, const char *cmd,
+	    char *msg, size_t len);
+/* pgcmd_why_not on stderr, after "chute: ": the spool's status (1). */
+int	 pgcmd_not_there(const char *id, const char *state, const char *cmd);
 
 #endif

@@ -17,15 +17,18 @@
 #include "store/spool.h"
 #include "cli/listing.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/pg_view.h"
 #include "chute-pgsql/pg_cmd.h"
 
 /*
  * new, defer or cur -> failed, in one statement; the claim's token goes,
  * so the outcome of a handler still running is refused.  Its worker is
- * told at once (NOTIFY), and at its next lease renewal at the latest.
+ * told at once (NOTIFY), and at its next lease renewal at the latest;
+ * the views of the queue hear it too.
  */
-static int
-cancel_one(struct pg *pg, const char *id)
+int
+pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *state,
+    size_t len)
 {
 	static const char sql[] =
 	    "WITH old AS (SELECT state FROM chute.jobs WHERE queue = $1"
@@ -39,20 +42,38 @@ cancel_one(struct pg *pg, const char *id)
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
 	if (r == NULL)
-		return pg_fail(pg, "cancel");
+		return -1;
 	if (PQntuples(r) == 0) {
 		PQclear(r);
-		return pgcmd_not_there(pg, id, "cancel");
+		return pgcmd_state_of(pg, id, state, len) == -1 ? -1 : 1;
 	}
-	snprintf(text, sizeof(text), "cancelled by `chute cancel` (uid %ld) in "
-	    "%s", (long)getuid(), PQgetvalue(r, 0, 0));
+	strlcpy(state, PQgetvalue(r, 0, 0), len);
+	PQclear(r);
+	snprintf(text, sizeof(text), "cancelled by %s (uid %ld) in %s", by,
+	    (long)getuid(), state);
 	pgcmd_note(pg, id, text);
 	snprintf(msg, sizeof(msg), "cancel %s %s", pg->queue, id);
-	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)
+	if (strcmp(state, "cur") == 0)	/* its worker stops the handler */
 		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
-	printf("%s %s->failed\n", id, PQgetvalue(r, 0, 0));
-	PQclear(r);
+	else				/* no worker holds it: the views only */
+		pg_cmd(pg, "SELECT pg_notify('" PGV_CHANNEL "', $1)", 1, p);
 	return 0;
+}
+
+static int
+cancel_one(struct pg *pg, const char *id)
+{
+	char st[16];
+
+	switch (pgcmd_cancel_job(pg, id, "`chute cancel`", st, sizeof(st))) {
+	case 0:
+		printf("%s %s->failed\n", id, st);
+		return 0;
+	case 1:
+		return pgcmd_not_there(id, st, "cancel");
+	default:
+		return pg_fail(pg, "cancel");
+	}
 }
 
 int

@@ -19,30 +19,50 @@
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 
-/* failed -> new, attempts reset, as `chute retry` does on a spool. */
-static int
-retry_one(struct pg *pg, const char *id)
+/*
+ * failed -> new, attempts reset, as `chute retry` does on a spool; the
+ * workers told (and with them the views).
+ */
+int
+pgcmd_retry_job(struct pg *pg, const char *id, const char *by, char *state,
+    size_t len)
 {
 	static const char sql[] =
 	    "UPDATE chute.jobs SET state = 'new', attempts = 0, last = '',"
 	    " run_at = now() WHERE queue = $1 AND id = $2 AND state = 'failed'";
 	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
-	char text[64];
+	char text[128];
 	PGresult *r = pg_exec(pg, sql, 2, p);
 	int rows;
 
 	if (r == NULL)
-		return pg_fail(pg, "retry");
+		return -1;
 	rows = atoi(PQcmdTuples(r));
 	PQclear(r);
 	if (rows == 0)
-		return pgcmd_not_there(pg, id, "retry");
-	snprintf(text, sizeof(text), "reset by `chute retry` (uid %ld)",
+		return pgcmd_state_of(pg, id, state, len) == -1 ? -1 : 1;
+	strlcpy(state, "failed", len);
+	snprintf(text, sizeof(text), "reset by %s (uid %ld)", by,
 	    (long)getuid());
 	pgcmd_note(pg, id, text);
 	pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
-	printf("%s failed->new\n", id);
 	return 0;
+}
+
+static int
+retry_one(struct pg *pg, const char *id)
+{
+	char st[16];
+
+	switch (pgcmd_retry_job(pg, id, "`chute retry`", st, sizeof(st))) {
+	case 0:
+		printf("%s failed->new\n", id);
+		return 0;
+	case 1:
+		return pgcmd_not_there(id, st, "retry");
+	default:
+		return pg_fail(pg, "retry");
+	}
 }
 
 int

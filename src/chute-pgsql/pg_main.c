@@ -30,7 +30,7 @@ static const struct cmd cmds[] = {
 	{ "log", pgcmd_log, "URL [--queue NAME] ID" },
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
-	{ "top", pgcmd_top, "URL (not supported yet)" },
+	{ "top", pgcmd_top, "URL [--queue NAME]" },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

@@ -262,11 +262,15 @@ pgv_rate(struct pg *pg, struct pgv_rate *rt)
 		oldest = s;
 	}
 	PQclear(r);
-	/* Cut: the oldest second read may hold more than was read. */
-	if (total >= PGV_RATE_MAX) {
+	/*
+	 * Cut: the oldest second read may hold more than was read.  When it
+	 * is the last one, what was read of it is all there is to say.
+	 */
+	if (total >= PGV_RATE_MAX && oldest > 0) {
 		rt->seconds = (int)oldest;
 		rt->done[oldest] = rt->failed[oldest] = 0;
-	}
+	} else if (total >= PGV_RATE_MAX)
+		rt->seconds = 1;
 	return 0;
 }
 
@@ -329,28 +333,11 @@ pgv_workers(struct pg *pg, struct pgv_worker *v, int max, bool *more)
 	return n;
 }
 
+/* pg_queues.c's lookup of the key of chute.queues. */
 int
 pgv_paused(struct pg *pg, bool *paused, char *by, size_t len)
 {
-	static const char sql[] = "SELECT paused, coalesce(paused_by, '')"
-	    " FROM chute.queues WHERE queue = $1";
-	const char *p[1] = { pg->queue };
-	PGresult *r = pg_exec(pg, sql, 1, p);
-	int n;
-
-	*paused = false;
-	if (len > 0)
-		by[0] = '\0';
-	if (r == NULL)
-		return -1;
-	if ((n = pg_rows(r, 2, 1, NULL)) == -1) {
-		PQclear(r);
-		return -1;
-	}
-	if (n == 1 && (*paused = yes(r, 0, 0)) && len > 0)
-		strlcpy(by, PQgetvalue(r, 0, 1), len);
-	PQclear(r);
-	return 0;
+	return pg_paused(pg, pg->queue, paused, by, len, NULL);
 }
 
 /* ---- notifications ---- */

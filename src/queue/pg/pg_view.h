@@ -82,7 +82,9 @@ struct pgv_worker {
  * second), by the server's clock.  seconds: how many of them are counted
  * in full, PGV_WINDOW unless more than PGV_RATE_MAX jobs finished in the
  * window; then only the newest seconds that hold PGV_RATE_MAX are, and a
- * rate is the sum over them divided by seconds.
+ * rate is the sum over them divided by seconds.  (When more than that
+ * finished in the last second alone, seconds is 1 and done[0] +
+ * failed[0] is PGV_RATE_MAX: at least that many.)
  */
 struct pgv_rate {
 	unsigned	 done[PGV_WINDOW], failed[PGV_WINDOW];

@@ -64,13 +64,16 @@ struct pgq {
 	msec_t		 view_at;
 };
 
-/* queue_pg.c */
 /*
  * Jobs moved (claimed, recorded, recovered, handed back): the views of the
  * queue (pg_view.h) are told, once the change is committed, at most once
- * per PGV_NOTIFY_MS.
+ * per PGV_NOTIFY_MS (queue_pg.c, tell_views).
  */
-void	 pgq_moved(struct pgq *pq);
+static inline void
+pgq_moved(struct pgq *pq)
+{
+	pq->view_owed = true;
+}
 
 /* queue_pg_conn.c */
 /* Lost it: say so once, try again after a growing delay. */

@@ -101,12 +101,6 @@ pq_rescan(struct queue *q)
 	((struct pgq *)q)->wake = true;
 }
 
-void
-pgq_moved(struct pgq *pq)
-{
-	pq->view_owed = true;
-}
-
 /*
  * Tell the views that jobs moved: one notification on their channel, sent
  * after what it is about was committed, at most once per PGV_NOTIFY_MS
