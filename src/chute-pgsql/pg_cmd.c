@@ -154,7 +154,8 @@ pgcmd_each_id(int argc, char **argv, const char *cmd,
 }
 
 int
-pgcmd_state_of(struct pg *pg, const char *id, char *state, size_t len)
+pgcmd_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
+    size_t len)
 {
 	static const char sql[] =
 	    "SELECT state FROM chute.jobs WHERE queue = $1 AND id = $2";
@@ -162,32 +163,13 @@ pgcmd_state_of(struct pg *pg, const char *id, char *state, size_t len)
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
 	if (r == NULL)
-		return -1;
-	strlcpy(state, pg_rows(r, 1, 1, NULL) == 1 ? PQgetvalue(r, 0, 0) : "",
-	    len);
-	PQclear(r);
-	return 0;
-}
-
-void
-pgcmd_why_not(const char *id, const char *state, const char *cmd, char *msg,
-    size_t len)
-{
-	if (state[0] == '\0')
+		return pg_fail_msg(pg, cmd, msg, len);
+	if (PQntuples(r) == 0)
 		snprintf(msg, len, "%s: unknown job", id);
 	else if (strcmp(cmd, "retry") == 0)
-		snprintf(msg, len, "%s: not failed (%s)", id, state);
+		snprintf(msg, len, "%s: not failed (%s)", id, PQgetvalue(r, 0, 0));
 	else
-		snprintf(msg, len, "%s: already %s", id, state);
-}
-
-int
-pgcmd_not_there(const char *id, const char *state, const char *cmd)
-{
-	char msg[NAME_MAX + 64];
-
-	pgcmd_why_not(id, state, cmd, msg, sizeof(msg));
-	fprintf(stderr, "chute: %s\n", msg);
+		snprintf(msg, len, "%s: already %s", id, PQgetvalue(r, 0, 0));
+	PQclear(r);
 	return EXIT_NO;
 }
-

@@ -7,6 +7,8 @@
 #define PG_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 struct pg;
 
@@ -26,27 +28,38 @@ int	 pgcmd_status(int argc, char **argv);
  */
 int	 pgcmd_wait(int argc, char **argv);
 int	 pgcmd_cancel(int argc, char **argv);
-int	 pgcmd_retry(int argc, char **argv);
 /*
- * What `chute cancel URL` and `chute retry URL` do to one job, for them and
- * for `chute top URL`'s keys: the same statements, a note in the job's log
- * naming by (`chute cancel`, `chute top`), the workers and views told.
- * Return 0, state being the one the job left (cancel: new, cur or defer;
- * retry: failed); 1 when it was not in such a state, state being where it
- * is ("" when there is no such job); -1 when the statement failed
- * (pg_error says why).
+ * Cancel job id of pg's queue as `chute cancel URL` does: new, defer or
+ * cur -> failed in one statement, a note in its log ("cancelled by BY in
+ * STATE"), its worker told (a job that waited: the views).  msg gets one
+ * line: "ID STATE->failed", or why not, or why the server failed
+ * ("NAME: cancel: reason"; nothing is said on stderr: `chute top URL`
+ * draws it on its screen).  Returns 0, EXIT_NO (unknown, or already
+ * finished), or pg_fail's status.  `chute web URL` and `chute top URL`
+ * call it too.
  */
 int	 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by,
-	    char *state, size_t len);
+	    char *msg, size_t len);
+int	 pgcmd_retry(int argc, char **argv);
+/*
+ * Retry job id as `chute retry URL` does: failed -> new, attempts reset,
+ * a "reset by BY" note, the workers woken.  msg and the returns as for
+ * pgcmd_cancel_job.
+ */
 int	 pgcmd_retry_job(struct pg *pg, const char *id, const char *by,
-	    char *state, size_t len);
+	    char *msg, size_t len);
 /* ---- ls, stats ---- */
 int	 pgcmd_ls(int argc, char **argv);
 int	 pgcmd_stats(int argc, char **argv);
+/*
+ * What `chute stats URL --prometheus` prints, to f.  Returns 0, or
+ * pg_fail's status after saying why.
+ */
+int	 pgcmd_stats_prometheus(FILE *f, struct pg *pg);
 int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
+int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
@@ -81,16 +94,12 @@ int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
  */
 int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
 	    int (*fn)(struct pg *, const char *));
-/* The job's state into state ("" when there is no such job): 0, or -1. */
-int	 pgcmd_state_of(struct pg *pg, const char *id, char *state, size_t len);
 /*
- * Why cmd (cancel, retry) did nothing to id, now in state (""
- * unknown), in the spool's words: "ID: unknown job", "ID: already done",
- * "ID: not failed (new)".
+ * Why cmd ("cancel", "retry") did not take job id: unknown, or already
+ * finished (not failed, for retry), in the spool's words, into msg.
+ * Returns EXIT_NO, or pg_fail's status with msg saying why (pg_fail_msg).
  */
-void	 pgcmd_why_not(const char *id, const char *state, const char *cmd,
+int	 pgcmd_why_not(struct pg *pg, const char *id, const char *cmd,
 	    char *msg, size_t len);
-/* pgcmd_why_not on stderr, after "chute: ": the spool's status (1). */
-int	 pgcmd_not_there(const char *id, const char *state, const char *cmd);
 
 #endif

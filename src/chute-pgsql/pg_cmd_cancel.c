@@ -23,11 +23,10 @@
 /*
  * new, defer or cur -> failed, in one statement; the claim's token goes,
  * so the outcome of a handler still running is refused.  Its worker is
- * told at once (NOTIFY), and at its next lease renewal at the latest;
- * the views of the queue hear it too.
+ * told at once (NOTIFY), and at its next lease renewal at the latest.
  */
 int
-pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *state,
+pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
     size_t len)
 {
 	static const char sql[] =
@@ -37,43 +36,42 @@ pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *state,
 	    " run_at = now(), token = NULL, worker = NULL, lease_until = NULL"
 	    " FROM old WHERE j.queue = $1 AND j.id = $2 RETURNING old.state";
 	const char *p[2] = { pg->queue, id };
-	char text[128], msg[NAME_MAX + 160];
-	const char *n[1] = { msg };
+	char text[256], note[NAME_MAX + 160];
+	const char *n[1] = { note };
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
 	if (r == NULL)
-		return -1;
+		return pg_fail_msg(pg, "cancel", msg, len);
 	if (PQntuples(r) == 0) {
 		PQclear(r);
-		return pgcmd_state_of(pg, id, state, len) == -1 ? -1 : 1;
+		return pgcmd_why_not(pg, id, "cancel", msg, len);
 	}
-	strlcpy(state, PQgetvalue(r, 0, 0), len);
-	PQclear(r);
-	snprintf(text, sizeof(text), "cancelled by %s (uid %ld) in %s", by,
-	    (long)getuid(), state);
+	snprintf(text, sizeof(text), "cancelled by %s in %s", by,
+	    PQgetvalue(r, 0, 0));
 	pgcmd_note(pg, id, text);
-	snprintf(msg, sizeof(msg), "cancel %s %s", pg->queue, id);
-	if (strcmp(state, "cur") == 0)	/* its worker stops the handler */
+	snprintf(note, sizeof(note), "cancel %s %s", pg->queue, id);
+	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)	/* its worker stops it */
 		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
 	else				/* no worker holds it: the views only */
 		pg_cmd(pg, "SELECT pg_notify('" PGV_CHANNEL "', $1)", 1, p);
+	snprintf(msg, len, "%s %s->failed", id, PQgetvalue(r, 0, 0));
+	PQclear(r);
 	return 0;
 }
 
+/*
+ * new, defer or cur -> failed, in one statement; the claim's token goes,
+ * so the outcome of a handler still running is refused.  Its worker is
+ * told at once (NOTIFY), and at its next lease renewal at the latest.
+ */
 static int
 cancel_one(struct pg *pg, const char *id)
 {
-	char st[16];
+	char by[64], msg[2 * NAME_MAX + 160];
 
-	switch (pgcmd_cancel_job(pg, id, "`chute cancel`", st, sizeof(st))) {
-	case 0:
-		printf("%s %s->failed\n", id, st);
-		return 0;
-	case 1:
-		return pgcmd_not_there(id, st, "cancel");
-	default:
-		return pg_fail(pg, "cancel");
-	}
+	snprintf(by, sizeof(by), "`chute cancel` (uid %ld)", (long)getuid());
+	return cmd_say_result(pgcmd_cancel_job(pg, id, by, msg, sizeof(msg)),
+	    msg);
 }
 
 int

@@ -268,13 +268,17 @@ src_update(void *arg)
 	return 0;
 }
 
-/* A key's action on id: fn is pgcmd_cancel_job or pgcmd_retry_job. */
+/*
+ * A key's action on id: fn is pgcmd_cancel_job or pgcmd_retry_job, which
+ * say nothing on stderr: their line is the screen's.  A lost connection
+ * is said in it too, and then on the screen's trouble line.
+ */
 static int
 act(struct pgtop *q, const char *id, const char *cmd,
     int (*fn)(struct pg *, const char *, const char *, char *, size_t),
     char *msg, size_t len)
 {
-	char st[16];
+	char by[64];
 	int rc;
 
 	if (!q->up) {
@@ -283,19 +287,15 @@ act(struct pgtop *q, const char *id, const char *cmd,
 		    "retried");
 		return -1;
 	}
+	snprintf(by, sizeof(by), "`chute top` (uid %ld)", (long)getuid());
 	q->pg.deadline = mono_ms() + TOP_PG_WAIT_MS;
-	rc = fn(&q->pg, id, "`chute top`", st, sizeof(st));
-	if (rc == 0)
-		snprintf(msg, len, "%s %s->%s", vis_id(id), st,
-		    strcmp(cmd, "cancel") == 0 ? "failed" : "new");
-	else if (rc == 1)
-		pgcmd_why_not(vis_id(id), st, cmd, msg, len);
-	else
-		snprintf(msg, len, "%s: %s: %s", vis_id(id), cmd, why(q));
+	rc = fn(&q->pg, id, by, msg, len);
 	q->pg.deadline = 0;
-	if (rc == -1 && !pg_ok(&q->pg))
+	if (rc != 0 && q->pg.late)
+		snprintf(msg, len, "%s: %s: %s", vis_id(id), cmd, why(q));
+	if (rc != 0 && rc != EXIT_NO && !pg_ok(&q->pg))
 		down(q, cmd);
-	q->told = true;		/* show what it did, or what stopped it */
+	q->told = true;		/* show what it did */
 	return rc == 0 ? 0 : -1;
 }
 

@@ -121,6 +121,13 @@ struct top_spool {
 };
 
 /*
+ * The watch a live view of sp reads (`chute top`, `chute web`): every
+ * state directory, for every arrival and departure.  Open it before
+ * top_init, so that nothing after the first look is missed.  Returns
+ * NULL with errno set (watch_open's).
+ */
+struct watch	*top_watch_open(struct spool *sp);
+/*
  * Read sp in full into s: counts, running jobs, the newest failures, and
  * the jobs that finished in the TOP_WINDOW seconds before `since`, by the
  * mtimes in done/ and failed/; the owner and whether the spool is paused.
@@ -151,9 +158,8 @@ int	 top_cancel(struct top_spool *s, const char *id, char *msg, size_t len);
 /* Retry id as `chute retry` does: the reset note, then failed/ -> new/. */
 int	 top_retry(struct top_spool *s, const char *id, char *msg, size_t len);
 /*
- * s as the view's source, its events read from w (opened by the caller
- * on every state directory, arrivals and departures: the view needs
- * both) and rescans coalesced to one per TOP_RESCAN_MS.
+ * s as the view's source, its events read from w (top_watch_open's) and
+ * rescans coalesced to one per TOP_RESCAN_MS.
  */
 void	 top_spool_source(struct top_spool *s, struct watch *w,
 	    struct top_source *src);

@@ -8,6 +8,7 @@
  * events were lost.  The owner and the pause file, which no event of a
  * state directory tells of, are looked at every TOP_LOOK_MS as well.
  */
+#include <sys/inotify.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -325,6 +326,54 @@ look_paused(struct top_spool *s)
 }
 
 /* ---- the interface ---- */
+
+/*
+ * watch.c watches what the owner needs to see; the view needs every
+ * arrival and departure: claims into cur/, retries and purges out of
+ * failed/ and done/.  IN_MASK_ADD on the same descriptor widens a watch
+ * and keeps its watch descriptor, so watch.c still decodes the events.
+ */
+static int
+widen_watch(struct watch *w, struct spool *sp)
+{
+	static const struct { int st; uint32_t mask; } more[] = {
+		{ ST_NEW, IN_MOVED_FROM | IN_DELETE },
+		{ ST_CUR, IN_MOVED_TO | IN_CREATE },
+		{ ST_DONE, IN_MOVED_FROM | IN_DELETE },
+		{ ST_FAILED, IN_MOVED_FROM | IN_DELETE },
+	};
+
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
+		char *p = spool_jobpath(sp, more[i].st, "");
+		int rc;
+
+		if (p == NULL)
+			return -1;
+		rc = inotify_add_watch(watch_fd(w), p, IN_MASK_ADD |
+		    IN_ONLYDIR | IN_DONT_FOLLOW | more[i].mask);
+		free(p);
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
+struct watch *
+top_watch_open(struct spool *sp)
+{
+	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
+	    ST_FAILED };
+	struct watch *w = watch_open(sp, states, 5);
+	int saved;
+
+	if (w != NULL && widen_watch(w, sp) == -1) {
+		saved = errno;
+		watch_close(w);
+		errno = saved;
+		return NULL;
+	}
+	return w;
+}
 
 int
 top_init(struct top_spool *s, struct spool *sp, msec_t since)

@@ -164,6 +164,11 @@ void	 pg_arr_end(struct pg_arr *a);
  * refused our credentials, 74 otherwise.
  */
 int	 pg_fail(struct pg *pg, const char *what);
+/*
+ * pg_fail without a word on stderr, for a caller with a screen or a page
+ * of its own: msg gets "NAME: what: reason".  The same exit status.
+ */
+int	 pg_fail_msg(struct pg *pg, const char *what, char *msg, size_t len);
 
 /* pg_reply.c */
 int	 pg_rows(const PGresult *r, int ncols, int max, int *more);
