@@ -6,10 +6,13 @@
  * the notifications that say the queue changed (LISTEN: submits,
  * cancels, retries, pauses, the workers' claims and outcomes), and every
  * TOP_PG_PERIOD_MS for what only time changes (a worker gone past its
- * lease); between two reads times run on by the local clock.  A lost
- * server is said on the screen and connected to again with a growing
- * delay, and no call waits longer than TOP_PG_WAIT_MS: the keys stay
- * live whatever the network does.
+ * lease); between two reads times run on by the local clock.  And never
+ * sooner than TOP_PG_SPACING times as long as the last read took: a view
+ * costs the server at most a twentieth of one backend's time, however big
+ * and busy the queue (fleet.md, "Watching a queue").  A lost server is
+ * said on the screen and connected to again with a growing delay, and no
+ * call waits longer than TOP_PG_WAIT_MS: the keys stay live whatever the
+ * network does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@
 #define TOP_PG_COALESCE_MS	500	/* a refresh at most this often after news */
 #define TOP_PG_PERIOD_MS	5000	/* ... and this often without */
 #define TOP_PG_WAIT_MS		3000	/* a call of the view's waits no longer */
+#define TOP_PG_SPACING		20	/* reads this many times as long apart, at least */
 
 _Static_assert(TOP_RUN_MAX >= TOP_FAIL_MAX, "jobs[] holds either list");
 
@@ -39,6 +43,7 @@ struct pgtop {
 	bool		 up;
 	bool		 told;		/* news since the last refresh */
 	msec_t		 refreshed;	/* mono_ms() of the last refresh */
+	msec_t		 took;		/* ... and how long its reads took */
 	msec_t		 retry_at, delay;	/* the next connect, while down */
 	char		 lost_at[16];	/* when the connection went (HH:MM:SS) */
 	struct pgv_job	 jobs[TOP_RUN_MAX];
@@ -133,7 +138,7 @@ read_all(struct pgtop *q)
 
 	if (pgv_counts(&q->pg, &c) == -1 || read_jobs(q, now) == -1 ||
 	    pgv_rate(&q->pg, &r) == -1 || (n = pgv_workers(&q->pg, q->workers,
-	    TOP_WORKER_MAX, &q->t.more_workers)) == -1 ||
+	    TOP_WORKER_MAX, &q->t.workers_alive, &q->t.workers_all)) == -1 ||
 	    pgv_paused(&q->pg, &q->t.paused, q->t.paused_by,
 	    sizeof(q->t.paused_by)) == -1)
 		return -1;
@@ -239,10 +244,13 @@ static msec_t
 src_due(void *arg)
 {
 	struct pgtop *q = arg;
+	msec_t wait = q->told ? TOP_PG_COALESCE_MS : TOP_PG_PERIOD_MS;
 
 	if (!q->up)
 		return q->retry_at;
-	return q->refreshed + (q->told ? TOP_PG_COALESCE_MS : TOP_PG_PERIOD_MS);
+	if (wait < q->took * TOP_PG_SPACING)
+		wait = q->took * TOP_PG_SPACING;
+	return q->refreshed + wait;
 }
 
 /*
@@ -254,14 +262,17 @@ static int
 src_update(void *arg)
 {
 	struct pgtop *q = arg;
+	msec_t t0 = mono_ms();
 
-	q->pg.deadline = mono_ms() + TOP_PG_WAIT_MS;
+	q->pg.deadline = t0 + TOP_PG_WAIT_MS;
 	if (q->up || connect_again(q) == 0) {
 		q->told = false;
+		t0 = mono_ms();
 		if (read_all(q) == -1)
 			down(q, "read");
 		else
 			q->told = pgv_notified(&q->pg) > 0;
+		q->took = mono_ms() - t0;
 	}
 	q->pg.deadline = 0;
 	q->refreshed = mono_ms();

@@ -58,7 +58,8 @@ struct top {
 	size_t		 nfail;
 	struct top_worker worker[TOP_WORKER_MAX];	/* a spool's: its owner */
 	size_t		 nworker;
-	bool		 more_workers;	/* there were more than are kept */
+	int		 workers_alive;	/* of all, not only those kept */
+	int		 workers_all;
 	bool		 unknown_owner;	/* a spool's lock is held by a pid we cannot see */
 	bool		 paused;
 	char		 paused_by[128];

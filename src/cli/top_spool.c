@@ -297,6 +297,7 @@ look_owner(struct top_spool *s)
 	s->owner = lock_owner(s->sp);
 	s->t.unknown_owner = s->owner == -1;
 	s->t.nworker = s->owner > 0;
+	s->t.workers_alive = s->t.workers_all = (int)s->t.nworker;
 	if (s->owner <= 0)
 		return;
 	if (s->owner != was) {

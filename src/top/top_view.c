@@ -46,16 +46,6 @@ struct view {
 
 /* ---- lines shared by the summary and the view ---- */
 
-static int
-alive_workers(const struct top *t)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < t->nworker; i++)
-		n += t->worker[i].alive;
-	return n;
-}
-
 /* Beside the title: paused or not, and who works: a spool's owner, a queue's workers. */
 static void
 line_who(const struct top *t, char *buf, size_t len)
@@ -63,8 +53,8 @@ line_who(const struct top *t, char *buf, size_t len)
 	const char *p = t->paused ? "paused   " : "";
 
 	if (t->claims)
-		snprintf(buf, len, "%s%d worker%s%s", p, alive_workers(t),
-		    alive_workers(t) == 1 ? "" : "s", t->more_workers ? "+" : "");
+		snprintf(buf, len, "%s%d worker%s", p, t->workers_alive,
+		    t->workers_alive == 1 ? "" : "s");
 	else if (t->unknown_owner)
 		snprintf(buf, len, "%sowner unknown (lock held)", p);
 	else if (t->nworker == 0)
@@ -160,11 +150,19 @@ line_worker(const struct top_worker *w, msec_t now, char *buf, size_t len)
 	    "alive" : "gone", run, seen, up, ver[0] ? ver : "-");
 }
 
+/* The workers' title and columns; "WORKER (32 of 90)" when not all are kept. */
 static void
-head_workers(const struct top *t, char *buf, size_t len)
+head_workers(const struct top *t, int shown, char *buf, size_t len)
 {
-	snprintf(buf, len, "%-24s %-5s %9s %8s %8s  %s", t->claims ? "WORKER" :
-	    "OWNER", "STATE", "RUNNING", "SEEN", "UP", "VERSION");
+	char w[64] = "OWNER";
+
+	if (t->claims && t->workers_all > shown)
+		snprintf(w, sizeof(w), "WORKER (%d of %d)", shown,
+		    t->workers_all);
+	else if (t->claims)
+		snprintf(w, sizeof(w), "WORKER");
+	snprintf(buf, len, "%-24s %-5s %9s %8s %8s  %s", w, "STATE", "RUNNING",
+	    "SEEN", "UP", "VERSION");
 }
 
 /* ---- the one-shot summary ---- */
@@ -188,7 +186,7 @@ print_lists(const struct top *t, msec_t now, char *buf, size_t len)
 		line_failed(&t->fail[i], now, 24, buf, len);
 		printf("%s\n", buf);
 	}
-	head_workers(t, buf, len);
+	head_workers(t, (int)t->nworker, buf, len);
 	printf("%s\n", buf);
 	for (size_t i = 0; i < t->nworker; i++) {
 		line_worker(&t->worker[i], now, buf, len);
@@ -432,7 +430,7 @@ draw_workers(struct view *v, int y, msec_t now)
 {
 	char buf[512];
 
-	head_workers(v->t, buf, sizeof(buf));
+	head_workers(v->t, v->nwork_shown, buf, sizeof(buf));
 	draw_title_row(y++, buf);
 	if (v->t->nworker == 0)
 		put(y++, 10, "(none)");

@@ -47,35 +47,42 @@ ask(struct pg *pg, const char *sql, long long bound)
  * deferred ones still waiting (jobs_due past now(): no new job is ever
  * there, its run_at being its arrival), cur (jobs_claimed), failed
  * (jobs_failed), done and failed together (jobs_finished).  Each reads at
- * most $2 = PGV_COUNT_MAX + 1 rows.
+ * most $2 = PGV_COUNT_MAX + 1 rows: each is in its index's order, so that
+ * the plan is a scan of the index that stops at the LIMIT; without it the
+ * planner took a bitmap scan of jobs_due, which reads every entry of the
+ * range before the LIMIT applies (fleet.md, "Watching a queue").
  */
 static const char counts_sql[] =
     "WITH due AS (SELECT state FROM chute.jobs WHERE queue = $1"
-    " AND state IN ('new', 'defer') AND run_at <= now() LIMIT $2::bigint)"
+    " AND state IN ('new', 'defer') AND run_at <= now() ORDER BY run_at"
+    " LIMIT $2::bigint)"
     " SELECT (SELECT count(*) FROM due),"
     " (SELECT count(*) FILTER (WHERE state = 'new') FROM due),"
     " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
-    "  AND state IN ('new', 'defer') AND run_at > now() LIMIT $2::bigint) f),"
+    "  AND state IN ('new', 'defer') AND run_at > now() ORDER BY run_at"
+    "  LIMIT $2::bigint) f),"
     " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
-    "  AND state = 'cur' LIMIT $2::bigint) c),"
+    "  AND state = 'cur' ORDER BY token LIMIT $2::bigint) c),"
     " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
-    "  AND state = 'failed' LIMIT $2::bigint) x),"
+    "  AND state = 'failed' ORDER BY run_at LIMIT $2::bigint) x),"
     " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
-    "  AND state IN ('done', 'failed') LIMIT $2::bigint) y)";
+    "  AND state IN ('done', 'failed') ORDER BY run_at LIMIT $2::bigint) y)";
 
 /*
- * The planner's estimate of the done jobs, from the table's statistics
- * (ANALYZE, which autovacuum runs after 2% of the rows changed): planning
+ * The planner's estimate of the jobs in state st, from the table's
+ * statistics (ANALYZE, which autovacuum runs after 2% of the rows
+ * changed; chute.jobs_queue_state keeps the queue and state's combinations
+ * together, so one queue's jobs do not pass for another's): planning
  * only, nothing is read.  The first line of EXPLAIN ends "rows=N
  * width=W)".  -1 when it cannot be had.
  */
 static long long
-estimate_done(struct pg *pg)
+estimate(struct pg *pg, int st)
 {
 	static const char sql[] = "EXPLAIN SELECT FROM chute.jobs"
-	    " WHERE queue = $1 AND state = 'done'";
-	const char *p[1] = { pg->queue };
-	PGresult *r = pg_exec(pg, sql, 1, p);
+	    " WHERE queue = $1 AND state = $2";
+	const char *p[2] = { pg->queue, state_names[st] };
+	PGresult *r = pg_exec(pg, sql, 2, p);
 	const char *rows;
 	long long n = -1;
 
@@ -113,33 +120,24 @@ split_due(struct pgv_counts *c, long long due, long long new, long long later)
 		c->kind[ST_DEFER] = PGV_ATLEAST;
 }
 
-/*
- * done: the finished jobs less the failed ones when both were read whole;
- * else the planner's estimate, never below what was read.
- */
-static int
-count_done(struct pg *pg, struct pgv_counts *c, long long fin)
+/* done: the finished jobs less the failed ones, exact when both are. */
+static void
+split_finished(struct pgv_counts *c, long long fin)
 {
-	long long est, least;
+	bool exact = fin <= PGV_COUNT_MAX && c->kind[ST_FAILED] == PGV_EXACT;
 
-	if (fin <= PGV_COUNT_MAX && c->kind[ST_FAILED] == PGV_EXACT) {
-		c->n[ST_DONE] = fin - c->n[ST_FAILED];
-		c->kind[ST_DONE] = PGV_EXACT;
-		return 0;
-	}
-	least = c->kind[ST_FAILED] == PGV_EXACT ? fin - c->n[ST_FAILED] : 0;
-	if ((est = estimate_done(pg)) == -1)
-		return -1;
-	c->n[ST_DONE] = est > least ? est : least;
-	c->kind[ST_DONE] = est > least ? PGV_ABOUT : PGV_ATLEAST;
-	return 0;
+	c->n[ST_DONE] = c->kind[ST_FAILED] == PGV_EXACT ? fin - c->n[ST_FAILED] :
+	    0;
+	c->kind[ST_DONE] = exact ? PGV_EXACT : PGV_ATLEAST;
 }
 
 int
 pgv_counts(struct pg *pg, struct pgv_counts *c)
 {
+	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
+	    ST_FAILED };
 	PGresult *r = ask(pg, counts_sql, PGV_COUNT_MAX + 1);
-	long long fin;
+	long long est;
 
 	memset(c, 0, sizeof(*c));
 	if (r == NULL)
@@ -151,9 +149,20 @@ pgv_counts(struct pg *pg, struct pgv_counts *c)
 	split_due(c, ll(r, 0, 0), ll(r, 0, 1), ll(r, 0, 2));
 	bounded(c, ST_CUR, ll(r, 0, 3));
 	bounded(c, ST_FAILED, ll(r, 0, 4));
-	fin = ll(r, 0, 5);
+	split_finished(c, ll(r, 0, 5));
 	PQclear(r);
-	return count_done(pg, c, fin);
+	/* Past the bound, the estimate; never below what was counted. */
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		if (c->kind[states[i]] != PGV_ATLEAST)
+			continue;
+		if ((est = estimate(pg, states[i])) == -1)
+			return -1;
+		if (est > c->n[states[i]]) {
+			c->n[states[i]] = est;
+			c->kind[states[i]] = PGV_ABOUT;
+		}
+	}
+	return 0;
 }
 
 /* ---- jobs ---- */
@@ -282,35 +291,40 @@ pgv_rate(struct pg *pg, struct pgv_rate *rt)
  * are deleted), read whole.
  */
 int
-pgv_workers(struct pg *pg, struct pgv_worker *v, int max, bool *more)
+pgv_workers(struct pg *pg, struct pgv_worker *v, int max, int *alive,
+    int *all)
 {
 	static const char sql[] =
 	    "WITH c AS (SELECT worker, count(*) AS n FROM (SELECT worker"
 	    " FROM chute.jobs WHERE queue = $1 AND state = 'cur'"
-	    " LIMIT $3::bigint) x GROUP BY worker),"
+	    " ORDER BY token LIMIT $3::bigint) x GROUP BY worker),"
 	    " w AS (SELECT w.*, w.stopped IS NULL AND w.seen + w.lease_ms *"
 	    " interval '1 millisecond' > now() AS alive FROM chute.workers w"
 	    " WHERE w.queue = $1)"
 	    " SELECT w.worker, w.host, w.version, w.pid, w.slots,"
 	    " coalesce(c.n, 0), w.lease_ms, " MS_SINCE("w.started") ", "
-	    MS_SINCE("w.seen") ", w.alive, w.stopped IS NOT NULL"
+	    MS_SINCE("w.seen") ", w.alive, w.stopped IS NOT NULL,"
+	    " count(*) FILTER (WHERE w.alive) OVER (), count(*) OVER ()"
 	    " FROM w LEFT JOIN c ON c.worker = w.worker"
 	    " ORDER BY w.alive DESC, w.worker LIMIT $2::bigint";
 	char b[24], cap[24];
 	const char *p[3] = { pg->queue, b, cap };
 	PGresult *r;
-	int n, x;
+	int n;
 
-	snprintf(b, sizeof(b), "%d", max + 1);
+	snprintf(b, sizeof(b), "%d", max);
 	snprintf(cap, sizeof(cap), "%d", PGV_COUNT_MAX);
 	r = pg_exec(pg, sql, 3, p);
-	if (more != NULL)
-		*more = false;
+	*alive = *all = 0;
 	if (r == NULL)
 		return -1;
-	if ((n = pg_rows(r, 11, max, &x)) == -1) {
+	if ((n = pg_rows(r, 13, max, NULL)) == -1) {
 		PQclear(r);
 		return -1;
+	}
+	if (n > 0) {
+		*alive = (int)ll(r, 0, 11);
+		*all = (int)ll(r, 0, 12);
 	}
 	for (int i = 0; i < n; i++) {
 		struct pgv_worker *w = &v[i];
@@ -327,8 +341,6 @@ pgv_workers(struct pg *pg, struct pgv_worker *v, int max, bool *more)
 		w->alive = yes(r, i, 9);
 		w->stopped = yes(r, i, 10);
 	}
-	if (more != NULL)
-		*more = x > 0;
 	PQclear(r);
 	return n;
 }

@@ -92,10 +92,9 @@ struct pgv_rate {
 };
 
 /*
- * The counts of pg->queue: new, cur and defer up to PGV_COUNT_MAX each
- * (beyond it PGV_ATLEAST), failed likewise, done counted as well when
- * done and failed hold no more than PGV_COUNT_MAX together, else the
- * planner's estimate (PGV_ABOUT).  0, or -1.
+ * The counts of pg->queue, each counted up to PGV_COUNT_MAX (done and
+ * failed together); past it the planner's estimate (PGV_ABOUT), or, when
+ * that is lower than what was counted, what was (PGV_ATLEAST).  0, or -1.
  */
 int	 pgv_counts(struct pg *pg, struct pgv_counts *c);
 /* Up to max running jobs, the longest-running first: how many, or -1. */
@@ -106,9 +105,11 @@ int	 pgv_failures(struct pg *pg, struct pgv_job *v, int max);
 int	 pgv_rate(struct pg *pg, struct pgv_rate *r);
 /*
  * Up to max workers of pg->queue, those alive first, then by name: how
- * many, or -1.  *more (may be NULL) is set when there were more.
+ * many, or -1.  *alive and *all: how many of the queue's workers are
+ * alive, and how many rows it has (those not returned too).
  */
-int	 pgv_workers(struct pg *pg, struct pgv_worker *v, int max, bool *more);
+int	 pgv_workers(struct pg *pg, struct pgv_worker *v, int max, int *alive,
+	    int *all);
 /*
  * Is pg->queue paused?  by gets who paused it ("user@host"), "" when it
  * is not paused or nobody said.  0, or -1.
