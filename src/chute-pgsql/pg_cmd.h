@@ -34,6 +34,11 @@ int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+/* pg_cmd_pause.c: a queue paused (no claims) and resumed */
+int	 pgcmd_pause(int argc, char **argv);
+int	 pgcmd_resume(int argc, char **argv);
+/* pg_cmd_workers.c: the queue's workers, alive and gone, from chute.workers */
+int	 pgcmd_workers(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */

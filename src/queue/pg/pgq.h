@@ -30,12 +30,20 @@ struct pgq {
 	struct pg	 pg;
 	struct queue_conf c;
 	msec_t		 lease;
-	int		 slots;		/* the owner's */
+	msec_t		 poll;		/* --poll: the safety poll under LISTEN */
+	int		 slots;		/* the owner's, at most the prefetch */
+	int		 nslots;	/* the owner's (-j), for chute.workers */
 	int		 prefetch_max;	/* --prefetch: claimed ahead, at most */
 	unsigned	 done_n;	/* outcomes since done_t0 (the rate) */
 	msec_t		 done_t0;
 	double		 rate;		/* jobs finished per second, smoothed */
 	char		 worker[300];	/* host:pid, in the claim's row */
+	char		 host[256], pid[24];	/* its parts, for chute.workers */
+	bool		 registered;	/* chute.workers has our row: started set */
+	/* The queue paused (chute.queues), as last seen, and by whom; a
+	 * "pause QUEUE" or "resume QUEUE" heard: look again (pgq_pause_check). */
+	bool		 paused, pause_heard;
+	char		 paused_by[128];
 	char		 dir[PATH_MAX];	/* the local copies of jobs and logs */
 	int		 dirfd;
 	bool		 up, said_down, fatal;
@@ -43,6 +51,7 @@ struct pgq {
 	bool		 wake;		/* claim at the next chance */
 	msec_t		 next_poll;	/* ...or at the latest then (mono) */
 	msec_t		 next_renew, next_recover;
+	msec_t		 next_reap;	/* gone workers' rows deleted then (mono) */
 	msec_t		 renew_sent;	/* last renewal that succeeded, sent at */
 	struct claim	**held;		/* handed to the owner, not released */
 	size_t		 nheld, capheld;
@@ -60,6 +69,15 @@ struct pgq {
 	size_t		 queued, deferred;	/* for the title, as last seen */
 	msec_t		 next_count;	/* count them again then (count_waiting) */
 };
+
+/* queue_pg.c */
+/*
+ * The queue is paused (by: who; "" for unknown) or not, as a statement
+ * just read: said once when it changes; paused, what was claimed ahead
+ * goes back (no job starts that was not running when the pause was
+ * seen); resumed, claim at once.
+ */
+void	 pgq_set_paused(struct pgq *pq, bool paused, const char *by);
 
 /* queue_pg_conn.c */
 /* Lost it: say so once, try again after a growing delay. */
