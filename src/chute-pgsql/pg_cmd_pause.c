@@ -4,34 +4,17 @@
  * paused queue; running jobs finish, submissions are accepted.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "base/chute.h"
-#include "base/util.h"
 #include "cli/cmd.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
-
-/* "QUEUE already paused by WHO since TIME": the pause that stands. */
-static void
-already(struct pg *pg)
-{
-	char by[128], vis[512], text[640];
-	bool paused = true;
-	msec_t at = 0;
-
-	if (pg_paused(pg, pg->queue, &paused, by, sizeof(by), &at) == -1)
-		by[0] = '\0';
-	vis_text(by, vis, sizeof(vis));
-	cmd_paused_text(paused, vis, at, text, sizeof(text));
-	printf("%s already %s\n", pg->queue, text);
-}
 
 static int
 pause_queue(int argc, char **argv, bool on)
 {
 	const char *cmd = on ? "pause" : "resume";
-	char who[512];
+	char who[512], text[640];
 	struct pg pg;
 	int rc;
 
@@ -47,8 +30,10 @@ pause_queue(int argc, char **argv, bool on)
 		printf("%s %s\n", pg.queue, on ? "paused" : "resumed");
 	else if (!on)
 		printf("%s not paused\n", pg.queue);
+	else if (pgcmd_paused_text(&pg, text, sizeof(text)) == 0)
+		printf("%s already %s\n", pg.queue, text);	/* the one that stands */
 	else
-		already(&pg);
+		return pgcmd_done(&pg, pg_fail(&pg, cmd));
 	return pgcmd_done(&pg, 0);
 }
 

@@ -51,19 +51,17 @@ status_one(struct pg *pg, const char *id)
 static int
 status_queue(int argc, char **argv)
 {
-	char by[128], vis[512], text[640];
+	char text[640];
 	struct pg pg;
-	bool paused;
-	msec_t at;
 	int rc;
 
 	if ((rc = pgcmd_open(&argc, argv, "status", &pg)) != 0)
 		return pgcmd_done(&pg, rc);
-	if (pg_paused(&pg, pg.queue, &paused, by, sizeof(by), &at) == -1)
+	if (argc != 1)
+		return pgcmd_done(&pg, usage_error("status", "unexpected "
+		    "argument: %s", argv[1]));
+	if (pgcmd_paused_text(&pg, text, sizeof(text)) == -1)
 		return pgcmd_done(&pg, pg_fail(&pg, "status"));
-	/* Stored text, whoever wrote it: escaped. */
-	vis_text(by, vis, sizeof(vis));
-	cmd_paused_text(paused, vis, at, text, sizeof(text));
 	printf("%s %s\n", pg.queue, text);
 	return pgcmd_done(&pg, 0);
 }

@@ -21,28 +21,6 @@
 #include "store/lock.h"
 #include "store/spool.h"
 
-/* owner.pid's pid and mtime (ms); 0 when it is not there. */
-static pid_t
-pidfile(struct spool *sp, msec_t *mtime)
-{
-	char buf[32];
-	struct stat st;
-	ssize_t n = -1;
-	int fd;
-
-	*mtime = 0;
-	if ((fd = openat(sp->root, "owner.pid", O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
-		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		*mtime = (msec_t)st.st_mtim.tv_sec * 1000 +
-		    st.st_mtim.tv_nsec / 1000000;
-		n = read_full(fd, buf, sizeof(buf));
-	}
-	close(fd);
-	return n <= 0 ? 0 : lock_parse_pid(buf, (size_t)n);
-}
-
 /* The persistent workers of a live owner: its main thread's children. */
 static void
 print_persistent(struct spool *sp, pid_t owner)
@@ -107,7 +85,7 @@ cmd_workers(int argc, char **argv)
 	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
 		return rc;
 	owner = lock_owner(&sp);
-	pid = pidfile(&sp, &since);
+	pid = lock_pidfile(&sp, &since);
 	workers_header();
 	if (owner != 0 || pid != 0)
 		rc = print_owner(&sp, owner, pid, since);

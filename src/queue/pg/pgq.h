@@ -70,15 +70,6 @@ struct pgq {
 	msec_t		 next_count;	/* count them again then (count_waiting) */
 };
 
-/* queue_pg.c */
-/*
- * The queue is paused (by: who; "" for unknown) or not, as a statement
- * just read: said once when it changes; paused, what was claimed ahead
- * goes back (no job starts that was not running when the pause was
- * seen); resumed, claim at once.
- */
-void	 pgq_set_paused(struct pgq *pq, bool paused, const char *by);
-
 /* queue_pg_conn.c */
 /* Lost it: say so once, try again after a growing delay. */
 void	 pgq_down(struct pgq *pq, const char *what);
@@ -123,6 +114,18 @@ int	 pq_claim(struct queue *q, struct claim *const *c, int n);
 void	 pgq_lost(struct pgq *pq, struct claim *c, const char *why, bool now);
 /* A prefetched claim we will not start: its local copy goes. */
 void	 pgq_forget_ahead(struct pgq *pq, struct claim *c);
+/*
+ * Every prefetched claim goes back to new, its attempt not counted (a
+ * stop, a pause): one statement, and their local copies removed.
+ */
+void	 pgq_hand_back(struct pgq *pq);
+/*
+ * The queue is paused (by: who; "" for unknown) or not, as a statement
+ * just read: said once when it changes; paused, what was claimed ahead
+ * goes back (no job starts that was not running when the pause was
+ * seen); resumed, claim at once.
+ */
+void	 pgq_set_paused(struct pgq *pq, bool paused, const char *by);
 /*
  * Extend every lease we hold, in one statement, sent well before they
  * expire.  A claim the database no longer gives us (cancelled, or

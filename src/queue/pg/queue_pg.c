@@ -112,29 +112,6 @@ pq_rescan(struct queue *q)
 	((struct pgq *)q)->wake = true;
 }
 
-static void hand_back(struct pgq *);
-
-void
-pgq_set_paused(struct pgq *pq, bool paused, const char *by)
-{
-	if (paused == pq->paused)
-		return;
-	pq->paused = paused;
-	if (!paused) {
-		say("%s: queue %s resumed: claiming again", pq->pg.name,
-		    vis_id(pq->pg.queue));
-		pq->paused_by[0] = '\0';
-		pq->wake = true;
-		return;
-	}
-	vis_text(by, pq->paused_by, sizeof(pq->paused_by));
-	say("%s: queue %s paused%s%s: no new claims; %zu running job(s) "
-	    "finish%s", pq->pg.name, vis_id(pq->pg.queue), *by ? " by " : "",
-	    pq->paused_by, pq->nheld, pq->nahead > 0 ? ", those claimed ahead "
-	    "go back" : "");
-	hand_back(pq);
-}
-
 /* "pause QUEUE" or "resume QUEUE" was heard: what is it now? */
 static void
 pause_check(struct pgq *pq)
@@ -269,32 +246,6 @@ stopped(struct pgq *pq)
 		pgq_failed(pq, "stopped");
 }
 
-/* Prefetched jobs we will not run go back, their attempt not counted. */
-static void
-hand_back(struct pgq *pq)
-{
-	static const char sql[] =
-	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
-	    " token = NULL, worker = NULL, lease_until = NULL"
-	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
-	struct pg_tarr b = { 0 };
-	char t[24];
-	const char *p[2] = { pq->pg.queue, NULL };
-
-	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
-		snprintf(t, sizeof(t), "%llu",
-		    (unsigned long long)pq->ahead[i].token);
-		pg_tarr_add(&b, t);
-		pgq_forget_ahead(pq, &pq->ahead[i]);
-	}
-	p[1] = pg_tarr_end(&b);
-	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
-	    pgq_cmd(pq, sql, 2, p) == -1)
-		pgq_failed(pq, "hand back");
-	pq->nahead = pq->first = 0;
-	free(b.p);
-}
-
 static void
 pq_start(struct queue *q)
 {
@@ -313,7 +264,7 @@ pq_close(struct queue *q)
 	pgq_arm(pq, mono_ms());
 	if (pq->up && pq->npend > 0)
 		pgq_flush(pq);
-	hand_back(pq);
+	pgq_hand_back(pq);
 	stopped(pq);
 	for (size_t i = 0; i < pq->npend; i++)
 		free(pq->pend[i].log);

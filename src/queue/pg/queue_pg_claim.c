@@ -435,6 +435,54 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 	return got;
 }
 
+/* ---- a pause ---- */
+
+void
+pgq_hand_back(struct pgq *pq)
+{
+	static const char sql[] =
+	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
+	    " token = NULL, worker = NULL, lease_until = NULL"
+	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
+	struct pg_tarr b = { 0 };
+	char t[24];
+	const char *p[2] = { pq->pg.queue, NULL };
+
+	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
+		snprintf(t, sizeof(t), "%llu",
+		    (unsigned long long)pq->ahead[i].token);
+		pg_tarr_add(&b, t);
+		pgq_forget_ahead(pq, &pq->ahead[i]);
+	}
+	p[1] = pg_tarr_end(&b);
+	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
+	    pgq_cmd(pq, sql, 2, p) == -1)
+		pgq_failed(pq, "hand back");
+	pq->nahead = pq->first = 0;
+	free(b.p);
+}
+
+void
+pgq_set_paused(struct pgq *pq, bool paused, const char *by)
+{
+	if (paused == pq->paused)
+		return;
+	pq->paused = paused;
+	if (!paused) {
+		say("%s: queue %s resumed: claiming again", pq->pg.name,
+		    vis_id(pq->pg.queue));
+		pq->paused_by[0] = '\0';
+		pq->wake = true;
+		return;
+	}
+	vis_text(by, pq->paused_by, sizeof(pq->paused_by));
+	say("%s: queue %s paused%s%s: no new claims; %zu running job(s) "
+	    "finish%s", pq->pg.name, vis_id(pq->pg.queue), *by ? " by " : "",
+	    pq->paused_by, pq->nheld, pq->nahead > 0 ? ", those claimed ahead "
+	    "go back" : "");
+	pgq_hand_back(pq);
+}
+
 /* ---- leases ---- */
 
 /* Every token we answer for: running, prefetched, outcome not yet sent. */
