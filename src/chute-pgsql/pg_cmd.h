@@ -59,7 +59,12 @@ int	 pgcmd_stats_prometheus(FILE *f, struct pg *pg);
 int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
+/* pg_cmd_pause.c: a queue paused (no claims) and resumed */
+int	 pgcmd_pause(int argc, char **argv);
+int	 pgcmd_resume(int argc, char **argv);
+/* pg_cmd_workers.c: the queue's workers, alive and gone, from chute.workers */
+int	 pgcmd_workers(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
@@ -101,5 +106,10 @@ int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
  */
 int	 pgcmd_why_not(struct pg *pg, const char *id, const char *cmd,
 	    char *msg, size_t len);
+/*
+ * The queue's pause as status prints it ("paused by WHO since TIME", or
+ * "not paused"; cmd_paused_text) into text: 0, or -1 (pg_fail-able).
+ */
+int	 pgcmd_paused_text(struct pg *pg, char *text, size_t len);
 
 #endif

@@ -22,7 +22,8 @@
 #define PG_STATEMENT_MS		10000		/* statement_timeout */
 #define PG_RECONNECT_MIN_MS	100		/* backoff after a lost connection */
 #define PG_RECONNECT_MAX_MS	5000
-#define PG_POLL_MS		1000		/* the safety poll under LISTEN */
+#define PG_POLL_MS		1000		/* --poll default: the safety poll under LISTEN */
+#define PG_REAP_MS		60000		/* gone workers' rows: looked for this often */
 #define PG_COUNT_MAX		10000		/* a title's count: at most */
 #define PG_LEASE_MS		30000		/* --lease default */
 #define PG_PREFETCH		256		/* --prefetch default */
@@ -31,7 +32,7 @@
 
 #define PG_GROUP_MS		20		/* outcomes wait for company, at most */
 #define PG_GROUP_MAX		1000		/* ... or until this many wait */
-#define PG_PREPARED		8		/* statements a connection prepares */
+#define PG_PREPARED		12		/* statements a connection prepares */
 #define PG_READ_ONLY		"25006"		/* a standby's refusal to write */
 
 /* Type OIDs of the binary array parameters (pg_arr). */
@@ -187,8 +188,20 @@ int	 pg_claim_row(const PGresult *r, int i, struct claim *c,
 	    const char **why);
 
 /* queue_pg.c */
-int	 queue_pg_open(const struct pg *pg, msec_t lease, int slots,
-	    int prefetch, const struct queue_conf *c, struct queue **qp);
+/* A worker's own settings: chute run URL's options. */
+struct pgq_opts {
+	msec_t	 lease;		/* --lease: the claims' length */
+	msec_t	 poll;		/* --poll: the safety poll under LISTEN */
+	int	 slots;		/* -j */
+	int	 prefetch;	/* --prefetch: claims held beyond the slots, at most */
+};
+/*
+ * A queue on the database pg names (parsed, not connected: start connects,
+ * and keeps trying while the server is down).  Returns 0 with *qp set, or
+ * an exit status after one line saying why.
+ */
+int	 queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
+	    const struct queue_conf *c, struct queue **qp);
 /*
  * The rows of a claim's reply r, for which n were asked, appended to the
  * prefetched claims: never more than n, nor than there is room for; the
