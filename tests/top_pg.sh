@@ -93,6 +93,9 @@ check "a worker's two claims show as two running jobs" screen '^new 1 +cur 2 '
 running() { screen "^ +[0-9]+s +$me +[0-9]+[sm] +$1 *\$"; }
 check "the running list names them with their worker ($me), elapsed time and lease" \
 	eval 'running b1 && running b2'
+check "the worker is listed alive, two of its two slots running" \
+	screen "^$me +alive +2/2 +[0-9]+s +[0-9]+s  [0-9]"
+check "... and the title counts it" screen '--queue default +1 worker '
 
 touch "$tmp/release-b1" "$tmp/release-b2"
 check "finished jobs move the counts to done and failed" \
@@ -137,10 +140,18 @@ check "... and follows the queue again: a job submitted runs and is counted" \
 	screen '^new 0 +cur 0 +defer 0 +done 4 +failed 1'
 
 # ---- paused ----
-pg_sql "INSERT INTO chute.queues (queue, paused, paused_at, paused_by)
-    VALUES ('default', true, now(), 'ops@there'); NOTIFY chute, 'default'"
+"$chute" pause "$url" > /dev/null
+who=$(id -un)@$(hostname)
 check "a paused queue says so, and by whom" \
-	eval 'screen "--queue default +paused +[0-9]+ workers?" && screen "^paused by ops@there"'
+	eval 'screen "--queue default +paused +1 worker " && screen "^paused by $who"'
+"$chute" resume "$url" > /dev/null
+check "... and no more once resumed" until_ok 10000 hasnt 'paused'
+
+# ---- the worker stops ----
+kill "$worker" && wait "$worker"
+worker=''
+check "a worker stopped is listed as stopped" screen "^$me +stopped "
+check "... and the title counts none" screen '--queue default +0 workers '
 
 # ---- leaving ----
 tm send-keys -t top q

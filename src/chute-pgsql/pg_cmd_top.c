@@ -91,6 +91,7 @@ take_worker(struct top_worker *w, const struct pgv_worker *v, msec_t now)
 	w->started = now - v->started_ago;
 	w->seen = now - v->seen_ago;
 	w->alive = v->alive;
+	w->stopped = v->stopped;
 }
 
 /* The seconds pgv_rate counted, as the model's ring keyed by our clock. */

@@ -43,6 +43,7 @@ struct top_worker {
 	int	 running;
 	msec_t	 started, seen;		/* wall clock; 0 when not known */
 	bool	 alive;
+	bool	 stopped;		/* not alive: it said it stopped */
 };
 
 struct top {

@@ -129,7 +129,7 @@ line_failed(const struct top_job *j, msec_t now, int rw, char *buf,
 	    why, vis);
 }
 
-/* "NAME  STATE  RUNNING[/SLOTS]  SEEN  UP  VERSION" */
+/* "NAME  STATE  RUNNING[/SLOTS]  SEEN  UP  VERSION"; a state as `chute workers` says it. */
 static void
 line_worker(const struct top_worker *w, msec_t now, char *buf, size_t len)
 {
@@ -146,8 +146,9 @@ line_worker(const struct top_worker *w, msec_t now, char *buf, size_t len)
 		top_age(now - w->seen, seen, sizeof(seen));
 	if (w->started > 0)
 		top_age(now - w->started, up, sizeof(up));
-	snprintf(buf, len, "%-24s %-5s %9s %8s %8s  %s", name, w->alive ?
-	    "alive" : "gone", run, seen, up, ver[0] ? ver : "-");
+	snprintf(buf, len, "%-24s %-7s %7s %8s %8s  %s", name, w->alive ?
+	    "alive" : w->stopped ? "stopped" : "gone", run, seen, up,
+	    ver[0] ? ver : "-");
 }
 
 /* The workers' title and columns; "WORKER (32 of 90)" when not all are kept. */
@@ -161,7 +162,7 @@ head_workers(const struct top *t, int shown, char *buf, size_t len)
 		    t->workers_all);
 	else if (t->claims)
 		snprintf(w, sizeof(w), "WORKER");
-	snprintf(buf, len, "%-24s %-5s %9s %8s %8s  %s", w, "STATE", "RUNNING",
+	snprintf(buf, len, "%-24s %-7s %7s %8s %8s  %s", w, "STATE", "RUNNING",
 	    "SEEN", "UP", "VERSION");
 }
 

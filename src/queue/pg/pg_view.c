@@ -151,13 +151,16 @@ pgv_counts(struct pg *pg, struct pgv_counts *c)
 	bounded(c, ST_FAILED, ll(r, 0, 4));
 	split_finished(c, ll(r, 0, 5));
 	PQclear(r);
-	/* Past the bound, the estimate; never below what was counted. */
+	/*
+	 * Past the bound, the estimate; never below what was counted, and
+	 * not the planner's floor of one row, which says nothing.
+	 */
 	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
 		if (c->kind[states[i]] != PGV_ATLEAST)
 			continue;
 		if ((est = estimate(pg, states[i])) == -1)
 			return -1;
-		if (est > c->n[states[i]]) {
+		if (est > c->n[states[i]] && est > 1) {
 			c->n[states[i]] = est;
 			c->kind[states[i]] = PGV_ABOUT;
 		}
