@@ -78,6 +78,8 @@ running() { screen "^ +[0-9]+s +$1 *\$"; }
 check "the running list names them with their elapsed time" \
 	eval 'running b1 && running b2'
 check "the title shows the owner's pid" screen "owner $owner "
+check "... and the owner's row its host, pid and running jobs" \
+	screen "^$(hostname):$owner +alive +2 +- +[0-9]+[sm]"
 
 touch "$tmp/release-b1" "$tmp/release-b2"
 check "finished jobs move the counts to done/ and failed/" \
@@ -99,6 +101,13 @@ check "back at 80x24 the reasons' column is narrow again" \
 	screen '^ +[0-9]+s +1 +exit=3 {20}f1 *$'
 check "... the key line is the 24th" keys_on 24
 check "... and the title ends at the 80th column" title_width 80
+
+# ---- paused: a file an operator may make by hand ----
+echo "ops@there 2026-12-03T00:00:00Z" > "$spool/paused"
+check "a paused spool says so, and by whom" \
+	eval 'screen "paused +owner $owner " && screen "^paused by ops@there"'
+rm "$spool/paused"
+check "... and no more once resumed" until_ok 10000 hasnt 'paused'
 
 # ---- keys: cancel the selected running job, retry it ----
 submit b3 block
@@ -144,13 +153,14 @@ check "... with the failure and its reason" \
 	grep -Eq '^ +[0-9]+s +1 +exit=3 +f1$' "$tmp/summary"
 check "... and no escape sequence" eval '! grep -q "$(printf "\033")" "$tmp/summary"'
 
-"$chute" top postgresql://localhost/none > "$tmp/screen" 2>&1
+# A queue's view is tests/top_pg.sh's; here only one no server answers.
+"$chute" top postgresql://127.0.0.1:1/none > "$tmp/screen" 2>&1
 rc=$?
-one_line_69() {
-	[ $rc -eq 69 ] && [ "$(wc -l < "$tmp/screen")" -eq 1 ] &&
-	    grep -q 'not supported' "$tmp/screen"
+one_line_75() {
+	[ $rc -eq 75 ] && [ "$(wc -l < "$tmp/screen")" -eq 1 ] &&
+	    grep -q '^chute: postgresql://127.0.0.1:1/none: connect: ' "$tmp/screen"
 }
-check "chute top URL: exit 69 and one line saying it is not supported yet" one_line_69
+check "chute top URL of no server: exit 75 and one line naming it" one_line_75
 "$chute" top > "$tmp/screen" 2>&1
 rc=$?
 check "chute top without a spool is a usage error (64)" eval '[ $rc -eq 64 ]'

@@ -162,10 +162,8 @@ pgcmd_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
-	if (r == NULL) {
-		*msg = '\0';	/* pg_fail says it */
-		return pg_fail(pg, cmd);
-	}
+	if (r == NULL)
+		return pg_fail_msg(pg, cmd, msg, len);
 	if (PQntuples(r) == 0)
 		snprintf(msg, len, "%s: unknown job", id);
 	else if (strcmp(cmd, "retry") == 0)
@@ -174,4 +172,19 @@ pgcmd_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
 		snprintf(msg, len, "%s: already %s", id, PQgetvalue(r, 0, 0));
 	PQclear(r);
 	return EXIT_NO;
+}
+
+int
+pgcmd_paused_text(struct pg *pg, char *text, size_t len)
+{
+	char by[128], vis[512];
+	bool paused;
+	msec_t at;
+
+	if (pg_paused(pg, pg->queue, &paused, by, sizeof(by), &at) == -1)
+		return -1;
+	/* Stored text, whoever wrote it: escaped. */
+	vis_text(by, vis, sizeof(vis));
+	cmd_paused_text(paused, vis, at, text, len);
+	return 0;
 }

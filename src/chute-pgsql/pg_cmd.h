@@ -31,10 +31,12 @@ int	 pgcmd_cancel(int argc, char **argv);
 /*
  * Cancel job id of pg's queue as `chute cancel URL` does: new, defer or
  * cur -> failed in one statement, a note in its log ("cancelled by BY in
- * STATE"), its worker told.  msg gets one line: "ID STATE->failed", or
- * why not; "" when the server failed (pg_fail said why on stderr).
- * Returns 0, EXIT_NO (unknown, or already finished), or pg_fail's status.
- * `chute web URL` calls it too.
+ * STATE"), its worker told (a job that waited: the views).  msg gets one
+ * line: "ID STATE->failed", or why not, or why the server failed
+ * ("NAME: cancel: reason"; nothing is said on stderr: `chute top URL`
+ * draws it on its screen).  Returns 0, EXIT_NO (unknown, or already
+ * finished), or pg_fail's status.  `chute web URL` and `chute top URL`
+ * call it too.
  */
 int	 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by,
 	    char *msg, size_t len);
@@ -57,7 +59,12 @@ int	 pgcmd_stats_prometheus(FILE *f, struct pg *pg);
 int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
+/* pg_cmd_pause.c: a queue paused (no claims) and resumed */
+int	 pgcmd_pause(int argc, char **argv);
+int	 pgcmd_resume(int argc, char **argv);
+/* pg_cmd_workers.c: the queue's workers, alive and gone, from chute.workers */
+int	 pgcmd_workers(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
@@ -95,9 +102,14 @@ int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
 /*
  * Why cmd ("cancel", "retry") did not take job id: unknown, or already
  * finished (not failed, for retry), in the spool's words, into msg.
- * Returns EXIT_NO, or pg_fail's status with msg "".
+ * Returns EXIT_NO, or pg_fail's status with msg saying why (pg_fail_msg).
  */
 int	 pgcmd_why_not(struct pg *pg, const char *id, const char *cmd,
 	    char *msg, size_t len);
+/*
+ * The queue's pause as status prints it ("paused by WHO since TIME", or
+ * "not paused"; cmd_paused_text) into text: 0, or -1 (pg_fail-able).
+ */
+int	 pgcmd_paused_text(struct pg *pg, char *text, size_t len);
 
 #endif

@@ -17,6 +17,7 @@
 #include "store/spool.h"
 #include "cli/listing.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/pg_view.h"
 #include "chute-pgsql/pg_cmd.h"
 
 /*
@@ -39,10 +40,8 @@ pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
 	const char *n[1] = { note };
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
-	if (r == NULL) {
-		*msg = '\0';	/* pg_fail says it */
-		return pg_fail(pg, "cancel");
-	}
+	if (r == NULL)
+		return pg_fail_msg(pg, "cancel", msg, len);
 	if (PQntuples(r) == 0) {
 		PQclear(r);
 		return pgcmd_why_not(pg, id, "cancel", msg, len);
@@ -51,8 +50,10 @@ pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
 	    PQgetvalue(r, 0, 0));
 	pgcmd_note(pg, id, text);
 	snprintf(note, sizeof(note), "cancel %s %s", pg->queue, id);
-	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)
+	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)	/* its worker stops it */
 		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
+	else				/* no worker holds it: the views only */
+		pg_cmd(pg, "SELECT pg_notify('" PGV_CHANNEL "', $1)", 1, p);
 	snprintf(msg, len, "%s %s->failed", id, PQgetvalue(r, 0, 0));
 	PQclear(r);
 	return 0;

@@ -31,10 +31,8 @@ pgcmd_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 	PGresult *r = pg_exec(pg, sql, 2, p);
 	int rows;
 
-	if (r == NULL) {
-		*msg = '\0';	/* pg_fail says it */
-		return pg_fail(pg, "retry");
-	}
+	if (r == NULL)
+		return pg_fail_msg(pg, "retry", msg, len);
 	rows = atoi(PQcmdTuples(r));
 	PQclear(r);
 	if (rows == 0)

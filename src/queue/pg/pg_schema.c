@@ -132,7 +132,61 @@ static const char schema[] =
 "   ALTER TABLE chute.jobs VALIDATE CONSTRAINT jobs_id_valid;\n"
 "  END IF;\n"
 " END IF;\n"
-"END $$;\n";
+"END $$;\n"
+/*
+ * Version 4: the workers you can see, and queues paused.  chute.workers
+ * has a row per worker process (host:pid, as chute.jobs.worker names
+ * it), written when it connects and kept current with its lease
+ * renewals (seen, every lease/3, claims held or not), stopped set when
+ * it stops cleanly.  A worker is alive while stopped IS NULL AND seen +
+ * lease_ms > now(), gone otherwise; rows gone for an hour are deleted,
+ * a hundred at a time, by the workers' recovery.  The table holds the
+ * workers alive and those gone within the hour: a few hundred rows that
+ * are read whole, so no index beyond the key, and seen, updated every
+ * lease/3 by each worker, stays a heap-only (HOT) update in the room
+ * fillfactor leaves.  chute.queues: a row per queue ever paused; a claim
+ * takes nothing from a queue whose row says paused (one lookup of the
+ * key), and pause and resume NOTIFY the workers (pg_queues.c).
+ */
+"CREATE TABLE IF NOT EXISTS chute.workers (\n"
+"  worker text PRIMARY KEY,\n"
+"  queue text NOT NULL,\n"
+"  host text NOT NULL,\n"
+"  pid integer NOT NULL,\n"
+"  slots integer NOT NULL,\n"
+"  version text NOT NULL,\n"
+"  lease_ms bigint NOT NULL,\n"
+"  started timestamptz NOT NULL DEFAULT now(),\n"
+"  seen timestamptz NOT NULL DEFAULT now(),\n"
+"  stopped timestamptz\n"
+") WITH (fillfactor = 50);\n"
+"CREATE TABLE IF NOT EXISTS chute.queues (\n"
+"  queue text PRIMARY KEY,\n"
+"  paused boolean NOT NULL DEFAULT false,\n"
+"  paused_at timestamptz,\n"
+"  paused_by text\n"
+");\n"
+/*
+ * Version 4, for the live views (pg_view.c): when a job's claim was made
+ * (set by the claim, left alone by renewals and outcomes, so in done and
+ * failed it is when the last attempt started), for the running jobs'
+ * elapsed time; and the failed jobs by time, so that the newest failures
+ * and their count are a short range even under a million done jobs,
+ * which jobs_finished mixes with them.  A job fails rarely: the index
+ * costs the done path nothing, and a failure one index entry.
+ */
+"ALTER TABLE chute.jobs ADD COLUMN IF NOT EXISTS claimed timestamptz;\n"
+"CREATE INDEX IF NOT EXISTS jobs_failed ON chute.jobs (queue, run_at)"
+" WHERE state = 'failed';\n"
+/*
+ * Past 10,000 a view shows the planner's estimate of a state's jobs; with
+ * the queue's and the state's values counted apart, a queue of a million
+ * done jobs beside another of a million new ones would pass for half of
+ * each.  Their combinations, counted together by ANALYZE: nothing is
+ * written per row.
+ */
+"CREATE STATISTICS IF NOT EXISTS chute.jobs_queue_state (mcv)"
+" ON queue, state FROM chute.jobs;\n";
 
 /*
  * The schema version in the database: 0 when there is none yet, -1 on
