@@ -33,10 +33,13 @@ for t in "chromium:$chromium" "curl:$(command -v curl)" \
 	fi
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-web.XXXXXX") || exit 1
-spool=$tmp/spool web='' webro='' pgstop=: streams=()
-# The check and until_ok helpers (no tmux is used here).
+spool=$tmp/spool web='' webro='' streams=() cdp_pid=''
+
+# The check and until_ok helpers (no tmux is used here), and a
+# PostgreSQL server of the test's own (pg_start).
 pane=none
 . "$(dirname "$0")/tmux-tap.sh"
+. "$(dirname "$0")/pg-server.sh"
 cleanup() {
 	for p in "${streams[@]}"; do kill "$p" 2>/dev/null; done
 	[ -n "$web" ] && kill "$web" 2>/dev/null && wait "$web" 2>/dev/null
@@ -63,7 +66,7 @@ urlenc() {
 }
 # stat_of STATE [TARGET]: the count `chute stats` gives.
 stat_of() { "$chute" stats "${2:-$spool}" | awk -v s="$1" '$1 == s { print $2 }'; }
-state_of() { "$chute" status "${2:-$spool}" -- "$1" | awk '{ print $2 }'; }
+state_of() { "$chute" status "${2:-$spool}" "$1" | awk '{ print $2 }'; }
 
 # only_std CMD...: exec CMD with no descriptor but 0, 1 and 2: what the
 # test's shell holds open must not pass for chute web's own.
@@ -216,10 +219,23 @@ check "/metrics is what chute stats --prometheus prints" same_metrics "$spool"
 
 # ---- the browser: counts, live updates ----
 
-coproc CDP { exec "$cdp" "$chromium" "$tmp/profile" 2>"$tmp/cdp.err"; }
-cdp_pid=$CDP_PID
-IFS= read -r -t 60 reply <&"${CDP[0]}" || reply="no answer"
-check "headless Chromium starts under the DevTools client" test "$reply" = ready
+# b_start, b_stop: the browser, with a profile of its own each time
+# (nothing remembered from the last), ended and waited for.
+b_start() {
+	rm -rf "$tmp/profile"
+	coproc CDP { exec "$cdp" "$chromium" "$tmp/profile" 2>"$tmp/cdp.err"; }
+	cdp_pid=$CDP_PID
+	IFS= read -r -t 60 reply <&"${CDP[0]}" || reply="no answer"
+	[ "$reply" = ready ]
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+b_stop() {
+	b quit
+	until_ok 10000 gone "$cdp_pid" || kill "$cdp_pid" 2>/dev/null
+	wait "$cdp_pid" 2>/dev/null
+	cdp_pid=''
+}
+check "headless Chromium starts under the DevTools client" b_start
 b_ok "auth $user $password"
 check "the overview loads, the browser giving the credentials it is asked for" \
 	b_ok "open $base/"
@@ -316,12 +332,8 @@ check "retry every failed job of a prefix: a confirmation first, with the count"
 check "... nothing retried yet" test "$(state_of bulk-1)" = failed
 check "... then 'retry them': 3 of 3, all in new/" retry_bulk
 
-# The browser ends (quit), and is waited for: its profile is in $tmp.
-b quit
-gone() { ! kill -0 "$1" 2>/dev/null; }
-until_ok 10000 gone "$cdp_pid" || kill "$cdp_pid" 2>/dev/null
-wait "$cdp_pid" 2>/dev/null
-cdp_pid=''
+# The browser ends, and is waited for: its profile is in $tmp.
+b_stop
 
 
 # ---- curl: a POST's CSRF token and origin ----
@@ -345,6 +357,10 @@ check "... with the token, from this origin: done (200), n2 in failed/" \
 	eval '[ "$(post -H "Origin: $base" -d "id=n2&csrf=$token")" = 200 ] && [ "$(state_of n2)" = failed ]'
 check "every refusal is said in the log" \
 	test "$(grep -c '/action/cancel refused' "$tmp/web.log")" = 5
+check "pause claiming with the token: SPOOL/paused, by the dashboard's user" \
+	eval '[ "$(code "${auth[@]}" -d "csrf=$token" "$base/action/pause")" = 200 ] && grep -q "^web:alice@" "$spool/paused"'
+check "... and resume: gone" \
+	eval '[ "$(code "${auth[@]}" -d "csrf=$token" "$base/action/resume")" = 200 ] && [ ! -e "$spool/paused" ]'
 
 # ---- keyset pagination, in the order of chute ls ----
 
@@ -422,6 +438,107 @@ check "... and a POST is refused (403), the job untouched" \
 	eval '[ "$(code -d id=n3 "$base/action/cancel")" = 403 ] && [ "$(state_of n3)" = new ]'
 kill "$webro" && wait "$webro"
 webro=''
+
+# ---- a PostgreSQL queue, on a server of the test's own ----
+
+queue_part() {
+	local url=$pgurl id
+	"$chute" init "$url" >/dev/null || { notok "chute init $url"; return; }
+	for id in "${hostile[@]}"; do
+		echo fail | "$chute" submit "$url" --id "$id" >/dev/null ||
+			notok "submit $url --id $id"
+	done
+	for i in 1 2 3; do
+		echo ok | "$chute" submit "$url" --id "ok-$i" >/dev/null
+		echo fail | "$chute" submit "$url" --id "bulk-$i" >/dev/null
+	done
+	"$chute" run "$url" --drain --max-attempts 1 -- "$tmp/handler" \
+		2>"$tmp/qrun.log" || notok "a worker's drain: $(tail -2 "$tmp/qrun.log")"
+	for i in 1 2 3 4; do echo ok | "$chute" submit "$url" --id "n$i" >/dev/null; done
+	echo ok | "$chute" submit "$url" --id later --delay 1h >/dev/null
+	for i in $(seq -w 1 60); do echo ok | "$chute" submit "$url" --id "p-$i" >/dev/null; done
+
+	start_web "$tmp/webq.log" "$url" --allow-actions --auth-file "$tmp/users"
+	web=$started
+	check "chute web URL listens and says where" test -n "$base"
+	[ -n "$base" ] || return
+	check "a queue's page without credentials: 401" test "$(code "$base/")" = 401
+	check "a queue's /metrics is what chute stats URL --prometheus prints" \
+		same_metrics "$url"
+	check "the browser starts again" b_start
+	b_ok "auth $user $password"
+	b_ok "open $base/"
+	check "the queue's counts on the page are chute stats URL's (new $(stat_of new "$url"), failed $(stat_of failed "$url"))" \
+		until_ok 10000 counts_match "$url"
+	b "eval window.stayed = 'here', 'set'"
+	echo ok | "$chute" submit "$url" --id n5 >/dev/null
+	check "a job submitted to the queue shows without a reload (LISTEN)" \
+		eval 'until_ok 10000 counts_match "$url" && b_is "window.stayed" here'
+	for id in "${hostile[@]}"; do
+		b_ok "open $base/job?id=$(urlenc "$id")"
+		check "the queue's job $id: its ID and log as text, nothing run" \
+			eval 'shows "$id" && shows_log && untouched'
+	done
+	for page in "/" "/jobs?state=failed" "/workers" "/failures"; do
+		b_ok "open $base$page"
+		check "the queue's $page runs nothing of the hostile jobs'" untouched
+	done
+	b_ok "open $base/workers"
+	check "the worker that ran them is on the workers page, stopped" \
+		b_is "document.getElementById('workers').textContent.indexOf('stopped') >= 0" true
+	b_ok "open $base/jobs?state=new&prefix=n1"
+	check "the queue's n1: cancelled through its button" \
+		eval 'cancel_n1 && [ "$(state_of n1 "$url")" = failed ]'
+	b_ok "open $base/job?id=n1"
+	check "... and retried through its page" \
+		eval 'b_click "form[action=\"/action/retry\"] button" && result_is "n1 failed->new" && [ "$(state_of n1 "$url")" = new ]'
+	check "... both in its log, by the dashboard's user" \
+		eval '"$chute" log "$url" n1 | grep -q "cancelled by .chute web. (user alice" && "$chute" log "$url" n1 | grep -q "reset by .chute web. (user alice"'
+	b_ok "open $base/jobs?state=failed&prefix=bulk-"
+	check "the queue's failed bulk-*: a confirmation with the count, then 3 of 3 retried" \
+		eval 'confirm_bulk && b_click "form[action=\"/action/retry-matching\"] button" && result_is "3 of 3 retried" && [ "$(state_of bulk-1 "$url")$(state_of bulk-2 "$url")$(state_of bulk-3 "$url")" = newnewnew ]'
+	b_ok "open $base/"
+	check "pause claiming, through the overview's button: the queue is paused" \
+		eval 'b_click "form[action=\"/action/pause\"] button" && result_is "default paused" && "$chute" status "$url" | grep -qi paused'
+	b_ok "open $base/"
+	paused_shown() {
+		b_wait 10000 "document.getElementById('paused').textContent.indexOf('paused') === 0 && !document.getElementById('resume').hidden" ||
+		    { b "eval document.getElementById('paused').textContent"; echo "#   $reply"; false; }
+	}
+	check "... shown on the overview, live; then resumed" \
+		eval 'paused_shown && b_click "form[action=\"/action/resume\"] button" && result_is "default resumed"'
+	b_stop
+	token=$(curl -s "${auth[@]}" "$base/job?id=n2" |
+		sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+	check "a queue's POST without the CSRF token: 403, n2 untouched" \
+		eval '[ "$(post -d id=n2)" = 403 ] && [ "$(state_of n2 "$url")" = new ]'
+	check "... with it: done" \
+		eval '[ "$(post -d "id=n2&csrf=$token")" = 200 ] && [ "$(state_of n2 "$url")" = failed ]'
+	url_pages() {
+		local next="$base/jobs?state=new&rows=25" n=0
+		while [ -n "$next" ] && [ $n -lt 10 ]; do
+			curl -s "${auth[@]}" "$next" >"$tmp/page"
+			sed 's/<tr>/\n/g' "$tmp/page" | sed -n 's/.*class="id" href="[^"]*">\([^<]*\)<.*/\1/p'
+			next=$(sed -n 's/.*id="next" rel="next" href="\([^"]*\)".*/\1/p' "$tmp/page" | sed 's/&amp;/\&/g')
+			[ -n "$next" ] && next=$base$next
+			n=$((n + 1))
+		done
+	}
+	url_pages >"$tmp/qpaged"
+	"$chute" ls "$url" new | awk 'NR > 1 { print $4 }' >"$tmp/qls"
+	check "the queue's new jobs 25 at a time: $(wc -l <"$tmp/qpaged") IDs, those of chute ls URL in its order" \
+		cmp -s "$tmp/qpaged" "$tmp/qls"
+	check "SIGTERM ends chute web URL: exit 0" \
+		eval 'kill -TERM $web && until_ok 10000 gone $web && wait $web'
+	web=''
+}
+if ! pg_can; then
+	echo "skip - tests/web.sh: a queue's dashboard: $pg_why"
+elif pg_start; then
+	queue_part
+else
+	notok "a PostgreSQL server of the test's own starts"
+fi
 
 printf '%d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" = 0 ]

@@ -60,6 +60,24 @@ int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
+/*
+ * pg_top_source.c: a queue as a live view's source, for `chute top URL`
+ * and `chute web URL`.  pgtop_new takes pg (parsed and connected: its
+ * connection is the source's from then on; pgtop_pg gives it back) and
+ * returns NULL when out of memory.  pgtop_start fills src, LISTENs and
+ * makes the first reading: 0, or pg_fail's status after saying why.
+ * pgtop_read makes one reading (the summary of a stdout that is no
+ * terminal): 0, or -1 (pg_error).  pgtop_model is what it keeps current.
+ */
+struct pgtop;
+struct top;
+struct top_source;
+struct pgtop	*pgtop_new(const struct pg *pg);
+int	 pgtop_start(struct pgtop *q, struct top_source *src);
+int	 pgtop_read(struct pgtop *q);
+struct top	*pgtop_model(struct pgtop *q);
+struct pg	*pgtop_pg(struct pgtop *q);
+void	 pgtop_free(struct pgtop *q);
 /* pg_cmd_pause.c: a queue paused (no claims) and resumed */
 int	 pgcmd_pause(int argc, char **argv);
 int	 pgcmd_resume(int argc, char **argv);

@@ -19,6 +19,12 @@
 			e.textContent = s;
 	}
 
+	function shown(id, on) {
+		var e = document.getElementById(id);
+		if (e)
+			e.hidden = !on;
+	}
+
 	function bar(id, y, h) {
 		var e = document.getElementById(id);
 		if (e) {
@@ -56,7 +62,7 @@
 		td.appendChild(a);
 	}
 
-	function rows(id, items, failed) {
+	function rows(id, items, failed, claims) {
 		var body = document.getElementById(id);
 		if (!body)
 			return;
@@ -68,7 +74,8 @@
 			if (failed) {
 				cell(tr, String(it.attempts));
 				cell(tr, it.reason);
-			}
+			} else if (claims)
+				cell(tr, it.worker);
 			link(cell(tr, ""), it);
 			body.appendChild(tr);
 		});
@@ -89,9 +96,11 @@
 			err.textContent = d.error;
 			err.hidden = d.error === "";
 		}
+		shown("pause", !d.is_paused);
+		shown("resume", d.is_paused);
 		chart(d);
-		rows("run", d.run, false);
-		rows("fail", d.fail, true);
+		rows("run", d.run, false, d.claims);
+		rows("fail", d.fail, true, d.claims);
 		page.setAttribute("data-updates",
 		    String(Number(page.getAttribute("data-updates") || 0) + 1));
 	}

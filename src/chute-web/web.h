@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "base/util.h"
+#include "cli/top.h"
 #include "store/spool.h"
 
 /* ---- the dashboard's defaults and limits, all in one place ---- */
@@ -44,29 +45,26 @@
 
 /* ---- what the pages show, as a store reads it ---- */
 
-/* A job on the overview: running (ms = its time so far) or failed. */
-struct web_item {
-	char	 id[WEB_ID_LEN];
-	msec_t	 since;			/* running: started; failed: failed (now_ms()'s clock) */
-	int	 attempts;
-	char	 text[160];		/* failed: the last outcome; running: its worker */
+/* Jobs finished per minute over the last WEB_HOUR, a ring (web_live.c). */
+struct web_hour {
+	int64_t		 minute[WEB_HOUR];
+	unsigned	 done[WEB_HOUR], failed[WEB_HOUR];
+	int64_t		 folded;	/* the last second of the model's taken */
+	bool		 part;		/* what came before the start is not all there */
 };
 
+/*
+ * The overview: the model `chute top` draws (cli/top.h: counts and how
+ * far they can be trusted, running jobs, the newest failures, workers,
+ * the pause, what went wrong), as its source last read it, and what the
+ * dashboard adds.
+ */
 struct web_overview {
-	long long	 count[ST_NDIRS];	/* new cur defer done failed */
-	bool		 capped;	/* counts of done and failed are "at least" */
-	long long	 running;
+	struct top	 t;
 	msec_t		 oldest;	/* when the oldest queued job was queued; 0 none */
-	char		 owner[160];	/* who runs it, in words */
-	int		 workers;	/* alive */
-	bool		 paused;
-	char		 paused_by[160];
 	unsigned	 done[WEB_HOUR], failed[WEB_HOUR];	/* per minute, the last is now's */
-	unsigned	 min_done, min_failed;	/* in the last 60 s */
-	struct web_item	 run[WEB_LIST], fail[WEB_LIST];
-	int		 nrun, nfail;
+	bool		 hour_part;	/* web_hour.part */
 	msec_t		 at;		/* now_ms() of the reading */
-	char		 error[256];	/* "": the reading worked */
 };
 
 /* A page of jobs in one state, in the order of `chute ls`. */
@@ -124,45 +122,27 @@ struct web_failures {
 	long long	 other;		/* of those read, in groups not shown */
 };
 
-struct web_worker {
-	char	 name[160];
-	char	 host[128], version[32];
-	long	 pid;
-	int	 slots, running;
-	msec_t	 started_ago, seen_ago;	/* -1: not known */
-	bool	 alive;
-};
-
-struct web_workers {
-	struct web_worker v[WEB_WORKERS];
-	int		 n;
-	char		 note[256];
-};
-
 enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
 
 /*
- * A store: the spool's (web_spool.c) or the queue's (web_pg.c).  watch_fd,
- * wake and refresh are the main thread's; the others are called from the
- * connections' threads, any number at once: each takes the locks it needs.
- * Functions returning int return 0, or -1 with err (or ov->error) saying
- * why in a line for the page.
+ * A store: the spool's (web_spool.c) or the queue's (web_pg.c).  source
+ * and oldest are the main thread's; the others are called from the
+ * connections' threads, any number at once: each takes the locks it
+ * needs.  Functions returning int return 0, or -1 with err saying why in
+ * a line for the page.
  */
 struct web_store_ops {
 	const char	*label;		/* "spool" or "queue" */
-	/* A descriptor to poll for POLLIN: events, or notifications. */
-	int	(*watch_fd)(void *st);
-	/* Take what came on it; *dirty: the overview changed. */
-	int	(*wake)(void *st, bool *dirty);
-	int	(*refresh)(void *st, struct web_overview *ov);
+	/* What keeps the overview's model current (cli/top.h). */
+	struct top_source *(*source)(void *st);
+	/* When the oldest queued job was queued (0: none), into *at. */
+	int	(*oldest)(void *st, const struct top *t, msec_t *at);
 	int	(*list)(void *st, const struct web_query *q, struct web_list *l,
 		    char *err, size_t len);
 	/* 1 when there is no such job. */
 	int	(*job)(void *st, const char *id, struct web_job *j, char *err,
 		    size_t len);
 	int	(*failures)(void *st, struct web_failures *f, char *err,
-		    size_t len);
-	int	(*workers)(void *st, struct web_workers *w, char *err,
 		    size_t len);
 	/* `chute stats --prometheus`, to f. */
 	int	(*metrics)(void *st, FILE *f);
@@ -182,11 +162,25 @@ struct web_store_ops {
 	void	(*close)(void *st);
 };
 
-/* web_spool.c, web_pg.c: open the store; 0, or an exit status after saying why. */
-int	 web_spool_open(const char *path, const struct web_store_ops **ops,
-	    void **st);
-int	 web_pg_open(const char *uri, const char *queue,
+/*
+ * web_spool.c, web_pg.c: open the store, its first reading made and the
+ * hour h seeded from what the store holds.  0, or an exit status after
+ * saying why.  name: the queue's URI without its password, for the pages.
+ */
+int	 web_spool_open(const char *path, struct web_hour *h,
+	    const struct web_store_ops **ops, void **st);
+int	 web_pg_open(const char *uri, const char *queue, struct web_hour *h,
 	    const struct web_store_ops **ops, void **st, const char **name);
+
+/* ---- web_live.c: the main thread's reading of the overview ---- */
+
+/* A job of state st (ST_DONE, ST_FAILED) finished in minute of when: n more. */
+void	 web_hour_add(struct web_hour *h, int st, msec_t when, unsigned n);
+/* The model's complete seconds not yet taken, into their minutes. */
+void	 web_hour_fold(struct web_hour *h, const struct top *t, msec_t now);
+/* The last WEB_HOUR minutes up to now's, oldest first. */
+void	 web_hour_fill(const struct web_hour *h, msec_t now, unsigned *done,
+	    unsigned *failed);
 
 /* ---- web_html.c: text made safe for where it goes ---- */
 
@@ -261,7 +255,21 @@ struct web {
 	uint64_t	 gen;		/* readings so far */
 	bool		 stopping;
 	int		 nsse;		/* live-update streams open */
+	/* The main thread's own. */
+	struct top_source *src;
+	struct web_hour	 hour;
+	msec_t		 sent_at;	/* when the streams were woken last */
+	bool		 trouble;	/* the source's last update failed */
 };
+
+/* web_live.c: a reading of the overview for every page and stream. */
+void	 web_publish(struct web *w);
+/*
+ * The main thread's loop: the source's descriptor and updates, a reading
+ * published after each, until a signal comes on sigfd.  Returns 0, or an
+ * exit status after saying why.
+ */
+int	 web_live_run(struct web *w, int sigfd);
 
 /* ---- web_http.c: requests ---- */
 

@@ -185,7 +185,7 @@ act_pause(const struct web_req *r, struct buf *b, enum web_act a)
 	char by[160], msg[512];
 	int rc;
 
-	page_by(r, by, sizeof(by));
+	page_who(r, by, sizeof(by));
 	msg[0] = '\0';
 	rc = r->w->ops->act(r->w->st, a, NULL, by, msg, sizeof(msg));
 	if (msg[0] == '\0')

@@ -124,6 +124,16 @@ page_when(struct buf *b, int64_t us, msec_t now)
 }
 
 void
+page_who(const struct web_req *r, char *who, size_t len)
+{
+	char host[64] = "localhost";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(who, len, "web:%s@%s", r->user != -1 ?
+	    web_auth_name(r->w->auth, r->user) : "-", host);
+}
+
+void
 page_by(const struct web_req *r, char *by, size_t len)
 {
 	snprintf(by, len, "`chute web` (user %s, uid %ld)", r->user != -1 ?

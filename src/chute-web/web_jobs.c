@@ -62,14 +62,15 @@ read_query(const struct web_req *r, struct web_query *q)
 static void
 state_tabs(const struct web_req *r, struct buf *b, const struct web_query *q)
 {
-	long long n[ST_NDIRS];
+	char n[ST_NDIRS][32];
 
 	pthread_mutex_lock(&r->w->mu);
-	memcpy(n, r->w->ov.count, sizeof(n));
+	for (int st = ST_NEW; st <= ST_FAILED; st++)
+		top_count(&r->w->ov.t, st, n[st], sizeof(n[st]));
 	pthread_mutex_unlock(&r->w->mu);
 	buf_add(b, "<nav class=\"states\">");
 	for (int st = ST_NEW; st <= ST_FAILED; st++)
-		buf_fmt(b, "<a href=\"/jobs?state=%s\"%s>%s %lld</a> ",
+		buf_fmt(b, "<a href=\"/jobs?state=%s\"%s>%s %s</a> ",
 		    state_names[st], st == q->state ? " class=\"here\"" : "",
 		    state_names[st], n[st]);
 	buf_add(b, "</nav>");
@@ -327,47 +328,54 @@ page_failures(const struct web_req *r, struct buf *b)
 /* ---- workers ---- */
 
 static void
-worker_row(struct buf *b, const struct web_worker *w)
+worker_row(struct buf *b, const struct top_worker *w, msec_t now)
 {
 	buf_add(b, "<tr><td>");
 	buf_html(b, w->name, strlen(w->name), false);
 	buf_add(b, "</td><td>");
-	buf_html(b, w->host, strlen(w->host), false);
+	buf_html(b, w->version[0] ? w->version : "-", strlen(w->version[0] ?
+	    w->version : "-"), false);
 	buf_fmt(b, "</td><td>%ld</td><td>", w->pid);
 	if (w->slots >= 0)
 		buf_fmt(b, "%d", w->slots);
 	else
 		buf_add(b, "-");
 	buf_fmt(b, "</td><td>%d</td><td>", w->running);
-	buf_age(b, w->started_ago);
+	buf_age(b, w->started > 0 ? now - w->started : -1);
 	buf_add(b, "</td><td>");
-	buf_age(b, w->seen_ago);
-	buf_fmt(b, "</td><td>%s</td></tr>", w->alive ? "alive" : "gone");
+	buf_age(b, w->seen > 0 ? now - w->seen : -1);
+	buf_fmt(b, "</td><td>%s</td></tr>", w->alive ? "alive" : w->stopped ?
+	    "stopped" : "gone");
 }
 
 int
 page_workers(const struct web_req *r, struct buf *b)
 {
-	struct web_workers *w = calloc(1, sizeof(*w));
-	char err[512];
+	struct top *t = malloc(sizeof(*t));
+	msec_t now = now_ms();
 
-	if (w == NULL)
+	if (t == NULL)
 		return store_error(r, b, "out of memory");
-	if (r->w->ops->workers(r->w->st, w, err, sizeof(err)) == -1) {
-		free(w);
-		return store_error(r, b, err);
-	}
+	pthread_mutex_lock(&r->w->mu);
+	*t = r->w->ov.t;
+	pthread_mutex_unlock(&r->w->mu);
 	page_head(r, b, "workers");
-	buf_add(b, "<h1>Workers</h1><p class=\"note\">");
-	buf_html(b, w->note, strlen(w->note), false);
-	buf_add(b, "</p><table class=\"jobs\" id=\"workers\"><thead><tr>"
-	    "<th>worker</th><th>host</th><th>pid</th><th>slots</th>"
+	if (t->claims)
+		buf_fmt(b, "<h1>Workers</h1><p class=\"note\">%d of the "
+		    "queue's %d workers alive; a worker is gone once its last "
+		    "renewal is older than its lease.</p>", t->workers_alive,
+		    t->workers_all);
+	else
+		buf_add(b, "<h1>Workers</h1><p class=\"note\">A spool has one "
+		    "worker: the process that holds its lock (chute run).</p>");
+	buf_add(b, "<table class=\"jobs\" id=\"workers\"><thead><tr>"
+	    "<th>worker</th><th>version</th><th>pid</th><th>slots</th>"
 	    "<th>running</th><th>started</th><th>last seen</th><th></th>"
 	    "</tr></thead><tbody>");
-	for (int i = 0; i < w->n; i++)
-		worker_row(b, &w->v[i]);
+	for (size_t i = 0; i < t->nworker; i++)
+		worker_row(b, &t->worker[i], now);
 	buf_add(b, "</tbody></table>");
 	page_foot(b);
-	free(w);
+	free(t);
 	return MHD_HTTP_OK;
 }

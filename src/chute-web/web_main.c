@@ -1,10 +1,8 @@
 /*
  * web_main.c: chute-web's main, `chute web SPOOL|URL`: the options, the
- * listening socket, and the main thread's loop, which reads the store's
- * events (inotify for a spool, LISTEN for a queue) and makes a new reading
- * of the overview at most once per WEB_EVENT_MS, for every live page at
- * once; libmicrohttpd's threads serve the requests.  SIGTERM or SIGINT
- * ends it: the streams are closed, the threads joined, exit 0.
+ * store opened, the listening socket, then the main thread's loop
+ * (web_live.c) while libmicrohttpd's threads serve the requests.  SIGTERM
+ * or SIGINT ends it: the streams are closed, the threads joined, exit 0.
  */
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -197,64 +195,6 @@ signals_open(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-/* A new reading of the overview, for every page and stream at once. */
-static void
-refresh(struct web *w)
-{
-	struct web_overview *ov = malloc(sizeof(*ov));
-	bool failed, was;
-
-	if (ov == NULL)
-		return;
-	failed = w->ops->refresh(w->st, ov) == -1;
-	pthread_mutex_lock(&w->mu);
-	was = w->ov.error[0] != '\0';
-	w->ov = *ov;
-	w->gen++;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	/* Said once when it starts failing, not at every reading. */
-	if (failed && !was)
-		fprintf(stderr, "chute: web: %s\n", vis_id(ov->error));
-	free(ov);
-}
-
-/* How long poll may wait: until the next reading is due. */
-static int
-wait_ms(msec_t last, bool pending)
-{
-	msec_t due = last + (pending ? WEB_EVENT_MS : WEB_SAFETY_MS) - mono_ms();
-
-	return due > 0 ? (int)due : 0;
-}
-
-static int
-loop(struct web *w, int sigfd)
-{
-	msec_t last = mono_ms();
-	bool pending = false, dirty;
-	struct signalfd_siginfo si;
-
-	for (;;) {
-		struct pollfd p[2] = { { .fd = sigfd, .events = POLLIN },
-		    { .fd = w->ops->watch_fd(w->st), .events = POLLIN } };
-
-		if (poll(p, 2, wait_ms(last, pending)) == -1 && errno != EINTR)
-			return EX_SOFTWARE;
-		if ((p[0].revents & POLLIN) && read(sigfd, &si, sizeof(si)) ==
-		    (ssize_t)sizeof(si))
-			return 0;
-		if ((p[1].revents & (POLLIN | POLLERR | POLLHUP)) &&
-		    w->ops->wake(w->st, &dirty) == 0 && dirty)
-			pending = true;
-		if (mono_ms() - last >= (pending ? WEB_EVENT_MS : WEB_SAFETY_MS)) {
-			refresh(w);
-			last = mono_ms();
-			pending = false;
-		}
-	}
-}
-
 static void
 stop_streams(struct web *w)
 {
@@ -290,7 +230,7 @@ serve(struct web *w, const struct opts *o)
 		close(fd);
 		return EX_SOFTWARE;
 	}
-	refresh(w);
+	web_publish(w);
 	if ((d = web_http_start(w, fd)) == NULL) {
 		close(fd);
 		close(sigfd);
@@ -298,7 +238,7 @@ serve(struct web *w, const struct opts *o)
 	}
 	say_listening(w, o);
 	notify_send("READY=1");
-	rc = loop(w, sigfd);
+	rc = web_live_run(w, sigfd);
 	notify_send("STOPPING=1");
 	stop_streams(w);
 	web_http_stop(d);	/* joins every connection's thread */
@@ -321,12 +261,13 @@ web_cmd(int argc, char **argv)
 		return EX_CONFIG;
 	w.target = o.target;
 	rc = pg_is_uri(o.target) ? web_pg_open(o.target, o.queue ? o.queue :
-	    "default", &w.ops, &w.st, &w.target) : web_spool_open(o.target,
-	    &w.ops, &w.st);
+	    "default", &w.hour, &w.ops, &w.st, &w.target) :
+	    web_spool_open(o.target, &w.hour, &w.ops, &w.st);
 	if (rc != 0) {
 		web_auth_free(w.auth);
 		return rc;
 	}
+	w.src = w.ops->source(w.st);
 	/* The streams' pings wait on the monotonic clock. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

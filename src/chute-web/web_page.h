@@ -37,6 +37,8 @@ bool	 page_field(const struct web_req *r, const char *name, bool hidden,
 void	 page_when(struct buf *b, int64_t us, msec_t now);
 /* The user named in a log's note: "`chute web` (user NAME, uid N)". */
 void	 page_by(const struct web_req *r, char *by, size_t len);
+/* ... and as who paused, one word as `chute pause`'s user@host: "web:NAME@HOST". */
+void	 page_who(const struct web_req *r, char *who, size_t len);
 
 int	 page_overview(const struct web_req *r, struct buf *b);
 int	 page_jobs(const struct web_req *r, struct buf *b);

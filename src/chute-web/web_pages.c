@@ -69,7 +69,39 @@ since(msec_t t)
 {
 	msec_t now = now_ms();
 
-	return t == 0 ? -1 : t < now ? now - t : 0;
+	return t <= 0 ? -1 : t < now ? now - t : 0;
+}
+
+/* Who runs it, in words: a spool's owner, a queue's workers. */
+static void
+who_runs(const struct top *t, char *buf, size_t len)
+{
+	if (t->claims)
+		snprintf(buf, len, "%d of %d workers alive", t->workers_alive,
+		    t->workers_all);
+	else if (t->nworker > 0)
+		snprintf(buf, len, "owner %s", t->worker[0].name);
+	else
+		snprintf(buf, len, "%s", t->unknown_owner ? "owner pid unknown "
+		    "(lock held)" : "no owner");
+}
+
+/* Jobs running: a spool's in cur/ while it has an owner; a queue's claimed. */
+static long long
+running(const struct top *t)
+{
+	return t->claims || t->nworker > 0 || t->unknown_owner ?
+	    t->count[ST_CUR] : 0;
+}
+
+static void
+paused_words(const struct top *t, char *buf, size_t len)
+{
+	if (!t->paused)
+		snprintf(buf, len, "claiming");
+	else
+		snprintf(buf, len, "paused%s%s", t->paused_by[0] ? " by " : "",
+		    t->paused_by);
 }
 
 static unsigned
@@ -110,66 +142,96 @@ chart(const struct web_overview *ov, struct buf *b)
 	    "y=\"%d\" text-anchor=\"end\">now</text></svg>"
 	    "<p class=\"legend\">busiest minute: <span id=\"chart-max\">%u"
 	    "</span> jobs; <span class=\"done\">done</span>, "
-	    "<span class=\"failed\">failed</span></p>", CHART_H + 12,
-	    CHART_W * WEB_HOUR, CHART_H + 12, max);
+	    "<span class=\"failed\">failed</span>%s</p>", CHART_H + 12,
+	    CHART_W * WEB_HOUR, CHART_H + 12, max, ov->hour_part ? "; some "
+	    "minutes counted only in part (more finished than a reading "
+	    "takes)" : "");
 }
 
 static void
 counts(const struct web_overview *ov, struct buf *b)
 {
+	char n[32];
+
 	buf_add(b, "<table class=\"counts\"><tr>");
 	for (size_t i = 0; i < NSHOWN; i++)
 		buf_fmt(b, "<th>%s</th>", state_names[shown_states[i]]);
 	buf_add(b, "</tr><tr>");
-	for (size_t i = 0; i < NSHOWN; i++)
-		buf_fmt(b, "<td><a id=\"c-%s\" href=\"/jobs?state=%s\">%lld"
+	for (size_t i = 0; i < NSHOWN; i++) {
+		top_count(&ov->t, shown_states[i], n, sizeof(n));
+		buf_fmt(b, "<td><a id=\"c-%s\" href=\"/jobs?state=%s\">%s"
 		    "</a></td>", state_names[shown_states[i]],
-		    state_names[shown_states[i]], ov->count[shown_states[i]]);
+		    state_names[shown_states[i]], n);
+	}
 	buf_add(b, "</tr></table>");
 }
 
 static void
 facts(const struct web_overview *ov, struct buf *b)
 {
+	unsigned done, failed;
+	char words[256];
+
+	top_rate(&ov->t, now_ms(), &done, &failed);
 	buf_add(b, "<dl class=\"facts\"><dt>oldest queued</dt><dd id=\"oldest\">");
 	buf_age(b, since(ov->oldest));
 	buf_fmt(b, "</dd><dt>running</dt><dd id=\"running\">%lld</dd>"
-	    "<dt>runs it</dt><dd id=\"owner\">", ov->running);
-	buf_html(b, ov->owner, strlen(ov->owner), false);
+	    "<dt>runs it</dt><dd id=\"owner\">", running(&ov->t));
+	who_runs(&ov->t, words, sizeof(words));
+	buf_html(b, words, strlen(words), false);
 	buf_fmt(b, "</dd><dt>last minute</dt><dd id=\"minute\">%u done, %u "
-	    "failed</dd><dt>state</dt><dd id=\"paused\">%s</dd></dl>",
-	    ov->min_done, ov->min_failed, ov->paused ? "paused" : "claiming");
+	    "failed</dd><dt>state</dt><dd id=\"paused\">", done, failed);
+	paused_words(&ov->t, words, sizeof(words));
+	buf_html(b, words, strlen(words), false);
+	buf_add(b, "</dd></dl>");
 }
 
 static void
-items(struct buf *b, const char *id, const struct web_item *v, int n,
-    bool failed)
+item_row(struct buf *b, const struct top_job *j, bool failed, bool claims)
 {
+	buf_add(b, "<tr><td>");
+	buf_age(b, since(j->since));
+	if (failed) {
+		buf_fmt(b, " ago</td><td>%d</td><td>", j->attempts);
+		buf_html(b, j->reason, strlen(j->reason), false);
+	} else if (claims) {
+		buf_add(b, "</td><td>");
+		buf_html(b, j->worker, strlen(j->worker), false);
+	}
+	buf_add(b, "</td><td>");
+	page_job_link(b, j->id);
+	buf_add(b, "</td></tr>");
+}
+
+static void
+items(struct buf *b, const char *id, const struct top *t, bool failed)
+{
+	const struct top_job *v = failed ? t->fail : t->run;
+	size_t n = failed ? t->nfail : t->nrun;
+
 	buf_fmt(b, "<table class=\"jobs\"><thead><tr><th>%s</th>%s<th>ID</th>"
 	    "</tr></thead><tbody id=\"%s\">", failed ? "failed" : "running",
-	    failed ? "<th>attempts</th><th>last outcome</th>" : "", id);
-	for (int i = 0; i < n; i++) {
-		buf_add(b, "<tr><td>");
-		buf_age(b, since(v[i].since));
-		if (failed) {
-			buf_fmt(b, " ago</td><td>%d</td><td>", v[i].attempts);
-			buf_html(b, v[i].text, strlen(v[i].text), false);
-		}
-		buf_add(b, "</td><td>");
-		page_job_link(b, v[i].id);
-		buf_add(b, "</td></tr>");
-	}
+	    failed ? "<th>attempts</th><th>last outcome</th>" : t->claims ?
+	    "<th>worker</th>" : "", id);
+	for (size_t i = 0; i < n && i < WEB_LIST; i++)
+		item_row(b, &v[i], failed, t->claims);
 	buf_add(b, "</tbody></table>");
 }
 
+/* Both forms, one hidden: chute.js shows the one the state wants. */
 static void
 pause_form(const struct web_req *r, const struct web_overview *ov,
     struct buf *b)
 {
 	if (!r->w->actions)
 		return;
-	page_form(r, b, ov->paused ? "resume" : "pause");
-	page_form_end(b, ov->paused ? "resume claiming" : "pause claiming");
+	buf_fmt(b, "<div id=\"pause\"%s>", ov->t.paused ? " hidden" : "");
+	page_form(r, b, "pause");
+	page_form_end(b, "pause claiming");
+	buf_fmt(b, "</div><div id=\"resume\"%s>", ov->t.paused ? "" : " hidden");
+	page_form(r, b, "resume");
+	page_form_end(b, "resume claiming");
+	buf_add(b, "</div>");
 }
 
 int
@@ -185,9 +247,9 @@ page_overview(const struct web_req *r, struct buf *b)
 	pthread_mutex_unlock(&r->w->mu);
 	page_head(r, b, "overview");
 	buf_add(b, "<section id=\"overview\" class=\"live\"><h1>Overview</h1>");
-	buf_fmt(b, "<p id=\"error\" class=\"error\"%s>", ov->error[0] ?
+	buf_fmt(b, "<p id=\"error\" class=\"error\"%s>", ov->t.trouble[0] ?
 	    "" : " hidden");
-	buf_html(b, ov->error, strlen(ov->error), false);
+	buf_html(b, ov->t.trouble, strlen(ov->t.trouble), false);
 	buf_add(b, "</p>");
 	counts(ov, b);
 	facts(ov, b);
@@ -195,11 +257,11 @@ page_overview(const struct web_req *r, struct buf *b)
 	buf_add(b, "<h2>Jobs finished per minute, the last hour</h2>");
 	chart(ov, b);
 	buf_add(b, "<h2>Running</h2>");
-	items(b, "run", ov->run, ov->nrun, false);
+	items(b, "run", &ov->t, false);
 	buf_add(b, "<h2>Newest failures</h2>");
-	items(b, "fail", ov->fail, ov->nfail, true);
+	items(b, "fail", &ov->t, true);
 	buf_add(b, "<p class=\"at\">read <span id=\"at\">");
-	buf_age(b, now_ms() - ov->at);
+	buf_age(b, since(ov->at));
 	buf_add(b, "</span> ago; live while this page is open</p></section>");
 	page_foot(b);
 	free(ov);
@@ -209,22 +271,23 @@ page_overview(const struct web_req *r, struct buf *b)
 /* ---- the overview as a live update ---- */
 
 static void
-json_items(struct buf *b, const char *name, const struct web_item *v, int n,
-    bool failed)
+json_items(struct buf *b, const char *name, const struct top *t, bool failed)
 {
+	const struct top_job *v = failed ? t->fail : t->run;
+	size_t n = failed ? t->nfail : t->nrun;
+
 	buf_fmt(b, ",\"%s\":[", name);
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < WEB_LIST; i++) {
 		buf_add(b, i ? ",{\"id\":" : "{\"id\":");
 		buf_json(b, v[i].id, true);
 		buf_add(b, ",\"href\":\"/job?id=");
 		buf_url(b, v[i].id);
 		buf_add(b, "\",\"age\":\"");
 		buf_age(b, since(v[i].since));
-		buf_add(b, "\"");
-		if (failed) {
-			buf_fmt(b, ",\"attempts\":%d,\"reason\":", v[i].attempts);
-			buf_json(b, v[i].text, false);
-		}
+		buf_add(b, "\",\"worker\":");
+		buf_json(b, t->claims && !failed ? v[i].worker : "", false);
+		buf_fmt(b, ",\"attempts\":%d,\"reason\":", v[i].attempts);
+		buf_json(b, failed ? v[i].reason : "", false);
 		buf_add(b, "}");
 	}
 	buf_add(b, "]");
@@ -242,23 +305,43 @@ json_chart(const struct web_overview *ov, struct buf *b)
 	buf_add(b, "]");
 }
 
+/* The words the page shows, each a JSON string: "oldest":"3m2s"... */
+static void
+json_words(const struct web_overview *ov, struct buf *b)
+{
+	unsigned done, failed;
+	char words[256];
+
+	buf_add(b, ",\"oldest\":\"");
+	buf_age(b, since(ov->oldest));
+	buf_add(b, "\",\"owner\":");
+	who_runs(&ov->t, words, sizeof(words));
+	buf_json(b, words, false);
+	top_rate(&ov->t, now_ms(), &done, &failed);
+	buf_fmt(b, ",\"minute\":\"%u done, %u failed\",\"paused\":", done,
+	    failed);
+	paused_words(&ov->t, words, sizeof(words));
+	buf_json(b, words, false);
+	buf_add(b, ",\"error\":");
+	buf_json(b, ov->t.trouble, false);
+}
+
 void
 web_overview_json(const struct web_overview *ov, struct buf *b)
 {
+	char n[32];
+
 	buf_add(b, "{\"counts\":{");
-	for (size_t i = 0; i < NSHOWN; i++)
-		buf_fmt(b, "%s\"%s\":%lld", i ? "," : "",
-		    state_names[shown_states[i]], ov->count[shown_states[i]]);
-	buf_fmt(b, "},\"running\":%lld,\"oldest\":\"", ov->running);
-	buf_age(b, since(ov->oldest));
-	buf_add(b, "\",\"owner\":");
-	buf_json(b, ov->owner, false);
-	buf_fmt(b, ",\"minute\":\"%u done, %u failed\",\"paused\":\"%s\"",
-	    ov->min_done, ov->min_failed, ov->paused ? "paused" : "claiming");
-	buf_add(b, ",\"error\":");
-	buf_json(b, ov->error, false);
+	for (size_t i = 0; i < NSHOWN; i++) {
+		top_count(&ov->t, shown_states[i], n, sizeof(n));
+		buf_fmt(b, "%s\"%s\":\"%s\"", i ? "," : "",
+		    state_names[shown_states[i]], n);
+	}
+	buf_fmt(b, "},\"running\":%lld,\"is_paused\":%s", running(&ov->t),
+	    ov->t.paused ? "true" : "false");
+	json_words(ov, b);
 	json_chart(ov, b);
-	json_items(b, "run", ov->run, ov->nrun, false);
-	json_items(b, "fail", ov->fail, ov->nfail, true);
-	buf_add(b, "}");
+	json_items(b, "run", &ov->t, false);
+	json_items(b, "fail", &ov->t, true);
+	buf_fmt(b, ",\"claims\":%s}", ov->t.claims ? "true" : "false");
 }

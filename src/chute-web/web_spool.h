@@ -17,15 +17,12 @@
 struct wspool {
 	struct spool	 sp;
 	const char	*path;		/* as given: the metrics' label */
-	/* The main thread's: the live overview. */
-	struct top	 t;
-	struct watch	*w;
-	bool		 dirty;		/* an event since the last wake */
+	/* The main thread's: the live model, chute top's (top_spool.c). */
+	struct top_spool ts;
+	struct top_source src;
 	msec_t		 oldest;	/* new/'s oldest mtime; 0 none */
-	bool		 old_known;	/* ... read since new/ last changed */
-	/* Jobs finished in each of the last WEB_HOUR minutes, a ring. */
-	int64_t		 minute[WEB_HOUR];
-	unsigned	 done[WEB_HOUR], failed[WEB_HOUR];
+	long long	 old_count;	/* new/'s count when it was read */
+	msec_t		 old_read;	/* ... and when (mono_ms()) */
 	/* Actions, one at a time: they mark the spool's directories dirty. */
 	pthread_mutex_t	 act;
 };
