@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# units.sh CHUTE: chute's systemd units in contrib/, checked by systemd.
+# units.sh CHUTE: chute's systemd units in contrib/ (the five that run
+# chute: a spool's owner, a worker, forward, the metrics, the dashboard),
+# checked by systemd.
 # Each is copied with its /usr/local/bin/chute rewritten to CHUTE (as
 # debian/rules rewrites it to /usr/bin/chute), a template given an
 # instance, and run through `systemd-analyze verify`, which must print
@@ -63,7 +65,8 @@ fi
 
 # The units that run chute, and the metrics' (its script from contrib/).
 for f in contrib/chute@.service contrib/chute-worker@.service \
-    contrib/chute-forward@.service contrib/chute-metrics.service; do
+    contrib/chute-forward@.service contrib/chute-metrics.service \
+    contrib/chute-web@.service; do
 	name=$(unit_name "$f")
 	out=$(verify "$f" "$name")
 	if [ $? = 0 ] && [ -z "$out" ]; then
@@ -105,7 +108,8 @@ else
 		notok "chute@.service without its hardening rates '$e', not above $bound"
 	fi
 	for f in contrib/chute@.service contrib/chute-worker@.service \
-	    contrib/chute-forward@.service contrib/chute-metrics.service; do
+	    contrib/chute-forward@.service contrib/chute-metrics.service \
+	    contrib/chute-web@.service; do
 		e=$(exposure "$f" "$(unit_name "$f")")
 		if [ -n "$e" ] && awk -v e="$e" -v b="$bound" 'BEGIN { exit !(e <= b) }'; then
 			ok "$f: systemd-analyze security rates it $e, at most $bound"

@@ -165,6 +165,28 @@ rc=$?
 check "--allow-actions without --auth-file is a usage error (64)" \
 	eval '[ $rc = 64 ] && grep -q "needs --auth-file" "$tmp/refused.err"'
 
+# chute without chute-web beside it or on PATH: one line, exit 69.
+mkdir "$tmp/alone" && cp "$chute" "$tmp/alone/chute"
+PATH=/nonexistent "$tmp/alone/chute" web "$spool" >/dev/null 2>"$tmp/alone.err"
+rc=$?
+check "chute web without chute-web: exit 69, one line naming the package" \
+	eval '[ $rc = 69 ] && [ "$(wc -l <"$tmp/alone.err")" = 1 ] && grep -q "chute-web package" "$tmp/alone.err"'
+check "chute web --help: its usage, exit 0, also without chute-web" \
+	eval 'PATH=/nonexistent "$tmp/alone/chute" web --help | grep -q "^usage: chute web SPOOL|URL"'
+"$chute" web postgresql://nobody@localhost/none --no-such-option >/dev/null 2>"$tmp/opt.err"
+rc=$?
+check "chute web URI --no-such-option: exit 64, with its usage" \
+	eval '[ $rc = 64 ] && grep -q "usage: chute web" "$tmp/opt.err"'
+# completes_web SPOOL: web's options offered (bash runs a completion without set -u).
+completes_web() {
+	(set +u; . "$(dirname "$0")/../contrib/completion/chute.bash" &&
+	    PATH=$(dirname "$chute"):$PATH && COMP_WORDS=(chute web "$1" --a) &&
+	    COMP_CWORD=3 && _chute && printf '%s\n' "${COMPREPLY[@]}") |
+	    grep -qx -- --allow-actions
+}
+check "the completion offers web's options, for a spool and a URI" \
+	eval 'completes_web "$spool" && completes_web postgresql://x@localhost/y'
+
 start_web "$tmp/web.log" "$spool" --allow-actions --auth-file "$tmp/users"
 web=$started
 check "chute web listens on 127.0.0.1 and says where ($base)" test -n "$base"

@@ -226,9 +226,11 @@ _chute()
 	[[ -z $usage ]] && return
 	_chute_parse_usage "$usage"
 	_chute_scan_words
+	# (chute web is chute-web's, for a URI too: its usage is chute's.)
 	case $spool in
 	postgres://* | postgresql://*)
 		usage=$(_chute_usage "$cmd" "$spool")
+		[[ -n $usage ]] || usage=$(_chute_usage "$cmd" '')
 		_chute_parse_usage "$usage"
 		_chute_scan_words ;;
 	esac
@@ -335,7 +337,8 @@ _chute_parse_usage()
 }
 
 # _chute_optarg OPTION USAGE: the values OPTION takes, where they are known:
-# groups for --group, the states the usage lists after --state.
+# groups for --group, the states the usage lists after --state, files for
+# web's --auth-file.
 _chute_optarg()
 {
 	local s
@@ -343,6 +346,8 @@ _chute_optarg()
 	case $1 in
 	--group)
 		_chute_reply_files -g ;;
+	--auth-file)
+		_chute_reply_files -f ;;
 	--state)
 		s=${2#*--state }
 		s=${s%% *}

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,23 @@ token_new(char *hex)
 	return 0;
 }
 
+/* "chute: PATH:LINE: why" on stderr; returns -1. */
+static int bad_line(const char *path, int lineno, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+bad_line(const char *path, int lineno, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "chute: %s:%d: ", path, lineno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
 /* One "user:HASH" line into a->u[a->n]: 0, or -1 after saying why. */
 static int
 add_user(struct web_auth *a, const char *path, int lineno, char *line)
@@ -86,27 +104,24 @@ add_user(struct web_auth *a, const char *path, int lineno, char *line)
 	int salt;
 
 	if (colon == NULL || colon == line)
-		return fprintf(stderr, "chute: %s:%d: want user:HASH\n", path,
-		    lineno), -1;
+		return bad_line(path, lineno, "want user:HASH");
 	*colon = '\0';
 	if (!name_ok(line))
-		return fprintf(stderr, "chute: %s:%d: a user name is 1-%d of "
-		    "A-Z a-z 0-9 . _ @ -\n", path, lineno, USER_MAX - 1), -1;
+		return bad_line(path, lineno, "a user name is 1-%d of A-Z a-z "
+		    "0-9 . _ @ -", USER_MAX - 1);
 	salt = crypt_checksalt(colon + 1);
 	if (colon[1] != '$' || strlen(colon + 1) >= HASH_MAX ||
 	    (salt != CRYPT_SALT_OK && salt != CRYPT_SALT_TOO_CHEAP))
-		return fprintf(stderr, "chute: %s:%d: %s: not a password hash "
-		    "this crypt(3) takes (make one with mkpasswd or openssl "
-		    "passwd -6)\n", path, lineno, line), -1;
+		return bad_line(path, lineno, "%s: not a password hash this "
+		    "crypt(3) takes (make one with mkpasswd or openssl passwd "
+		    "-6)", line);
 	for (int i = 0; i < a->n; i++)
 		if (strcmp(a->u[i].name, line) == 0)
-			return fprintf(stderr, "chute: %s:%d: %s: a second "
-			    "time\n", path, lineno, line), -1;
+			return bad_line(path, lineno, "%s: a second time", line);
 	strlcpy(u->name, line, sizeof(u->name));
 	strlcpy(u->hash, colon + 1, sizeof(u->hash));
 	if (token_new(u->token) == -1)
-		return fprintf(stderr, "chute: getrandom: %s\n",
-		    strerror(errno)), -1;
+		return bad_line(path, lineno, "getrandom: %s", strerror(errno));
 	a->n++;
 	return 0;
 }
@@ -123,8 +138,8 @@ parse(struct web_auth *a, const char *path, char *text)
 		if (*line == '\0' || *line == '#')
 			continue;
 		if (a->n == WEB_USERS)
-			return fprintf(stderr, "chute: %s: more than %d users\n",
-			    path, WEB_USERS), -1;
+			return bad_line(path, lineno, "more than %d users",
+			    WEB_USERS);
 		if (add_user(a, path, lineno, line) == -1)
 			return -1;
 	}
@@ -261,8 +276,13 @@ web_auth_check(struct web_auth *a, const char *user, const char *pass)
 	for (int i = 0; i < a->n; i++)
 		if (strcmp(a->u[i].name, user) == 0)
 			u = i;
-	if (u == -1 || strlen(pass) > PASS_MAX)
+	if (strlen(pass) > PASS_MAX)
 		return -1;
+	/* An unknown user costs a crypt(3) too: the time tells no names. */
+	if (u == -1) {
+		verify(&a->u[0], pass);
+		return -1;
+	}
 	pthread_mutex_lock(&a->mu);
 	hit = remembered(a, u, pass, now);
 	pthread_mutex_unlock(&a->mu);

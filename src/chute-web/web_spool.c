@@ -71,6 +71,7 @@ wsp_source(void *st)
 	return &((struct wspool *)st)->src;
 }
 
+/* The oldest mtime so far; the pass stops after WEB_SCAN_MAX names. */
 static int
 oldest_one(void *arg, const char *name)
 {
@@ -79,13 +80,14 @@ oldest_one(void *arg, const char *name)
 
 	if (us != -1 && (s->oldest == 0 || us / 1000 < s->oldest))
 		s->oldest = us / 1000;
-	return 0;
+	return ++s->old_seen >= WEB_SCAN_MAX;
 }
 
 /*
  * A stat of each job in new/, as `chute stats` makes: only when new/'s
- * count changed, and at most every OLDEST_MS, so that a busy spool's
- * dashboard does not stat a long queue every second.
+ * count changed, at most every OLDEST_MS, and of WEB_SCAN_MAX names at
+ * most, so that a busy spool's dashboard does not stat a long queue
+ * every second (past that many, the oldest of those read is shown).
  */
 static int
 wsp_oldest(void *st, const struct top *t, msec_t *at)
@@ -95,6 +97,7 @@ wsp_oldest(void *st, const struct top *t, msec_t *at)
 	if (t->count[ST_NEW] != s->old_count &&
 	    mono_ms() - s->old_read >= OLDEST_MS) {
 		s->oldest = 0;
+		s->old_seen = 0;
 		if (spool_scan(&s->sp, ST_NEW, oldest_one, s) == -1)
 			return -1;
 		s->old_count = t->count[ST_NEW];

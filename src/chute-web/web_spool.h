@@ -22,6 +22,7 @@ struct wspool {
 	struct top_source src;
 	msec_t		 oldest;	/* new/'s oldest mtime; 0 none */
 	long long	 old_count;	/* new/'s count when it was read */
+	long long	 old_seen;	/* ... and the names read */
 	msec_t		 old_read;	/* ... and when (mono_ms()) */
 	/* Actions, one at a time: they mark the spool's directories dirty. */
 	pthread_mutex_t	 act;

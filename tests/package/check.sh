@@ -17,7 +17,7 @@ me=check-package
 out=${1:?usage: tests/package/check.sh OUTDIR}
 pass=0 fail=0
 installed=0 had_user=0 had_root=0 had_etc=0
-spool= work= jobid=
+spool= work= jobid= web=
 
 skip() { echo "$me: skipped: $*"; exit 0; }
 die() { echo "$me: FAIL: $*" >&2; exit 1; }
@@ -39,12 +39,13 @@ preflight() {
 	local t pkg
 	[[ $(id -u) == 0 ]] || skip "needs root (it installs with dpkg -i)"
 	for t in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
-	    fakeroot:fakeroot runuser:util-linux systemd-sysusers:systemd; do
+	    fakeroot:fakeroot runuser:util-linux systemd-sysusers:systemd \
+	    curl:curl; do
 		command -v "${t%%:*}" >/dev/null ||
 		    skip "${t%%:*} not found (apt-get install ${t#*:})"
 	done
 	# Installed, or removed with its configuration left: not ours.
-	for pkg in chute chute-pgsql; do
+	for pkg in chute chute-pgsql chute-web; do
 		case $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) in
 		"" | not-installed) ;;
 		*) skip "package $pkg is on this machine already (dpkg -l $pkg); it only tests packages it installs" ;;
@@ -53,8 +54,9 @@ preflight() {
 }
 
 cleanup() {
+	[[ -n $web ]] && kill "$web" 2>/dev/null && wait "$web" 2>/dev/null
 	if ((installed)); then
-		dpkg --purge chute-pgsql chute >/dev/null 2>&1
+		dpkg --purge chute-web chute-pgsql chute >/dev/null 2>&1
 	fi
 	[[ -n $spool ]] && rm -rf -- "$spool"
 	((had_root)) || rmdir /var/spool/chute 2>/dev/null
@@ -86,9 +88,10 @@ run_lintian() {
 install_packages() {
 	installed=1
 	dpkg -i "$out"/chute_*_*.deb "$out"/chute-pgsql_*_*.deb \
+	    "$out"/chute-web_*_*.deb \
 	    >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; die "dpkg -i"; }
 	# Every file and symlink of the packages, to look for after the purge.
-	dpkg -L chute chute-pgsql | while read -r p; do
+	dpkg -L chute chute-pgsql chute-web | while read -r p; do
 		# Not /lib, which is a symlink to a directory on a merged /usr.
 		[[ ! -d $p && ( -e $p || -L $p ) ]] && echo "$p"
 	done >"$work/files"
@@ -132,6 +135,28 @@ metrics_written() {
 	    "$work/metrics/chute-${spool##*/}.prom"
 }
 
+# The installed chute web on the job's spool, as the chute user, on a port
+# the kernel picks: its overview is served (200) and shows the done job.
+web_serves() {
+	local base='' i
+	runuser -u chute -- /usr/bin/chute web "$spool" --listen 127.0.0.1:0 \
+	    2>"$work/web.log" &
+	web=$!
+	for ((i = 0; i < 100 && -z $base; i++)); do
+		base=$(sed -n 's|^chute: web: .* on \(http://127.0.0.1:[0-9]*\)/.*|\1|p' \
+		    "$work/web.log")
+		[[ -n $base ]] || sleep 0.1	# bounded: 10 s in all
+	done
+	local served=1
+	[[ -n $base ]] && curl -sf -o "$work/web.html" "$base/" &&
+	    grep -q 'id="c-done" href="/jobs?state=done">1<' "$work/web.html" &&
+	    served=0
+	# SIGTERM ends it with exit status 0.
+	kill "$web" && wait "$web" || served=1
+	web=
+	return $served
+}
+
 # The installed completion, sourced as bash-completion would load it.
 completes() {
 	local want=$1
@@ -155,7 +180,7 @@ after_purge() {
 
 not_known_to_dpkg() {
 	local pkg
-	for pkg in chute chute-pgsql; do
+	for pkg in chute chute-pgsql chute-web; do
 		case $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) in
 		"" | not-installed) ;;
 		*) return 1 ;;
@@ -186,19 +211,25 @@ main() {
 	run_one_job || die "a job as the chute user"
 	check "chute-metrics writes the spool's metrics as chute-NAME.prom" \
 	    metrics_written
+	check "chute web (chute-web) serves the spool's overview" web_serves
+	check "chute-web@.service runs /usr/bin/chute" \
+	    grep -q '^ExecStart=/usr/bin/chute web ' /lib/systemd/system/chute-web@.service
 	check "completion: subcommands" completes status chute st
 	check "completion: the spool's job IDs" \
 	    completes "$jobid" chute status "$spool" ""
 	# A URI goes to chute-pgsql: 75 is its "server unreachable", 69 is
 	# chute's "chute-pgsql is not installed".
 	check "chute-pgsql is found and runs" test "$(uri_status)" = 75
+	dpkg --remove chute-web >/dev/null || die "dpkg --remove chute-web"
+	check "without chute-web, chute web is 'unavailable' (69)" \
+	    test "$(web_status)" = 69
 	dpkg --remove chute-pgsql >/dev/null || die "dpkg --remove chute-pgsql"
 	check "without chute-pgsql, a URI is 'unavailable' (69)" \
 	    test "$(uri_status)" = 69
 	dpkg --remove chute >/dev/null || die "dpkg --remove chute"
 	check "removed: /usr/bin/chute is gone" test ! -e /usr/bin/chute
 	# Nothing to do if --remove left no configuration (no conffiles).
-	dpkg --purge chute-pgsql chute >"$work/dpkg.log" 2>&1 ||
+	dpkg --purge chute-web chute-pgsql chute >"$work/dpkg.log" 2>&1 ||
 	    { cat "$work/dpkg.log" >&2; die "dpkg --purge"; }
 	installed=0
 	check "purged: dpkg knows neither package" not_known_to_dpkg
@@ -212,6 +243,12 @@ main() {
 	echo "$me: $((SECONDS - start)) s"
 	echo "$me: $pass passed, $fail failed"
 	((fail == 0))
+}
+
+# The exit status of chute web on the spool, on a port the kernel picks.
+web_status() {
+	/usr/bin/chute web "$spool" --listen 127.0.0.1:0 >/dev/null 2>&1
+	echo $?
 }
 
 # The exit status of a URI subcommand against a server that is not there.
