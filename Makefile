@@ -332,6 +332,7 @@ install: $(B)/chute $(B)/chute-pgsql $(B)/chute-web
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(B)/chute $(DESTDIR)$(BINDIR)/chute
 	install -m 755 $(B)/chute-pgsql $(DESTDIR)$(BINDIR)/chute-pgsql
+	install -m 755 $(B)/chute-web $(DESTDIR)$(BINDIR)/chute-web
 	install -m 644 chute.1 $(DESTDIR)$(MANDIR)/man1/chute.1
 
 bench: $(B)/chute $(B)/chute-pgsql
