@@ -142,10 +142,12 @@ web_serves() {
 	runuser -u chute -- /usr/bin/chute web "$spool" --listen 127.0.0.1:0 \
 	    2>"$work/web.log" &
 	web=$!
-	for ((i = 0; i < 100 && -z $base; i++)); do
+	# Until it says where it listens: 10 s at most.
+	for ((i = 0; i < 100; i++)); do
 		base=$(sed -n 's|^chute: web: .* on \(http://127.0.0.1:[0-9]*\)/.*|\1|p' \
 		    "$work/web.log")
-		[[ -n $base ]] || sleep 0.1	# bounded: 10 s in all
+		[[ -n $base ]] && break
+		sleep 0.1
 	done
 	local served=1
 	[[ -n $base ]] && curl -sf -o "$work/web.html" "$base/" &&
