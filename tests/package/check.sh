@@ -39,8 +39,8 @@ preflight() {
 	local t pkg
 	[[ $(id -u) == 0 ]] || skip "needs root (it installs with dpkg -i)"
 	for t in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
-	    fakeroot:fakeroot runuser:util-linux systemd-sysusers:systemd \
-	    curl:curl; do
+	    fakeroot:fakeroot runuser:util-linux setpriv:util-linux \
+	    systemd-sysusers:systemd curl:curl; do
 		command -v "${t%%:*}" >/dev/null ||
 		    skip "${t%%:*} not found (apt-get install ${t#*:})"
 	done
@@ -137,10 +137,12 @@ metrics_written() {
 
 # The installed chute web on the job's spool, as the chute user, on a port
 # the kernel picks: its overview is served (200) and shows the done job.
+# setpriv execs it (runuser would stay its parent), so that $web is chute
+# web's own pid, for SIGTERM and its exit status.
 web_serves() {
 	local base='' i
-	runuser -u chute -- /usr/bin/chute web "$spool" --listen 127.0.0.1:0 \
-	    2>"$work/web.log" &
+	setpriv --reuid=chute --regid=chute --init-groups -- /usr/bin/chute web \
+	    "$spool" --listen 127.0.0.1:0 2>"$work/web.log" &
 	web=$!
 	# Until it says where it listens: 10 s at most.
 	for ((i = 0; i < 100; i++)); do
