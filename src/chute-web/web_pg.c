@@ -122,17 +122,40 @@ wpg_oldest(void *st, const struct top *t, msec_t *at)
 
 /*
  * After the cursor (run_at, id), in that order, by the state's index
- * (jobs_due, jobs_finished, jobs_failed; cur is few); at most
- * WEB_SCAN_MAX of them looked at for the prefix, then the page's rows.
- * run_at goes both ways in microseconds since the epoch, exactly.
+ * (jobs_due, jobs_finished, jobs_failed; cur is few), its range starting
+ * at the cursor's run_at (the run_at >= makes it the index's range: the
+ * row comparison alone would be a filter on an index without id); at
+ * most WEB_SCAN_MAX rows looked at for the prefix, then the page's rows.
+ * The subquery's order is the outer one's, so nothing is sorted and the
+ * scan stops at the page's LIMIT.  run_at goes both ways in microseconds
+ * since the epoch, exactly.
  */
-static const char list_sql[] = "SELECT id, us, attempts, last, scanned FROM"
-    " (SELECT id, (extract(epoch FROM run_at) * 1000000)::bigint AS us,"
-    " attempts, last, count(*) OVER () AS scanned FROM (SELECT * FROM"
-    " chute.jobs WHERE queue = $1 AND state = $2 AND ($3::bigint IS NULL OR"
-    " (run_at, id) > (timestamptz 'epoch' + $3::bigint * interval"
-    " '1 microsecond', $4)) ORDER BY run_at, id LIMIT $5) x) y"
-    " WHERE starts_with(id, $6) ORDER BY us, id LIMIT $7";
+#define LIST_AFTER "queue = $1 AND state = $2 AND ($3::bigint IS NULL OR" \
+	" (run_at >= timestamptz 'epoch' + $3::bigint * interval" \
+	" '1 microsecond' AND (run_at, id) > (timestamptz 'epoch' +" \
+	" $3::bigint * interval '1 microsecond', $4)))"
+static const char list_sql[] = "SELECT id, (extract(epoch FROM run_at) *"
+    " 1000000)::bigint, attempts, last FROM (SELECT id, run_at, attempts,"
+    " last FROM chute.jobs WHERE " LIST_AFTER " ORDER BY run_at, id LIMIT"
+    " $5) x WHERE starts_with(id, $6) ORDER BY run_at, id LIMIT $7";
+/* A short page with a prefix: did the scan stop at WEB_SCAN_MAX rows? */
+static const char scanned_sql[] = "SELECT count(*) FROM (SELECT 1 FROM"
+    " chute.jobs WHERE " LIST_AFTER " ORDER BY run_at, id LIMIT $5) x";
+
+static void
+list_rows(PGresult *r, const struct web_query *q, struct web_list *l)
+{
+	int n = pg_rows(r, 4, q->rows + 1, NULL);
+
+	for (int i = 0; i < n; i++) {
+		strlcpy(l->v[i].id, PQgetvalue(r, i, 0), sizeof(l->v[i].id));
+		l->v[i].us = col_ll(r, i, 1);
+		l->v[i].attempts = (int)col_ll(r, i, 2);
+		strlcpy(l->v[i].last, PQgetvalue(r, i, 3), sizeof(l->v[i].last));
+	}
+	l->more = n > q->rows;
+	l->n = l->more ? q->rows : (n > 0 ? n : 0);
+}
 
 static int
 wpg_list(void *st, const struct web_query *q, struct web_list *l, char *err,
@@ -143,7 +166,6 @@ wpg_list(void *st, const struct web_query *q, struct web_list *l, char *err,
 	    NULL, q->after_id, scan, q->prefix, rows };
 	struct wpg *g = st;
 	PGresult *r;
-	int n;
 
 	snprintf(after, sizeof(after), "%lld", (long long)q->after_us);
 	snprintf(scan, sizeof(scan), "%d", WEB_SCAN_MAX);
@@ -151,22 +173,20 @@ wpg_list(void *st, const struct web_query *q, struct web_list *l, char *err,
 	if (take(g, err, len) == -1)
 		return -1;
 	p[0] = g->req.queue;
-	r = query(g, list_sql, 7, p, false, err, len);
-	give(g);
-	if (r == NULL)
+	if ((r = query(g, list_sql, 7, p, false, err, len)) == NULL) {
+		give(g);
 		return -1;
-	n = pg_rows(r, 5, q->rows + 1, NULL);
-	for (int i = 0; i < n; i++) {
-		strlcpy(l->v[i].id, PQgetvalue(r, i, 0), sizeof(l->v[i].id));
-		l->v[i].us = col_ll(r, i, 1);
-		l->v[i].attempts = (int)col_ll(r, i, 2);
-		strlcpy(l->v[i].last, PQgetvalue(r, i, 3), sizeof(l->v[i].last));
 	}
-	l->more = n > q->rows;
-	l->n = l->more ? q->rows : (n > 0 ? n : 0);
-	l->seen = n > 0 ? col_ll(r, 0, 4) : 0;
-	l->cut = l->seen >= WEB_SCAN_MAX && !l->more;
+	list_rows(r, q, l);
 	PQclear(r);
+	/* A failure here only leaves the note out. */
+	if (!l->more && q->prefix[0] != '\0' &&
+	    (r = query(g, scanned_sql, 5, p, false, err, len)) != NULL) {
+		l->cut = pg_rows(r, 1, 1, NULL) == 1 &&
+		    col_ll(r, 0, 0) >= WEB_SCAN_MAX;
+		PQclear(r);
+	}
+	give(g);
 	return 0;
 }
 
