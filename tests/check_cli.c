@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1637,6 +1638,119 @@ START_TEST(test_sigterm_requeues_the_job_of_a_persistent_worker)
 }
 END_TEST
 
+/* ---- pause, resume and the owner as a worker ---- */
+
+#define PAUSED_FILE	P("%s/paused", T.spool)
+
+/*
+ * chute pause SPOOL, then `touch SPOOL/paused` by hand: while the file is
+ * there the owner claims nothing (the running job finishes; a job
+ * submitted meanwhile is accepted and waits, counted in the owner's title
+ * as queued with a slot free), it says so once in its journal, and claims
+ * again as soon as the file goes (chute resume, or rm).
+ */
+START_TEST(test_a_paused_spool_claims_nothing_until_resumed_by_chute_or_by_hand)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	pid_t owner = OWNER("-j", "1", QUICK, "--", h_block());
+
+	t_await_lock(owner, 10000);
+	t_submit_as("a", "x");
+	WAIT_UNTIL(t_handler_pid("a") > 0, 10000, "a to start");
+	EXPECT(CHUTE("pause", T.spool) == 0 && strcmp(T.out, P("%s paused\n",
+	    T.spool)) == 0, "pause: %s%s", T.out, T.err);
+	EXPECT(t_exists(PAUSED_FILE) && CHUTE("pause", T.spool) == 0 &&
+	    strstr(T.out, " already paused by "), "pause again: %s", T.out);
+	WAIT_UNTIL(t_log_count(owner, ": paused by ") == 1, 10000, "the owner "
+	    "to say so: %s", t_log_of(owner));
+	t_submit_as("b", "x");
+	t_release();
+	EXPECT(t_await("a", 10000) == 0, "a finishes");
+	WAIT_UNTIL(strstr(t_title(owner), "running=0 queued=1 deferred=0 paused"),
+	    10000, "b waits, a slot free: %s", t_title(owner));
+	EXPECT(t_exists(SP("new", "b")) && !t_journal_has("b", 1), "b claimed");
+	EXPECT(CHUTE("status", T.spool) == 0 && strstr(T.out, P("%s paused by ",
+	    T.spool)) == T.out && strstr(T.out, " since "), "status: %s", T.out);
+	EXPECT(CHUTE("stats", T.spool) == 0 && strstr(t_line_of(T.out, "paused"),
+	    " by "), "stats: %s", T.out);
+	EXPECT(CHUTE("resume", T.spool) == 0 && strcmp(T.out, P("%s resumed\n",
+	    T.spool)) == 0 && !t_exists(PAUSED_FILE), "resume: %s", T.out);
+	EXPECT(t_await("b", 10000) == 0, "b runs once resumed");
+	EXPECT(t_log_count(owner, ": resumed (") == 1, "said: %s",
+	    t_log_of(owner));
+
+	t_write(PAUSED_FILE, "");
+	WAIT_UNTIL(t_log_count(owner, ": paused by ") == 2, 10000, "the owner to "
+	    "see the file: %s", t_log_of(owner));
+	EXPECT(CHUTE("status", T.spool) == 0 && strstr(T.out, P("paused by %s ",
+	    pw->pw_name)), "by its owner: %s", T.out);
+	t_submit_as("c", "x");
+	WAIT_UNTIL(strstr(t_title(owner), "running=0 queued=1 deferred=0 paused"),
+	    10000, "c waits: %s", t_title(owner));
+	EXPECT(t_exists(SP("new", "c")) && !t_journal_has("c", 1), "c claimed");
+	EXPECT(unlink(PAUSED_FILE) == 0, "rm paused");
+	EXPECT(t_await("c", 10000) == 0, "c runs once the file is gone");
+	EXPECT(CHUTE("resume", T.spool) == 0 && strcmp(T.out, P("%s not "
+	    "paused\n", T.spool)) == 0 && CHUTE("status", T.spool) == 0 &&
+	    strcmp(T.out, P("%s not paused\n", T.spool)) == 0, "not paused: %s",
+	    T.out);
+	EXPECT(t_stop(owner) == 0, "owner stops");
+}
+END_TEST
+
+/*
+ * An owner that starts on a paused spool still recovers what a dead owner
+ * left in cur/ (back to new/), and runs nothing until the resume.
+ */
+START_TEST(test_an_owner_started_paused_recovers_cur_and_runs_nothing)
+{
+	pid_t owner;
+
+	t_write(SP("cur", "orphan"), "orphaned\n");
+	t_submit_as("queued", "x");
+	EXPECT(CHUTE("pause", T.spool) == 0, "pause: %s", T.err);
+	owner = OWNER(QUICK, "--", h_journal());
+	WAIT_UNTIL(t_exists(SP("new", "orphan")), 10000, "the orphan back in "
+	    "new/");
+	WAIT_UNTIL(strstr(t_title(owner), "running=0 queued=2 deferred=0 paused"),
+	    10000, "both wait: %s", t_title(owner));
+	EXPECT(t_journal_total() == 0, "something ran while paused");
+	EXPECT(CHUTE("resume", T.spool) == 0, "resume: %s", T.err);
+	EXPECT(t_await("orphan", 10000) == 0 && t_await("queued", 10000) == 0,
+	    "both run once resumed");
+	EXPECT(t_stop(owner) == 0, "owner stops");
+}
+END_TEST
+
+/*
+ * chute workers SPOOL: the owner, by the lock (pid, host, the jobs in
+ * cur/), alive; killed, gone, with the job it left in cur/ under it.
+ */
+START_TEST(test_workers_of_a_spool_names_its_owner_and_what_a_dead_one_left)
+{
+	char host[256] = "", *l;
+	pid_t owner;
+
+	gethostname(host, sizeof host - 1);
+	EXPECT(CHUTE("workers", T.spool) == 0 && t_nlines(T.out) == 1 &&
+	    strncmp(T.out, "WORKER ", 7) == 0, "never owned: %s", T.out);
+	owner = OWNER("-j", "1", QUICK, "--", h_block());
+	t_submit_as("a", "x");
+	WAIT_UNTIL(t_handler_pid("a") > 0, 10000, "a to start");
+	EXPECT(CHUTE("workers", T.spool) == 0 && (l = t_line_of(T.out,
+	    P("%s:%d", host, (int)owner))) != NULL && t_token(l, host) &&
+	    t_token(l, P("%d", (int)owner)) && t_token(l, "alive") &&
+	    strstr(l, " 1 ") && strstr(T.out, "holds") == NULL, "alive, with "
+	    "one running: %s", T.out);
+	EXPECT(kill(owner, SIGKILL) == 0, "kill -9");
+	t_reap(owner, 5000, "killed owner");
+	EXPECT(CHUTE("workers", T.spool) == 0 && (l = t_line_of(T.out,
+	    P("%s:%d", host, (int)owner))) != NULL && t_token(l, "gone") &&
+	    strstr(T.out, "\n  holds a\n"), "gone, a left in cur/: %s", T.out);
+	t_release();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1716,6 +1830,12 @@ cli_suite(void)
 	tcase_add_test(tc, test_ls_lists_jobs_oldest_first_with_their_state);
 	tcase_add_test(tc, test_stats_counts_jobs_and_names_the_owner);
 	tcase_add_test(tc, test_log_shows_attempt_lines_and_handler_output);
+	suite_add_tcase(s, tc);
+
+	tc = t_tcase(t_cli_setup, t_cli_teardown, "pause", 60);
+	tcase_add_test(tc, test_a_paused_spool_claims_nothing_until_resumed_by_chute_or_by_hand);
+	tcase_add_test(tc, test_an_owner_started_paused_recovers_cur_and_runs_nothing);
+	tcase_add_test(tc, test_workers_of_a_spool_names_its_owner_and_what_a_dead_one_left);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, t_cli_teardown, "burst", 240);

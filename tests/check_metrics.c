@@ -242,8 +242,15 @@ START_TEST(test_spool_metrics_pass_promtool_and_say_what_the_spool_holds)
 	EXPECT(at >= (before / 1000) && at <= after / 1000.0 + 0.001,
 	    "scrape time %.3f not within [%lld, %lld] ms", at,
 	    (long long)before, (long long)after);
-	EXPECT(!has_metric(out, "chute_workers_connected"),
+	EXPECT(!has_metric(out, "chute_workers_connected") &&
+	    !has_metric(out, "chute_workers_alive"),
 	    "a spool has no workers:\n%s", out);
+	EXPECT(sample(out, P("chute_paused{%s}", l)) == 0, "not paused:\n%s",
+	    out);
+	EXPECT(CHUTE("pause", T.spool) == 0, "pause: %s", T.err);
+	out = spool_stats();
+	EXPECT(sample(out, P("chute_paused{%s}", l)) == 1, "paused:\n%s", out);
+	EXPECT(CHUTE("resume", T.spool) == 0, "resume: %s", T.err);
 
 	/* A killed owner: its job stays in cur/, but nothing runs it. */
 	kill(owner, SIGKILL);
@@ -450,8 +457,10 @@ START_TEST(test_queue_metrics_pass_promtool_and_say_what_the_queue_holds)
 	    "the oldest queued job is 2 minutes old:\n%s", out);
 	EXPECT(sample(out, P("chute_jobs_running{%s}", l)) == 1 &&
 	    sample(out, P("chute_workers_claiming{%s}", l)) == 1 &&
-	    sample(out, P("chute_workers_connected{%s}", l)) == 1,
-	    "one worker runs one job:\n%s", out);
+	    sample(out, P("chute_workers_connected{%s}", l)) == 1 &&
+	    sample(out, P("chute_workers_alive{%s}", l)) == 1 &&
+	    sample(out, P("chute_paused{%s}", l)) == 0,
+	    "one worker runs one job, not paused:\n%s", out);
 	double at = sample(out, P("chute_stats_timestamp_seconds{%s}", l));
 	EXPECT(at >= (before / 1000) && at <= after / 1000.0 + 0.001,
 	    "scrape time %.3f not within [%lld, %lld] ms", at,
@@ -476,8 +485,12 @@ START_TEST(test_queue_metrics_pass_promtool_and_say_what_the_queue_holds)
 	EXPECT(sample(out, P("chute_jobs{%s,state=\"cur\"}", l)) == 1 &&
 	    sample(out, P("chute_jobs_running{%s}", l)) == 0 &&
 	    sample(out, P("chute_workers_claiming{%s}", l)) == 0 &&
-	    sample(out, P("chute_workers_connected{%s}", l)) == 0,
+	    sample(out, P("chute_workers_connected{%s}", l)) == 0 &&
+	    sample(out, P("chute_workers_alive{%s}", l)) == 0,
 	    "the job waits in cur for recovery, run by no one:\n%s", out);
+	EXPECT(CHUTE("pause", uri) == 0, "pause: %s", T.err);
+	out = pg_stats();
+	EXPECT(sample(out, P("chute_paused{%s}", l)) == 1, "paused:\n%s", out);
 }
 END_TEST
 

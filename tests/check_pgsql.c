@@ -49,7 +49,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 3, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -192,6 +192,264 @@ START_TEST(test_cancel_from_another_process_stops_the_running_handler)
 	    "c failed->new\n") == 0, "retry: %s", T.out);
 	EXPECT(CHUTE("status", t_uri, "c") == 0 && strcmp(T.out,
 	    "c new attempts=0\n") == 0, "after retry: %s", T.out);
+}
+END_TEST
+
+/* ---- the workers you can see, pause and resume ---- */
+
+/* One line of `chute workers URL`, split into its words. */
+struct wline {
+	char	 worker[300], host[256], queue[128], version[32], state[16];
+	char	 started[32], seen[32];
+	long	 pid, running;
+	int	 slots;
+	char	*rest;		/* the lines after it (into T.out) */
+};
+
+/* Worker pid's name, host:pid (static). */
+static const char *
+worker_name(pid_t pid)
+{
+	static char name[300];
+	char host[256] = "";
+
+	gethostname(host, sizeof host - 1);
+	snprintf(name, sizeof name, "%s:%d", host, (int)pid);
+	return name;
+}
+
+/*
+ * Has worker pid a row in chute.workers that holds cond?  Waited for
+ * through psql: each chute is a process of the test's 32.
+ */
+static bool
+worker_row(pid_t pid, const char *cond)
+{
+	return t_sqln(P("SELECT count(*) FROM chute.workers WHERE worker = '%s'"
+	    " AND %s", worker_name(pid), cond)) == 1;
+}
+
+#define ALIVE	"stopped IS NULL AND seen + lease_ms * interval '1 millisecond'" \
+	" > now()"
+
+/* Worker pid's line of `chute workers URL [--queue queue]`; false if none. */
+static bool
+worker_line(pid_t pid, const char *queue, struct wline *w)
+{
+	char host[256] = "", name[300], *l;
+
+	gethostname(host, sizeof host - 1);
+	snprintf(name, sizeof name, "%s:%d", host, (int)pid);
+	EXPECT(CHUTE("workers", t_uri, "--queue", queue) == 0 && strncmp(T.out,
+	    "WORKER ", 7) == 0, "workers: %s%s", T.out, T.err);
+	if ((l = t_line_of(T.out, name)) == NULL)
+		return false;
+	EXPECT(sscanf(l, "%299s %255s %ld %127s %d %ld %31s %31s %31s %15s",
+	    w->worker, w->host, &w->pid, w->queue, &w->slots, &w->running,
+	    w->version, w->started, w->seen, w->state) == 10, "a line of ten "
+	    "words: %s", l);
+	EXPECT(strcmp(w->host, host) == 0 && w->pid == pid, "host %s, pid %ld: "
+	    "%s", w->host, w->pid, l);
+	w->rest = strstr(T.out, name) + strlen(name);
+	return true;
+}
+
+/*
+ * chute workers URL lists each worker of the queue with the host, pid,
+ * slots and version it recorded, the claims it holds (those `ls URL cur`
+ * names it in), alive; stopped once stopped cleanly; none of another
+ * queue's.
+ */
+START_TEST(test_workers_lists_each_worker_with_its_host_pid_slots_and_claims)
+{
+	struct wline a, b, o;
+	pid_t wa, wb, wo;
+	char *cur;
+
+	t_fleet_submit("default", "k", "x");
+	wa = WORKER("-j", "3", QUICK, "--", h_block());
+	wb = WORKER("-j", "1", QUICK, "--", h_block());
+	wo = WORKER("--queue", "other", "-j", "2", "--", h_block());
+	WAIT_UNTIL(t_handler_pid("k") > 0, 20000, "k to start");
+	WAIT_UNTIL(worker_row(wa, ALIVE) && worker_row(wb, ALIVE) &&
+	    worker_row(wo, ALIVE), 20000, "the three workers' rows");
+	EXPECT(worker_line(wa, "default", &a) && worker_line(wb, "default", &b) &&
+	    a.running + b.running == 1, "both workers listed, one holding k: %s",
+	    T.out);
+	EXPECT(a.slots == 3 && b.slots == 1 && strcmp(a.queue, "default") == 0 &&
+	    strcmp(a.version, "0.1.0") == 0 && strcmp(a.state, "alive") == 0 &&
+	    strcmp(b.state, "alive") == 0, "%s", T.out);
+	EXPECT(!worker_line(wo, "default", &o), "a worker of another queue: %s",
+	    T.out);
+	EXPECT(worker_line(wo, "other", &o) && o.slots == 2 && o.running == 0,
+	    "--queue other: %s", T.out);
+	EXPECT(CHUTE("ls", t_uri, "cur") == 0 && (cur = t_line_of(T.out, "cur"))
+	    != NULL && t_token(cur, a.running ? a.worker : b.worker) &&
+	    t_token(cur, "k"), "ls cur names k's worker: %s", T.out);
+	t_release();
+	await_state("k", "done", 10000);
+	EXPECT(t_stop(wa) == 0, "wa stops");
+	EXPECT(worker_line(wa, "default", &a) && strcmp(a.state, "stopped") == 0 &&
+	    a.running == 0, "a stopped worker: %s", T.out);
+	EXPECT(worker_line(wb, "default", &b) && strcmp(b.state, "alive") == 0,
+	    "the other goes on: %s", T.out);
+	EXPECT(t_stop(wb) == 0 && t_stop(wo) == 0, "workers stop");
+}
+END_TEST
+
+/*
+ * A worker killed with -9 is alive until its lease runs out, then gone,
+ * with the claims it held listed under it (nobody has recovered them:
+ * no other worker runs); ls URL cur shows their leases run out.
+ */
+START_TEST(test_a_killed_worker_shows_gone_after_its_lease_with_its_claims)
+{
+	struct wline w;
+	pid_t pid;
+
+	t_fleet_submit("default", "k1", "x");
+	t_fleet_submit("default", "k2", "x");
+	pid = WORKER("--lease", "2s", "-j", "2", "--", h_block());
+	WAIT_UNTIL(t_handler_pid("k1") > 0 && t_handler_pid("k2") > 0, 20000,
+	    "both to start");
+	WAIT_UNTIL(worker_row(pid, ALIVE), 20000, "its row");
+	EXPECT(worker_line(pid, "default", &w) && strcmp(w.state, "alive") == 0 &&
+	    w.running == 2 && strstr(w.rest, "holds") == NULL, "alive, holding "
+	    "two: %s", T.out);
+	EXPECT(CHUTE("ls", t_uri, "cur") == 0 && strstr(T.out, " LEASE ") &&
+	    !t_token(t_line_of(T.out, "cur"), "-") && t_nlines(T.out) == 3,
+	    "ls cur: %s", T.out);
+	EXPECT(kill(pid, SIGKILL) == 0, "kill -9");
+	t_reap(pid, 5000, "killed worker");
+	WAIT_UNTIL(worker_row(pid, "NOT (" ALIVE ")"), 10000, "gone after its "
+	    "2 s lease");
+	EXPECT(worker_line(pid, "default", &w) && strcmp(w.state, "gone") == 0,
+	    "gone: %s", T.out);
+	EXPECT(w.running == 2 && strstr(w.rest, "\n  holds k1 lease=") &&
+	    strstr(w.rest, "\n  holds k2 lease="), "its claims under it: %s",
+	    T.out);
+	EXPECT(CHUTE("ls", t_uri, "cur") == 0 && strstr(t_line_of(T.out, "cur"),
+	    " -") && t_token(t_line_of(T.out, "cur"), w.worker), "the lease run "
+	    "out: %s", T.out);
+}
+END_TEST
+
+#define GONE_AN_HOUR	"SELECT count(*) FROM chute.workers WHERE" \
+	" coalesce(stopped, seen + lease_ms * interval '1 millisecond')" \
+	" < now() - interval '1 hour'"
+
+/*
+ * Rows of workers gone for more than an hour are deleted by a worker's
+ * recovery, a hundred at a time; those gone lately and the live stay.
+ * The hour is made by setting seen and stopped back.
+ */
+START_TEST(test_rows_of_workers_gone_for_an_hour_are_deleted_a_hundred_at_once)
+{
+	struct wline w;
+	pid_t a, b;
+
+	a = WORKER("--", h_journal());
+	WAIT_UNTIL(worker_row(a, ALIVE), 20000, "a's row");
+	EXPECT(t_stop(a) == 0, "a stops");
+	t_sql(P("UPDATE chute.workers SET stopped = now() - interval '61 minutes',"
+	    " seen = now() - interval '61 minutes' WHERE worker = '%s'",
+	    worker_name(a)));
+	t_sql("INSERT INTO chute.workers (worker, queue, host, pid, slots,"
+	    " version, lease_ms, started, seen) SELECT 'old:' || g, 'q' || g % 3,"
+	    " 'old', g, 1, '0.0.9', 1000, now() - interval '3 hours',"
+	    " now() - interval '2 hours' FROM generate_series(1, 150) g;"
+	    " INSERT INTO chute.workers (worker, queue, host, pid, slots, version,"
+	    " lease_ms, seen) VALUES ('late:1', 'default', 'late', 1, 1, '0.1.0',"
+	    " 1000, now() - interval '30 minutes'), ('live:1', 'default', 'live',"
+	    " 1, 1, '0.1.0', 3600000, now())");
+	EXPECT(t_sqln(GONE_AN_HOUR) == 151, "151 gone for an hour");
+	b = WORKER("--", h_journal());
+	WAIT_UNTIL(t_sqln(GONE_AN_HOUR) == 51, 20000, "a hundred of the 151 "
+	    "deleted: %ld left", t_sqln(GONE_AN_HOUR));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.workers WHERE worker IN"
+	    " ('late:1', 'live:1')") == 2, "those gone lately and the live stay: "
+	    "%s", t_sql("SELECT string_agg(worker, ' ') FROM chute.workers"
+	    " WHERE worker NOT LIKE 'old:%'"));
+	EXPECT(worker_line(b, "default", &w) && strcmp(w.state, "alive") == 0,
+	    "b's own row: %s", T.out);
+	EXPECT(t_stop(b) == 0, "b stops");
+}
+END_TEST
+
+/*
+ * chute pause URL: a worker that polls every 10 ms claims nothing (its
+ * running job finishes, the one it claimed ahead goes back uncounted, a
+ * submission is accepted and waits, counted in its title as queued),
+ * until chute resume URL.  Each says so in the worker's journal.
+ */
+START_TEST(test_a_paused_queue_claims_nothing_and_its_running_job_finishes)
+{
+	pid_t w;
+
+	t_fleet_submit("default", "a", "x");
+	t_fleet_submit("default", "a2", "x");
+	w = WORKER("-j", "1", "--poll", "10ms", QUICK, "--", h_block());
+	WAIT_UNTIL(t_handler_pid("a") > 0 && t_sqln("SELECT count(*) FROM"
+	    " chute.jobs WHERE state = 'cur'") == 2, 20000, "a running, a2 "
+	    "claimed ahead");
+	EXPECT(CHUTE("pause", t_uri) == 0 && strcmp(T.out, "default paused\n")
+	    == 0, "pause: %s%s", T.out, T.err);
+	EXPECT(CHUTE("pause", t_uri) == 0 && strstr(T.out, "default already "
+	    "paused by ") == T.out, "pause again: %s%s", T.out, T.err);
+	EXPECT(CHUTE("status", t_uri) == 0 && strstr(T.out, "default paused by ")
+	    == T.out && strstr(T.out, " since "), "status: %s%s", T.out, T.err);
+	WAIT_UNTIL(t_log_count(w, "queue default paused by ") == 1, 10000,
+	    "the worker to say so: %s", t_log_of(w));
+	await_state("a2", "new", 10000);
+	EXPECT(t_sqln("SELECT attempts FROM chute.jobs WHERE id = 'a2'") == 0,
+	    "a2 went back uncounted");
+	t_fleet_submit("default", "b", "x");
+	t_release();
+	await_state("a", "done", 10000);
+	WAIT_UNTIL(strstr(t_title(w), "running=0 queued=2 deferred=0 paused"),
+	    10000, "the worker to count a2 and b, paused: %s", t_title(w));
+	EXPECT(!t_journal_has("a2", 1) && !t_journal_has("b", 1) &&
+	    t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'new'") == 2,
+	    "nothing claimed while paused");
+	EXPECT(CHUTE("stats", t_uri) == 0 && strstr(t_line_of(T.out, "paused"),
+	    " by "), "stats: %s", T.out);
+	EXPECT(CHUTE("resume", t_uri) == 0 && strcmp(T.out, "default resumed\n")
+	    == 0, "resume: %s%s", T.out, T.err);
+	await_state("a2", "done", 10000);
+	await_state("b", "done", 10000);
+	EXPECT(t_log_count(w, "queue default resumed") == 1, "said: %s",
+	    t_log_of(w));
+	EXPECT(CHUTE("resume", t_uri) == 0 && strcmp(T.out, "default not "
+	    "paused\n") == 0 && CHUTE("status", t_uri) == 0 && strcmp(T.out,
+	    "default not paused\n") == 0, "resume again: %s", T.out);
+	EXPECT(t_stop(w) == 0, "worker stops");
+}
+END_TEST
+
+/*
+ * The notifications: a worker whose safety poll is an hour away learns of
+ * the pause (its journal says so, though it claims nothing), counts the
+ * job submitted meanwhile, and claims it at the resume: only the NOTIFY
+ * of pause and resume can have told it.
+ */
+START_TEST(test_pause_and_resume_reach_a_worker_whose_poll_is_an_hour_away)
+{
+	pid_t w;
+
+	w = WORKER("--poll", "1h", "--lease", "3s", "--", h_journal());
+	WAIT_UNTIL(worker_row(w, ALIVE), 20000, "its row");
+	EXPECT(CHUTE("pause", t_uri) == 0, "pause: %s", T.err);
+	WAIT_UNTIL(t_log_count(w, "queue default paused by ") == 1, 10000,
+	    "told of the pause: %s", t_log_of(w));
+	t_fleet_submit("default", "j", "x");
+	WAIT_UNTIL(strstr(t_title(w), "queued=1 deferred=0 paused"), 10000,
+	    "counted, at a renewal: %s", t_title(w));
+	EXPECT(!t_journal_has("j", 1), "j ran while paused");
+	EXPECT(CHUTE("resume", t_uri) == 0, "resume: %s", T.err);
+	await_state("j", "done", 20000);
+	EXPECT(t_log_count(w, "queue default resumed") == 1, "said: %s",
+	    t_log_of(w));
+	EXPECT(t_stop(w) == 0, "worker stops");
 }
 END_TEST
 
@@ -994,7 +1252,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 3, "version 3");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'failed'"
 	    " AND token IS NULL AND last LIKE 'refused: %'") == 3, "three failed: %s",
 	    t_sql("SELECT string_agg(id || ' ' || state, '; ') FROM chute.jobs"));
@@ -1015,6 +1273,72 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
 	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid'"), "t") == 0, "none left: validated");
+}
+END_TEST
+
+/*
+ * A fresh database holding the schema as version 3 made it
+ * (tests/data/schema-v3.sql: pg_dump of what `chute init` made before
+ * version 4), with a job waiting and one claimed by a worker of then; it
+ * becomes the test's t_uri.
+ */
+static void
+v3_database(void)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	char *sql = t_slurp(P("%s/tests/data/schema-v3.sql", src ? src : "."));
+
+	EXPECT(sql != NULL, "tests/data/schema-v3.sql: not found (run from the "
+	    "top of the tree, or set CHUTE_SRCDIR)");
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version 3: %s",
+	    t_pg_error());
+	free(sql);
+	t_sql("INSERT INTO chute.jobs (queue, id, state, size) VALUES"
+	    " ('default', 'w', 'new', 2);"
+	    " INSERT INTO chute.jobs (queue, id, state, size, attempts, token,"
+	    " worker, lease_until) VALUES ('default', 'c', 'cur', 2, 1,"
+	    " nextval('chute.fence'), 'old:1', now() - interval '1 minute');"
+	    " INSERT INTO chute.payloads VALUES ('default', 'w', 'w\n'),"
+	    " ('default', 'c', 'c\n')");
+}
+
+/*
+ * `chute init URL` upgrades a database of version 3, as the code before
+ * version 4 made it, in place: the tables of version 4 are added, the
+ * jobs stay and run.  Every other command refuses version 3 until then.
+ * A version 2 database (version 3 without its constraint) goes to 4 in
+ * one init too.
+ */
+START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
+{
+	v3_database();
+	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
+	    "stats on version 3: %s", T.err);
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 4 "
+	    "(upgraded)"), "init: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4 &&
+	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
+	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(t_journal_has("w", 1) && t_journal_has("c", 2), "both ran");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
+	    "init again: %s%s", T.out, T.err);
+
+	v3_database();
+	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
+	    " UPDATE chute.version SET version = 2");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init of version 2: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 4 &&
+	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
+	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
+	    " to_regclass('chute.workers') IS NOT NULL"), "t") == 0,
+	    "version 4, the check validated, the new tables there");
 }
 END_TEST
 
@@ -1211,6 +1535,15 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
 	tcase_add_test(tc, test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one);
 	suite_add_tcase(s, tc);
+
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "workers", 120);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_workers_lists_each_worker_with_its_host_pid_slots_and_claims);
+	tcase_add_test(tc, test_a_killed_worker_shows_gone_after_its_lease_with_its_claims);
+	tcase_add_test(tc, test_rows_of_workers_gone_for_an_hour_are_deleted_a_hundred_at_once);
+	tcase_add_test(tc, test_a_paused_queue_claims_nothing_and_its_running_job_finishes);
+	tcase_add_test(tc, test_pause_and_resume_reach_a_worker_whose_poll_is_an_hour_away);
+	suite_add_tcase(s, tc);
 	/* Rows, replies and local files made by someone hostile (issue 26). */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "hostile", 180);
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
@@ -1218,6 +1551,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);

@@ -455,6 +455,20 @@ t_log_of(pid_t pid)
 	return snip;
 }
 
+int
+t_log_count(pid_t pid, const char *text)
+{
+	struct t_proc *p = t_proc_of(pid);
+	char *all = p ? t_slurp(p->log) : NULL;
+	int n = 0;
+
+	for (const char *c = all; c != NULL && (c = strstr(c, text)) != NULL;
+	    c += strlen(text))
+		n++;
+	free(all);
+	return n;
+}
+
 /* 0 while pid runs; otherwise reap it and return its exit code (128+sig). */
 int
 t_poll_exit(pid_t pid, int *code)

@@ -143,6 +143,8 @@ pid_t	 t_spawn(const char *const argv[], const char *in, const char *out,
 	    const char *err, const char *cwd);
 /* The last 2000 bytes of a process's output, for failure messages (static). */
 const char *t_log_of(pid_t pid);
+/* How many times text occurs in the whole of a process's output. */
+int	 t_log_count(pid_t pid, const char *text);
 /* 0 while our child pid runs; otherwise 1, reaping it into *code (128+sig). */
 int	 t_poll_exit(pid_t pid, int *code);
 /* Wait up to timeout_ms for our child pid to exit; its exit code (128+sig). */

@@ -29,6 +29,9 @@
 
 #define ID_MAX		200	/* longest ID accepted on a command line */
 
+/* --version, and what a worker of the fleet records of itself. */
+#define CHUTE_VERSION	"0.1.0"
+
 /* ---- the owner's delays and limits, all in one place ---- */
 #define RECHECK_MS	1000	/* a writer still busy, an orphan still running */
 #define RETRY_MS	5000	/* an I/O error: try the same step again */

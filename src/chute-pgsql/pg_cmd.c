@@ -174,3 +174,18 @@ pgcmd_not_there(struct pg *pg, const char *id, const char *cmd)
 	return EXIT_NO;
 }
 
+
+int
+pgcmd_paused_text(struct pg *pg, char *text, size_t len)
+{
+	char by[128], vis[512];
+	bool paused;
+	msec_t at;
+
+	if (pg_paused(pg, pg->queue, &paused, by, sizeof(by), &at) == -1)
+		return -1;
+	/* Stored text, whoever wrote it: escaped. */
+	vis_text(by, vis, sizeof(vis));
+	cmd_paused_text(paused, vis, at, text, len);
+	return 0;
+}

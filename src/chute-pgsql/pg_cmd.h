@@ -7,6 +7,7 @@
 #define PG_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct pg;
 
@@ -34,6 +35,11 @@ int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+/* pg_cmd_pause.c: a queue paused (no claims) and resumed */
+int	 pgcmd_pause(int argc, char **argv);
+int	 pgcmd_resume(int argc, char **argv);
+/* pg_cmd_workers.c: the queue's workers, alive and gone, from chute.workers */
+int	 pgcmd_workers(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
@@ -68,6 +74,11 @@ int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
  */
 int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
 	    int (*fn)(struct pg *, const char *));
+/*
+ * The queue's pause as status prints it ("paused by WHO since TIME", or
+ * "not paused"; cmd_paused_text) into text: 0, or -1 (pg_fail-able).
+ */
+int	 pgcmd_paused_text(struct pg *pg, char *text, size_t len);
 /* Unknown, or already finished: the spool's words and status (1). */
 int	 pgcmd_not_there(struct pg *pg, const char *id, const char *cmd);
 

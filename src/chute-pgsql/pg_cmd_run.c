@@ -17,12 +17,25 @@
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 
+/* --lease DUR, --poll DUR: a duration of at least min ms, or 64. */
+static int
+take_dur(const char *opt, const char *arg, msec_t min, msec_t *out)
+{
+	char m[32];
+
+	if (dur_parse(arg, out) == 0 && *out >= min)
+		return 0;
+	dur_format(min, m, sizeof(m));
+	return usage_error("run", "%s %s: not a duration of at least %s", opt,
+	    arg, m);
+}
+
 /*
- * --lease DUR and --prefetch N, the database's own options, taken out of
- * argv before run_parse_args sees it.
+ * --lease DUR, --poll DUR and --prefetch N, the database's own options,
+ * taken out of argv before run_parse_args sees it.
  */
 static int
-take_lease(int *argc, char **argv, msec_t *lease, int *prefetch)
+take_lease(int *argc, char **argv, struct pgq_opts *o)
 {
 	const char *err = NULL;
 
@@ -39,11 +52,11 @@ take_lease(int *argc, char **argv, msec_t *lease, int *prefetch)
 			break;
 		}
 		if (strcmp(argv[i], "--lease") == 0 && i + 1 < n) {
-			if (dur_parse(argv[++i], lease) == -1 || *lease < 300)
-				rc = usage_error("run", "--lease %s: not a "
-				    "duration of at least 300ms", argv[i]);
+			rc = take_dur("--lease", argv[++i], 300, &o->lease);
+		} else if (strcmp(argv[i], "--poll") == 0 && i + 1 < n) {
+			rc = take_dur("--poll", argv[++i], 10, &o->poll);
 		} else if (strcmp(argv[i], "--prefetch") == 0 && i + 1 < n) {
-			*prefetch = (int)strtonum(argv[++i], 0, PG_PREFETCH_MAX,
+			o->prefetch = (int)strtonum(argv[++i], 0, PG_PREFETCH_MAX,
 			    &err);
 			if (err != NULL)
 				rc = usage_error("run", "--prefetch %s: %s (0 to "
@@ -62,8 +75,8 @@ pgcmd_run(int argc, char **argv)
 	struct owner ow = { .sigfd = -1 };
 	struct queue_conf qc = { .cancelled = owner_cancelled, .arg = &ow };
 	struct run_opts o;
-	msec_t lease = PG_LEASE_MS;
-	int prefetch = PG_PREFETCH;
+	struct pgq_opts po = { .lease = PG_LEASE_MS, .poll = PG_POLL_MS,
+	    .prefetch = PG_PREFETCH };
 	struct queue *q;
 	const char *url;
 	struct pg pg;
@@ -72,7 +85,7 @@ pgcmd_run(int argc, char **argv)
 	/* The URI goes back in as the SPOOL argument run_parse_args wants. */
 	if ((rc = pgcmd_take(&argc, argv, "run", &pg, true)) != 0)
 		return rc;
-	if ((rc = take_lease(&argc, argv, &lease, &prefetch)) != 0) {
+	if ((rc = take_lease(&argc, argv, &po)) != 0) {
 		free(pg.uri);
 		return rc;
 	}
@@ -110,7 +123,8 @@ pgcmd_run(int argc, char **argv)
 		qc.persistent = o.persistent;
 		qc.policy = (struct retry_policy){ o.max_attempts,
 		    o.backoff_base, o.backoff_cap };
-		if ((rc = queue_pg_open(&pg, lease, o.jobs, prefetch, &qc, &q)) == 0) {
+		po.slots = o.jobs;
+		if ((rc = queue_pg_open(&pg, &po, &qc, &q)) == 0) {
 			q->die_with_owner = true;
 			if (o.syslog != -1)
 				say_syslog(o.syslog);

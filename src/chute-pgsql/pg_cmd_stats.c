@@ -26,11 +26,14 @@
  * lost the database, and waits for recovery: it is not running.  Workers
  * are counted by their sessions (pg_connect names a worker's
  * chute-worker), as the server knows no other list of them, nor which
- * queue a session serves.  There is no longest running time: the schema
+ * queue a session serves; and by their rows in chute.workers, alive
+ * (schema version 4).  The pause: chute.queues' row, NULL when not paused.
+ * There is no longest running time: the schema
  * keeps no start of an attempt (a claim leaves run_at alone, a renewal
  * moves lease_until, the log arrives with the outcome).
  */
-enum { SC_OLDEST = LISTING_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED };
+enum { SC_OLDEST = LISTING_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
+	SC_ALIVE, SC_PAUSED_BY, SC_PAUSED_AT, SC_N };
 
 static const char stats_sql[] = "SELECT"
     " count(*) FILTER (WHERE state = 'new'),"
@@ -45,7 +48,14 @@ static const char stats_sql[] = "SELECT"
     "  AND lease_until > now()),"
     " (SELECT count(*) FROM pg_stat_activity"
     "  WHERE datname = current_database()"
-    "  AND application_name = 'chute-worker')"
+    "  AND application_name = 'chute-worker'),"
+    " (SELECT count(*) FROM chute.workers w WHERE w.queue = $1"
+    "  AND w.stopped IS NULL"
+    "  AND w.seen + w.lease_ms * interval '1 millisecond' > now()),"
+    " (SELECT coalesce(paused_by, '') FROM chute.queues"
+    "  WHERE queue = $1 AND paused),"
+    " (SELECT (extract(epoch FROM paused_at) * 1000)::bigint"
+    "  FROM chute.queues WHERE queue = $1 AND paused)"
     " FROM chute.jobs WHERE queue = $1";
 
 static double
@@ -65,27 +75,37 @@ stats_prometheus(PGresult *r, const char *queue)
 	p.v[PM_RUNNING] = stats_col(r, SC_RUNNING);
 	p.v[PM_CLAIMING] = stats_col(r, SC_CLAIMING);
 	p.v[PM_CONNECTED] = stats_col(r, SC_CONNECTED);
+	p.v[PM_ALIVE] = stats_col(r, SC_ALIVE);
+	p.v[PM_PAUSED] = !PQgetisnull(r, 0, SC_PAUSED_BY);
 	p.v[PM_TIME] = now_ms() / 1000.0;
 	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_CLAIMING] = true;
 	p.has[PM_CONNECTED] = p.has[PM_TIME] = true;
+	p.has[PM_ALIVE] = p.has[PM_PAUSED] = true;
 	prom_print(&p);
 }
 
 static void
 stats_text(PGresult *r)
 {
-	char age[32] = "-";
+	char age[32] = "-", vis[128], text[256];
 
 	for (int i = 0; i < LISTING_NSTATES; i++)
 		printf("%-17s %s\n", state_names[listing_states[i]],
 		    PQgetvalue(r, 0, i));
+	/* Stored text, whoever wrote it: escaped. */
+	vis_text(PQgetvalue(r, 0, SC_PAUSED_BY), vis, sizeof(vis));
 	if (stats_col(r, 0) > 0)
 		dur_format((msec_t)(stats_col(r, SC_OLDEST) * 1000), age,
 		    sizeof(age));
-	printf("%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n",
+	printf("%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n",
 	    "oldest_queued_age", age, "running", PQgetvalue(r, 0, SC_RUNNING),
 	    "workers", PQgetvalue(r, 0, SC_CLAIMING), "workers_connected",
-	    PQgetvalue(r, 0, SC_CONNECTED));
+	    PQgetvalue(r, 0, SC_CONNECTED), "workers_alive",
+	    PQgetvalue(r, 0, SC_ALIVE));
+	cmd_paused_text(!PQgetisnull(r, 0, SC_PAUSED_BY), vis, strtoll(
+	    PQgetvalue(r, 0, SC_PAUSED_AT), NULL, 10), text, sizeof(text));
+	printf("%-17s %s\n", "paused", PQgetisnull(r, 0, SC_PAUSED_BY) ? "no" :
+	    text + 7);
 }
 
 int
@@ -106,6 +126,10 @@ pgcmd_stats(int argc, char **argv)
 	p[0] = pg.queue;
 	if ((r = pg_exec(&pg, stats_sql, 1, p)) == NULL)
 		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
+	if (pg_rows(r, SC_N, 1, NULL) != 1) {
+		PQclear(r);
+		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
+	}
 	if (prom)
 		stats_prometheus(r, pg.queue);
 	else

@@ -1,6 +1,6 @@
 /*
  * pg_cmd_status.c: chute status URL ID...: each job's state, attempts and
- * last outcome, escaped.
+ * last outcome, escaped; without an ID, the queue's: paused or not.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,8 +47,43 @@ status_one(struct pg *pg, const char *id)
 	return 0;
 }
 
+/* Without an ID: "QUEUE paused by WHO since TIME", or "QUEUE not paused". */
+static int
+status_queue(int argc, char **argv)
+{
+	char text[640];
+	struct pg pg;
+	int rc;
+
+	if ((rc = pgcmd_open(&argc, argv, "status", &pg)) != 0)
+		return pgcmd_done(&pg, rc);
+	if (argc != 1)
+		return pgcmd_done(&pg, usage_error("status", "unexpected "
+		    "argument: %s", argv[1]));
+	if (pgcmd_paused_text(&pg, text, sizeof(text)) == -1)
+		return pgcmd_done(&pg, pg_fail(&pg, "status"));
+	printf("%s %s\n", pg.queue, text);
+	return pgcmd_done(&pg, 0);
+}
+
+/* Is an ID among the arguments (URL and --queue aside)? */
+static bool
+has_ids(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--queue") == 0)
+			i++;
+		else if (strncmp(argv[i], "--queue=", 8) != 0 &&
+		    !pg_is_uri(argv[i]))
+			return true;
+	}
+	return false;
+}
+
 int
 pgcmd_status(int argc, char **argv)
 {
+	if (!has_ids(argc, argv))
+		return status_queue(argc, argv);
 	return pgcmd_each_id(argc, argv, "status", status_one);
 }

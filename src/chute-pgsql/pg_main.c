@@ -19,9 +19,10 @@ static const struct cmd cmds[] = {
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
-	    " [--persistent] [--lease DUR] [--prefetch N] [--syslog[=FACILITY]]"
+	    " [--persistent] [--lease DUR] [--prefetch N] [--poll DUR]"
+	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "status", pgcmd_status, "URL [--queue NAME] ID..." },
+	{ "status", pgcmd_status, "URL [--queue NAME] [ID...]" },
 	{ "wait", pgcmd_wait, "URL [--queue NAME] [--timeout DUR] ID..." },
 	{ "cancel", pgcmd_cancel, "URL [--queue NAME] ID..." },
 	{ "retry", pgcmd_retry, "URL [--queue NAME] ID..." },
@@ -31,6 +32,9 @@ static const struct cmd cmds[] = {
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
 	{ "top", pgcmd_top, "URL (not supported yet)" },
+	{ "workers", pgcmd_workers, "URL [--queue NAME]" },
+	{ "pause", pgcmd_pause, "URL [--queue NAME]" },
+	{ "resume", pgcmd_resume, "URL [--queue NAME]" },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

@@ -31,7 +31,7 @@ static const struct cmd cmds[] = {
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "status", cmd_status, "SPOOL ID..." },
+	{ "status", cmd_status, "SPOOL [ID...]" },
 	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
 	{ "cancel", cmd_cancel, "SPOOL ID..." },
 	{ "retry", cmd_retry, "SPOOL ID..." },
@@ -40,6 +40,9 @@ static const struct cmd cmds[] = {
 	{ "log", cmd_log, "SPOOL ID" },
 	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
 	{ "top", cmd_top, "SPOOL" },
+	{ "workers", cmd_workers, "SPOOL" },
+	{ "pause", cmd_pause, "SPOOL" },
+	{ "resume", cmd_resume, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,4 +277,33 @@ cmd_exec_pgsql(char **argv)
 	fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
 	free(path);
 	return EX_UNAVAILABLE;
+}
+
+void
+cmd_who(char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	char host[256] = "localhost";
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	if (pw != NULL)
+		snprintf(buf, len, "%s@%s", pw->pw_name, host);
+	else
+		snprintf(buf, len, "uid%ld@%s", (long)geteuid(), host);
+}
+
+void
+cmd_paused_text(bool paused, const char *by, msec_t at, char *buf,
+    size_t len)
+{
+	char when[40];
+
+	if (!paused) {
+		strlcpy(buf, "not paused", len);
+		return;
+	}
+	iso_time(at, when, sizeof(when));
+	snprintf(buf, len, "paused by %s since %s", *by ? by : "(unknown)",
+	    when);
 }

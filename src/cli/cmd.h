@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "base/util.h"
 #include "store/spool.h"
 #include "run/opts.h"
 
@@ -34,7 +35,6 @@ int	 cmd_purge(int argc, char **argv);
 /* cmd_top.c: chute's alone, with ncurses */
 int	 cmd_top(int argc, char **argv);
 
-#define CHUTE_VERSION	"0.1.0"
 struct cmd {
 	const char	*name;
 	int		(*fn)(int, char **);	/* argv[0] is the name */
@@ -103,6 +103,23 @@ bool	 cmd_wants_pgsql(int argc, char **argv);
  * on failure, with the exit status (69: not installed).
  */
 int	 cmd_exec_pgsql(char **argv);
+
+/* Who runs this command, for a pause's author: "user@host". */
+void	 cmd_who(char *buf, size_t len);
+
+/*
+ * A queue's pause, as status and stats print it: "paused by WHO since
+ * TIME" (at: ms since the epoch), or "not paused".
+ */
+void	 cmd_paused_text(bool paused, const char *by, msec_t at, char *buf,
+	    size_t len);
+
+/* cmd_pause.c: `chute pause SPOOL`, `chute resume SPOOL` */
+int	 cmd_pause(int argc, char **argv);
+int	 cmd_resume(int argc, char **argv);
+
+/* cmd_workers.c: `chute workers SPOOL` */
+int	 cmd_workers(int argc, char **argv);
 
 /* cmd_run.c */
 /*

@@ -3,12 +3,15 @@
  * state, how long the oldest has waited in new/, what runs and for how
  * long, and who owns the spool; read the way ls and status read it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/lock.h"
+#include "store/pause.h"
 #include "store/spool.h"
 #include "cli/listing.h"
 
@@ -18,6 +21,9 @@ struct stats {
 	size_t		 running;	/* in cur/ under a live owner */
 	msec_t		 longest;	/* longest running attempt, ms */
 	msec_t		 now;
+	int		 paused;	/* spool_paused() */
+	char		 paused_by[128];
+	msec_t		 paused_at;
 };
 
 /*
@@ -56,6 +62,12 @@ stats_read(struct spool *sp, struct stats *s)
 		return rc;
 	s->owner = lock_owner(sp);
 	s->now = now_ms();
+	if ((s->paused = spool_paused(sp, s->paused_by, sizeof(s->paused_by),
+	    &s->paused_at)) == -1) {
+		fprintf(stderr, "chute: %s/%s: %s\n", sp->path, PAUSE_FILE,
+		    strerror(errno));
+		return EX_IOERR;
+	}
 	return stats_running(sp, s);
 }
 
@@ -78,9 +90,11 @@ print_prometheus(const struct stats *s, const char *path)
 	p.v[PM_LONGEST] = s->longest / 1000.0;
 	p.v[PM_OWNER_UP] = s->owner != 0;
 	p.v[PM_OWNER_PID] = s->owner > 0 ? (double)s->owner : 0.0;
+	p.v[PM_PAUSED] = s->paused == 1;
 	p.v[PM_TIME] = s->now / 1000.0;
 	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_LONGEST] = true;
 	p.has[PM_OWNER_UP] = p.has[PM_OWNER_PID] = p.has[PM_TIME] = true;
+	p.has[PM_PAUSED] = true;
 	prom_print(&p);
 }
 
@@ -88,7 +102,7 @@ static void
 print_text(const struct stats *s)
 {
 	msec_t oldest = s->all.oldest[ST_NEW];
-	char age[32] = "-", longest[32] = "-";
+	char age[32] = "-", longest[32] = "-", text[256];
 
 	for (int i = 0; i < LISTING_NSTATES; i++) {
 		int st = listing_states[i];
@@ -108,6 +122,10 @@ print_text(const struct stats *s)
 		printf("%-17s unknown pid (lock held)\n", "owner");
 	else
 		printf("%-17s %ld\n", "owner", (long)s->owner);
+	cmd_paused_text(s->paused == 1, s->paused_by, s->paused_at, text,
+	    sizeof(text));
+	/* "paused by WHO since TIME" as "paused  by WHO since TIME". */
+	printf("%-17s %s\n", "paused", s->paused == 1 ? text + 7 : "no");
 }
 
 int

@@ -1,9 +1,11 @@
 /*
  * cmd_status.c: `chute status SPOOL ID...`: one line per job, its state,
  * attempts, last outcome and, when deferred, the time of its next try;
- * for a job forwarded to a database queue, where it went.
+ * for a job forwarded to a database queue, where it went.  Without an ID,
+ * the spool's own state: paused or not.
  */
 #include <sys/mman.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/joblog.h"
+#include "store/pause.h"
 #include "store/spool.h"
 
 #define FORWARDED	"forwarded to "
@@ -106,8 +109,33 @@ status_one(struct spool *sp, const char *id)
 	return 0;
 }
 
+/* "SPOOL paused by WHO since TIME", or "SPOOL not paused". */
+static int
+status_spool(const char *path)
+{
+	struct spool sp;
+	char by[128], text[256];
+	msec_t at = 0;
+	int rc, p;
+
+	if ((rc = open_spool_or_exit(&sp, path)) != 0)
+		return rc;
+	if ((p = spool_paused(&sp, by, sizeof(by), &at)) == -1) {
+		fprintf(stderr, "chute: %s/%s: %s\n", path, PAUSE_FILE,
+		    strerror(errno));
+		spool_close(&sp);
+		return EX_IOERR;
+	}
+	cmd_paused_text(p == 1, by, at, text, sizeof(text));
+	printf("%s %s\n", path, text);
+	spool_close(&sp);
+	return cmd_flush_stdout(0);
+}
+
 int
 cmd_status(int argc, char **argv)
 {
+	if (argc == 2)
+		return status_spool(argv[1]);
 	return cmd_each_id(argc, argv, status_one);
 }

@@ -269,6 +269,10 @@ static const struct {
 	[PM_CONNECTED] = { "chute_workers_connected", "Worker processes "
 	    "connected to the queue's database (sessions named chute-worker), "
 	    "whatever queue they serve." },
+	[PM_ALIVE] = { "chute_workers_alive", "Workers of the queue alive in "
+	    "chute.workers: not stopped, and seen within their lease." },
+	[PM_PAUSED] = { "chute_paused", "1 while the spool or queue is paused "
+	    "(chute pause: nothing is claimed, running jobs finish), else 0." },
 	[PM_TIME] = { "chute_stats_timestamp_seconds", "Unix time at which "
 	    "chute stats read these values." },
 };
@@ -310,4 +314,70 @@ prom_print(const struct prom_stats *s)
 		prom_family(prom_metrics[m].name, prom_metrics[m].help);
 		prom_sample(prom_metrics[m].name, labels, NULL, s->v[m]);
 	}
+}
+
+/* ---- chute workers ---- */
+
+void
+dur_signed(msec_t ms, char *buf, size_t len)
+{
+	buf[0] = '-';
+	dur_format(ms < 0 ? -ms : ms, buf + (ms < 0), len - (ms < 0));
+}
+
+void
+workers_header(void)
+{
+	printf("%-24s %-16s %7s %-10s %5s %7s %-7s %9s %9s %s\n", "WORKER",
+	    "HOST", "PID", "QUEUE", "SLOTS", "RUNNING", "VERSION", "STARTED",
+	    "SEEN", "STATE");
+}
+
+/* A field that is not known, or a duration ago. */
+static void
+ago(msec_t ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		strlcpy(buf, "-", len);
+	else
+		dur_format(ms, buf, len);
+}
+
+/* One word of a line, escaped; "-" for none, so that the words still count. */
+static void
+word(const char *s, char *buf, size_t len)
+{
+	vis_name(s != NULL && *s != '\0' ? s : "-", buf, len);
+}
+
+void
+workers_line(const struct worker_line *w)
+{
+	char worker[512], host[512], queue[1024], version[128];
+	char slots[16] = "-", started[32], seen[32];
+
+	word(w->worker, worker, sizeof(worker));
+	word(w->host, host, sizeof(host));
+	word(w->queue, queue, sizeof(queue));
+	word(w->version, version, sizeof(version));
+	if (w->slots >= 0)
+		snprintf(slots, sizeof(slots), "%d", w->slots);
+	ago(w->started_ago, started, sizeof(started));
+	ago(w->seen_ago, seen, sizeof(seen));
+	printf("%-24s %-16s %7ld %-10s %5s %7ld %-7s %9s %9s %s\n", worker, host,
+	    w->pid, queue, slots, w->running, version, started, seen, w->state);
+}
+
+void
+workers_held(const char *id, msec_t lease_left)
+{
+	char v[1024], lease[32];
+
+	vis_name(id, v, sizeof(v));
+	if (lease_left == WORKERS_NO_LEASE) {
+		printf("  holds %s\n", v);
+		return;
+	}
+	dur_signed(lease_left, lease, sizeof(lease));
+	printf("  holds %s lease=%s\n", v, lease);
 }

@@ -62,6 +62,8 @@ enum prom_metric {
 	PM_OWNER_PID,		/* chute_owner_pid */
 	PM_CLAIMING,		/* chute_workers_claiming */
 	PM_CONNECTED,		/* chute_workers_connected */
+	PM_ALIVE,		/* chute_workers_alive */
+	PM_PAUSED,		/* chute_paused */
 	PM_TIME,		/* chute_stats_timestamp_seconds */
 	PM_N
 };
@@ -76,5 +78,31 @@ struct prom_stats {
 
 /* Every metric s has, each with its HELP and TYPE, labelled alike. */
 void	 prom_print(const struct prom_stats *s);
+
+/*
+ * `chute workers`, of a spool (its owner) and of a URL (chute.workers),
+ * in one format: a header, a line per worker, and under a gone one a line
+ * per job whose claim it still holds.  Every field is one word: the
+ * caller passes text from elsewhere (a host, a queue's name) as it is,
+ * and it is escaped here.
+ */
+struct worker_line {
+	const char	*worker, *host, *queue, *version;	/* "-": not known */
+	const char	*state;		/* alive, gone, stopped */
+	long		 pid;
+	int		 slots;		/* -1: not known */
+	long		 running;
+	msec_t		 started_ago, seen_ago;	/* -1: not known */
+};
+void	 workers_header(void);
+void	 workers_line(const struct worker_line *w);
+/*
+ * "  holds ID lease=DUR", DUR negative once the lease has run out; a
+ * spool's owner holds no lease: "  holds ID" (WORKERS_NO_LEASE).
+ */
+#define WORKERS_NO_LEASE	INT64_MIN
+void	 workers_held(const char *id, msec_t lease_left);
+/* A duration that may be negative ("-1.5s"), as ls's AGE shows it. */
+void	 dur_signed(msec_t ms, char *buf, size_t len);
 
 #endif

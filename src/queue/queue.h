@@ -63,10 +63,12 @@ struct queue_conf {
 
 struct queue;
 
-/* Jobs waiting, for titles; *_more: at least that many (a capped count). */
+/* Jobs waiting, for titles; *_more: at least that many (a capped count);
+ * paused: the queue is, and nothing is claimed (chute pause). */
 struct counts {
 	size_t	 queued, deferred;
 	bool	 queued_more, deferred_more;
+	bool	 paused;
 };
 
 struct queue_backend {

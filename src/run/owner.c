@@ -156,9 +156,10 @@ title(struct owner *ow)
 	char counts[128];
 
 	ow->q->be->counts(ow->q, &n);
-	snprintf(counts, sizeof(counts), "running=%d queued=%zu%s deferred=%zu%s%s",
+	snprintf(counts, sizeof(counts), "running=%d queued=%zu%s deferred=%zu%s%s%s",
 	    ow->running, n.queued, n.queued_more ? "+" : "", n.deferred,
-	    n.deferred_more ? "+" : "", ow->stopping ? " stopping" : "");
+	    n.deferred_more ? "+" : "", n.paused ? " paused" : "",
+	    ow->stopping ? " stopping" : "");
 	/* setproctitle rewrites the whole title: not for every turn of a job. */
 	if (strcmp(counts, shown) != 0) {
 		setproctitle("%s %s", ow->q->name, counts);

@@ -116,16 +116,22 @@ lock_parse_pid(const char *data, size_t len)
 	return err ? 0 : pid;
 }
 
-static pid_t
-pidfile_read(struct spool *sp)
+pid_t
+lock_pidfile(struct spool *sp, msec_t *mtime)
 {
+	struct stat st;
 	char buf[32];
 	ssize_t n;
 	int fd;
 
+	if (mtime != NULL)
+		*mtime = 0;
 	fd = openat(sp->root, PIDFILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
 		return 0;
+	if (mtime != NULL && fstat(fd, &st) == 0)
+		*mtime = (msec_t)st.st_mtim.tv_sec * 1000 +
+		    st.st_mtim.tv_nsec / 1000000;
 	n = read_full(fd, buf, sizeof(buf));
 	close(fd);
 	return n <= 0 ? 0 : lock_parse_pid(buf, n);
@@ -160,14 +166,14 @@ lock_owner(struct spool *sp)
 	FILE *f;
 
 	if (fstat(sp->root, &st) == -1 || (f = fopen("/proc/locks", "re")) == NULL)
-		return pidfile_read(sp);
+		return lock_pidfile(sp, NULL);
 	while (fgets(line, sizeof(line), f) != NULL)
 		if ((found = lock_parse_line(line, major(st.st_dev),
 		    minor(st.st_dev), st.st_ino)) != 0)
 			break;
 	fclose(f);
 	if (found == -1) {
-		pid_t p = pidfile_read(sp);
+		pid_t p = lock_pidfile(sp, NULL);
 		return p > 0 ? p : -1;
 	}
 	return found;

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 #include <stddef.h>
+#include "base/util.h"
 #include "store/spool.h"
 
 /*
@@ -25,6 +26,13 @@ int	 lock_wait(struct spool *sp);
  * every flock with device and inode; "->" lines are waiters (standbys).
  */
 pid_t	 lock_owner(struct spool *sp);
+
+/*
+ * The pid owner.pid names (0: none, or not a pid), and its mtime in ms
+ * into *mtime (may be NULL; 0 when it cannot be read): when that owner
+ * took the lock.  The lock's holder is lock_owner's to tell.
+ */
+pid_t	 lock_pidfile(struct spool *sp, msec_t *mtime);
 
 /* owner.pid's contents: a decimal pid and a newline; 0 if not that. */
 pid_t	 lock_parse_pid(const char *data, size_t len);

@@ -16,6 +16,7 @@
 struct watch {
 	int	 fd;
 	int	 wd[ST_NDIRS];
+	int	 root;		/* watch_root's; -1: none */
 };
 
 static uint32_t
@@ -49,7 +50,7 @@ watch_open(struct spool *sp, const int *states, int n)
 
 	if (w == NULL)
 		return NULL;
-	w->fd = -1;
+	w->fd = w->root = -1;
 	for (int i = 0; i < ST_NDIRS; i++)
 		w->wd[i] = -1;
 	if ((w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
@@ -70,6 +71,18 @@ fail:
 	watch_close(w);
 	errno = saved;
 	return NULL;
+}
+
+int
+watch_root(struct watch *w, struct spool *sp)
+{
+	char path[32];
+
+	/* The root by its descriptor: the path may have been renamed. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", sp->root);
+	w->root = inotify_add_watch(w->fd, path, IN_ONLYDIR | IN_CREATE |
+	    IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE);
+	return w->root == -1 ? -1 : 0;
 }
 
 int
@@ -115,7 +128,11 @@ watch_decode(struct watch *w, const char *buf, size_t len,
 		for (int i = 0; i < ST_NDIRS; i++)
 			if (w->wd[i] != -1 && w->wd[i] == ie.wd)
 				ev.state = i;
+		if (w->root != -1 && w->root == ie.wd)
+			ev.state = WATCH_ROOT;
 		if (ev.kind != W_OVERFLOW && ev.state == ST_NONE)
+			continue;
+		if (ev.state == WATCH_ROOT && ev.kind == W_GONE)
 			continue;
 		if (ie.len > 0)
 			ev.name = name;

@@ -9,8 +9,9 @@
 #include "store/spool.h"
 
 enum watch_kind { W_ARRIVED, W_CREATED, W_WRITTEN, W_LEFT, W_OVERFLOW, W_GONE };
+#define WATCH_ROOT	(-2)	/* an event's state: the spool root (watch_root) */
 struct watch_event {
-	int		 state;		/* ST_NEW, ST_CUR, ST_DEFER, ... */
+	int		 state;		/* ST_NEW, ST_CUR, ST_DEFER, ..., WATCH_ROOT */
 	enum watch_kind	 kind;
 	const char	*name;
 };
@@ -20,6 +21,14 @@ struct watch;
  * or ENOSPC here usually mean fs.inotify.max_user_instances/watches.
  */
 struct watch	*watch_open(struct spool *sp, const int *states, int n);
+
+/*
+ * Watch the spool root too, for names created, moved in, moved out and
+ * removed there (SPOOL/paused: pause.h), as events of state WATCH_ROOT;
+ * hidden names are left out as everywhere.  Its removal is no event: the
+ * state directories' own say that the spool went.  0, or -1 with errno.
+ */
+int	 watch_root(struct watch *w, struct spool *sp);
 
 int	 watch_fd(struct watch *w);
 

@@ -91,7 +91,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (pg_claim_row(r, i, &cl, &why) == 0 && !id_valid(cl.id))
 			abort();
 	}
-	if (queue_pg_open(&pg, 30000, slots, prefetch, &c, &q) != 0)
+	struct pgq_opts o = { .lease = 30000, .poll = 1000, .slots = slots,
+	    .prefetch = prefetch };
+
+	if (queue_pg_open(&pg, &o, &c, &q) != 0)
 		abort();
 	if ((got = queue_pg_take(q, r, asked)) > asked || got > slots + prefetch)
 		abort();

@@ -13,7 +13,8 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	3		/* 2: jobs forwarded from spools; 3: IDs checked */
+#define PG_SCHEMA_VERSION	4		/* 2: jobs forwarded from spools; 3: IDs checked;
+					   4: workers, paused queues */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
 #define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */
@@ -21,7 +22,8 @@
 #define PG_STATEMENT_MS		10000		/* statement_timeout */
 #define PG_RECONNECT_MIN_MS	100		/* backoff after a lost connection */
 #define PG_RECONNECT_MAX_MS	5000
-#define PG_POLL_MS		1000		/* the safety poll under LISTEN */
+#define PG_POLL_MS		1000		/* --poll default: the safety poll under LISTEN */
+#define PG_REAP_MS		60000		/* gone workers' rows: looked for this often */
 #define PG_COUNT_MAX		10000		/* a title's count: at most */
 #define PG_LEASE_MS		30000		/* --lease default */
 #define PG_PREFETCH		256		/* --prefetch default */
@@ -30,7 +32,7 @@
 
 #define PG_GROUP_MS		20		/* outcomes wait for company, at most */
 #define PG_GROUP_MAX		1000		/* ... or until this many wait */
-#define PG_PREPARED		8		/* statements a connection prepares */
+#define PG_PREPARED		12		/* statements a connection prepares */
 #define PG_READ_ONLY		"25006"		/* a standby's refusal to write */
 
 /* Type OIDs of the binary array parameters (pg_arr). */
@@ -181,8 +183,20 @@ int	 pg_claim_row(const PGresult *r, int i, struct claim *c,
 	    const char **why);
 
 /* queue_pg.c */
-int	 queue_pg_open(const struct pg *pg, msec_t lease, int slots,
-	    int prefetch, const struct queue_conf *c, struct queue **qp);
+/* A worker's own settings: chute run URL's options. */
+struct pgq_opts {
+	msec_t	 lease;		/* --lease: the claims' length */
+	msec_t	 poll;		/* --poll: the safety poll under LISTEN */
+	int	 slots;		/* -j */
+	int	 prefetch;	/* --prefetch: claims held beyond the slots, at most */
+};
+/*
+ * A queue on the database pg names (parsed, not connected: start connects,
+ * and keeps trying while the server is down).  Returns 0 with *qp set, or
+ * an exit status after one line saying why.
+ */
+int	 queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
+	    const struct queue_conf *c, struct queue **qp);
 /*
  * The rows of a claim's reply r, for which n were asked, appended to the
  * prefetched claims: never more than n, nor than there is room for; the
@@ -202,5 +216,26 @@ int	 pg_schema_version(struct pg *pg);
 int	 pg_schema_init(struct pg *pg);
 /* Is the schema there, and ours?  0, or an exit status after saying why. */
 int	 pg_schema_check(struct pg *pg);
+
+/* pg_queues.c */
+/*
+ * Pause (on) or resume queue: no claim takes a job from a paused queue
+ * (running jobs finish, submissions are accepted), until it is resumed.
+ * by says who, for status, stats and the views ("user@host"; NULL: "").
+ * Workers and views are told at once (NOTIFY, on PG_CHANNEL: the queue's
+ * name, and "pause QUEUE" or "resume QUEUE").  Returns 0 when the queue's
+ * state changed, 1 when it was already so (nothing is changed, nor sent:
+ * a second pause keeps the first one's time and author), -1 when the
+ * statement failed (pg_fail says why).
+ */
+int	 pg_pause(struct pg *pg, const char *queue, bool on, const char *by);
+/*
+ * Is queue paused?  *paused; when it is, by (len bytes, may be NULL) gets
+ * who paused it and *at (may be NULL) when, in ms since the epoch on the
+ * server's clock; "" and 0 when it is not.  One lookup of chute.queues'
+ * key.  0, or -1 (pg_fail says why).
+ */
+int	 pg_paused(struct pg *pg, const char *queue, bool *paused, char *by,
+	    size_t len, msec_t *at);
 
 #endif

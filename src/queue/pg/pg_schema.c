@@ -132,7 +132,40 @@ static const char schema[] =
 "   ALTER TABLE chute.jobs VALIDATE CONSTRAINT jobs_id_valid;\n"
 "  END IF;\n"
 " END IF;\n"
-"END $$;\n";
+"END $$;\n"
+/*
+ * Version 4: the workers you can see, and queues paused.  chute.workers
+ * has a row per worker process (host:pid, as chute.jobs.worker names
+ * it), written when it connects and kept current with its lease
+ * renewals (seen, every lease/3, claims held or not), stopped set when
+ * it stops cleanly.  A worker is alive while stopped IS NULL AND seen +
+ * lease_ms > now(), gone otherwise; rows gone for an hour are deleted,
+ * a hundred at a time, by the workers' recovery.  The table holds the
+ * workers alive and those gone within the hour: a few hundred rows that
+ * are read whole, so no index beyond the key, and seen, updated every
+ * lease/3 by each worker, stays a heap-only (HOT) update in the room
+ * fillfactor leaves.  chute.queues: a row per queue ever paused; a claim
+ * takes nothing from a queue whose row says paused (one lookup of the
+ * key), and pause and resume NOTIFY the workers (pg_queues.c).
+ */
+"CREATE TABLE IF NOT EXISTS chute.workers (\n"
+"  worker text PRIMARY KEY,\n"
+"  queue text NOT NULL,\n"
+"  host text NOT NULL,\n"
+"  pid integer NOT NULL,\n"
+"  slots integer NOT NULL,\n"
+"  version text NOT NULL,\n"
+"  lease_ms bigint NOT NULL,\n"
+"  started timestamptz NOT NULL DEFAULT now(),\n"
+"  seen timestamptz NOT NULL DEFAULT now(),\n"
+"  stopped timestamptz\n"
+") WITH (fillfactor = 50);\n"
+"CREATE TABLE IF NOT EXISTS chute.queues (\n"
+"  queue text PRIMARY KEY,\n"
+"  paused boolean NOT NULL DEFAULT false,\n"
+"  paused_at timestamptz,\n"
+"  paused_by text\n"
+");\n";
 
 /*
  * The schema version in the database: 0 when there is none yet, -1 on

@@ -30,12 +30,20 @@ struct pgq {
 	struct pg	 pg;
 	struct queue_conf c;
 	msec_t		 lease;
-	int		 slots;		/* the owner's */
+	msec_t		 poll;		/* --poll: the safety poll under LISTEN */
+	int		 slots;		/* the owner's, at most the prefetch */
+	int		 nslots;	/* the owner's (-j), for chute.workers */
 	int		 prefetch_max;	/* --prefetch: claimed ahead, at most */
 	unsigned	 done_n;	/* outcomes since done_t0 (the rate) */
 	msec_t		 done_t0;
 	double		 rate;		/* jobs finished per second, smoothed */
 	char		 worker[300];	/* host:pid, in the claim's row */
+	char		 host[256], pid[24];	/* its parts, for chute.workers */
+	bool		 registered;	/* chute.workers has our row: started set */
+	/* The queue paused (chute.queues), as last seen, and by whom; a
+	 * "pause QUEUE" or "resume QUEUE" heard: look again (pgq_pause_check). */
+	bool		 paused, pause_heard;
+	char		 paused_by[128];
 	char		 dir[PATH_MAX];	/* the local copies of jobs and logs */
 	int		 dirfd;
 	bool		 up, said_down, fatal;
@@ -43,6 +51,7 @@ struct pgq {
 	bool		 wake;		/* claim at the next chance */
 	msec_t		 next_poll;	/* ...or at the latest then (mono) */
 	msec_t		 next_renew, next_recover;
+	msec_t		 next_reap;	/* gone workers' rows deleted then (mono) */
 	msec_t		 renew_sent;	/* last renewal that succeeded, sent at */
 	struct claim	**held;		/* handed to the owner, not released */
 	size_t		 nheld, capheld;
@@ -105,6 +114,18 @@ int	 pq_claim(struct queue *q, struct claim *const *c, int n);
 void	 pgq_lost(struct pgq *pq, struct claim *c, const char *why, bool now);
 /* A prefetched claim we will not start: its local copy goes. */
 void	 pgq_forget_ahead(struct pgq *pq, struct claim *c);
+/*
+ * Every prefetched claim goes back to new, its attempt not counted (a
+ * stop, a pause): one statement, and their local copies removed.
+ */
+void	 pgq_hand_back(struct pgq *pq);
+/*
+ * The queue is paused (by: who; "" for unknown) or not, as a statement
+ * just read: said once when it changes; paused, what was claimed ahead
+ * goes back (no job starts that was not running when the pause was
+ * seen); resumed, claim at once.
+ */
+void	 pgq_set_paused(struct pgq *pq, bool paused, const char *by);
 /*
  * Extend every lease we hold, in one statement, sent well before they
  * expire.  A claim the database no longer gives us (cancelled, or

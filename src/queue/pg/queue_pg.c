@@ -46,10 +46,20 @@ pq_fd(struct queue *q)
 	return pq->up ? PQsocket(pq->pg.conn) : -1;
 }
 
+/* Is e "WORD QUEUE" for our queue? */
+static bool
+about_us(struct pgq *pq, const char *e, const char *word)
+{
+	size_t wl = strlen(word);
+
+	return strncmp(e, word, wl) == 0 && e[wl] == ' ' &&
+	    strcmp(e + wl + 1, pq->pg.queue) == 0;
+}
+
 /*
  * Notifications already read (by PQconsumeInput here, or while a
- * statement's reply was awaited): work in our queue, or a cancel of a job
- * we may hold.
+ * statement's reply was awaited): work in our queue, our queue paused or
+ * resumed (pg_queues.c), or a cancel of a job we may hold.
  */
 static void
 notifies(struct pgq *pq)
@@ -62,6 +72,8 @@ notifies(struct pgq *pq)
 
 		if (strcmp(e, pq->pg.queue) == 0)
 			pq->wake = true;
+		else if (about_us(pq, e, "pause") || about_us(pq, e, "resume"))
+			pq->pause_heard = true;
 		else if (strncmp(e, "cancel ", 7) == 0 &&
 		    strncmp(e + 7, pq->pg.queue, ql) == 0 && e[7 + ql] == ' ')
 			for (size_t i = 0; i < pq->nheld; i++)
@@ -100,6 +112,22 @@ pq_rescan(struct queue *q)
 	((struct pgq *)q)->wake = true;
 }
 
+/* "pause QUEUE" or "resume QUEUE" was heard: what is it now? */
+static void
+pause_check(struct pgq *pq)
+{
+	char by[128];
+	bool paused;
+
+	pq->pause_heard = false;
+	if (pg_paused(&pq->pg, pq->pg.queue, &paused, by, sizeof(by), NULL) ==
+	    -1) {
+		pgq_failed(pq, "paused");
+		return;
+	}
+	pgq_set_paused(pq, paused, by);
+}
+
 /* Reconnect, renew, recover, expire: whatever is due. */
 static void
 pq_due(struct queue *q, msec_t mono)
@@ -109,6 +137,11 @@ pq_due(struct queue *q, msec_t mono)
 	pgq_arm(pq, mono);
 	if (!pq->up && mono >= pq->reconnect_at && !pq->fatal)
 		reconnect(pq, mono);
+	if (pq->up && pq->pause_heard) {
+		pgq_await_outcomes(pq);	/* one statement at a time */
+		if (pq->up)
+			pause_check(pq);
+	}
 	if (pq->up && pq->next_renew != 0 && mono >= pq->next_renew) {
 		pgq_renew(pq, mono);
 		pgq_count_waiting(pq);	/* a busy worker's claims are never short */
@@ -195,32 +228,22 @@ pq_counts(struct queue *q, struct counts *n)
 	n->deferred = pq->deferred;
 	n->queued_more = pq->queued >= PG_COUNT_MAX;
 	n->deferred_more = pq->deferred >= PG_COUNT_MAX;
+	n->paused = pq->paused;
 }
 
-/* Prefetched jobs we will not run go back, their attempt not counted. */
+/*
+ * A clean stop: chute.workers says so (gone at once, not after the
+ * lease).  A worker killed is gone when its lease runs out instead.
+ */
 static void
-hand_back(struct pgq *pq)
+stopped(struct pgq *pq)
 {
-	static const char sql[] =
-	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
-	    " token = NULL, worker = NULL, lease_until = NULL"
-	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
-	struct pg_tarr b = { 0 };
-	char t[24];
-	const char *p[2] = { pq->pg.queue, NULL };
+	static const char sql[] = "UPDATE chute.workers SET stopped = now(),"
+	    " seen = now() WHERE worker = $1";
+	const char *p[1] = { pq->worker };
 
-	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
-		snprintf(t, sizeof(t), "%llu",
-		    (unsigned long long)pq->ahead[i].token);
-		pg_tarr_add(&b, t);
-		pgq_forget_ahead(pq, &pq->ahead[i]);
-	}
-	p[1] = pg_tarr_end(&b);
-	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
-	    pgq_cmd(pq, sql, 2, p) == -1)
-		pgq_failed(pq, "hand back");
-	pq->nahead = pq->first = 0;
-	free(b.p);
+	if (pq->up && pq->registered && pgq_cmd(pq, sql, 1, p) == -1)
+		pgq_failed(pq, "stopped");
 }
 
 static void
@@ -241,7 +264,8 @@ pq_close(struct queue *q)
 	pgq_arm(pq, mono_ms());
 	if (pq->up && pq->npend > 0)
 		pgq_flush(pq);
-	hand_back(pq);
+	pgq_hand_back(pq);
+	stopped(pq);
 	for (size_t i = 0; i < pq->npend; i++)
 		free(pq->pend[i].log);
 	if (pq->npend > 0)
@@ -326,16 +350,12 @@ local_base(void)
 	return tmp != NULL && *tmp != '\0' ? tmp : "/tmp";
 }
 
-/*
- * A queue on the database pg names (parsed, not connected: start connects,
- * and keeps trying while the server is down).  lease: the claims' length;
- * slots: the owner's; prefetch: claims held beyond them, at most.  Returns 0 with *qp set, or an exit
- * status after one line saying why.
- */
 int
-queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
+queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
     const struct queue_conf *c, struct queue **qp)
 {
+	msec_t lease = o->lease;
+	int slots = o->slots, prefetch = o->prefetch;
 	struct pgq *pq = calloc(1, sizeof(*pq));
 	const char *tmp = local_base();
 	char host[256] = "localhost";
@@ -356,6 +376,8 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->q.name = pq->pg.name;
 	pq->c = *c;
 	pq->lease = lease;
+	pq->poll = o->poll;
+	pq->nslots = slots;
 	pq->slots = slots < prefetch ? slots : prefetch;
 	pq->prefetch_max = prefetch;
 	pq->capahead = (size_t)slots + (size_t)prefetch;
@@ -364,6 +386,8 @@ queue_pg_open(const struct pg *pg, msec_t lease, int slots, int prefetch,
 	pq->pumps = pumps_new(PG_LOG_CAP);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
+	strlcpy(pq->host, host, sizeof(pq->host));
+	snprintf(pq->pid, sizeof(pq->pid), "%ld", (long)getpid());
 	sweep_dead(tmp);
 	if ((size_t)snprintf(pq->dir, sizeof(pq->dir), "%s/chute-pgsql.%ld."
 	    "XXXXXX", tmp, (long)getpid()) >= sizeof(pq->dir)) {
@@ -405,7 +429,7 @@ static const struct queue_backend pg_backend = {
 
 /* ---- the connection, made again ---- */
 
-/* Connect, check the schema, LISTEN, and claim at once. */
+/* Connect, check the schema, LISTEN, say who we are, and claim at once. */
 static void
 reconnect(struct pgq *pq, msec_t mono)
 {
@@ -446,7 +470,8 @@ reconnect(struct pgq *pq, msec_t mono)
 	pq->reconnect_delay = 0;
 	pq->flush_again = 0;	/* outcomes a lost connection kept: at once */
 	pq->wake = true;
+	pq->pause_heard = true;	/* paused or resumed while we were away? */
 	pq->next_recover = mono;
-	if (pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
-		pgq_renew(pq, mono);
+	/* Our row in chute.workers, and the leases we hold, at once. */
+	pgq_renew(pq, mono);
 }

@@ -124,12 +124,17 @@ claim_rows(struct pgq *pq, int n)
 	 * chute.jobs, rows of theirs at a picked ctid are updated too, so the
 	 * update repeats the pick's conditions (never a finished job or
 	 * another's claim), and its reply may hold more rows than asked for
-	 * (queue_pg_take hands them back).
+	 * (queue_pg_take hands them back).  A paused queue gives nothing:
+	 * the pick's NOT EXISTS names only parameters, so it is planned as
+	 * a one-time filter, one lookup of chute.queues' key per claim
+	 * before any row of chute.jobs is read (fleet.md, "Pause").
 	 */
 	static const char sql[] =
 	    "WITH picked AS MATERIALIZED ("
 	    " SELECT ctid FROM chute.jobs"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
+	    " AND NOT EXISTS (SELECT FROM chute.queues q WHERE q.queue = $1"
+	    " AND q.paused)"
 	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
 	    " claimed AS (UPDATE chute.jobs j SET state = 'cur',"
 	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
@@ -153,6 +158,8 @@ claim_rows(struct pgq *pq, int n)
 		return -1;
 	got = queue_pg_take(&pq->q, r, n);
 	PQclear(r);
+	if (got > 0)
+		pgq_set_paused(pq, false, "");	/* a paused queue gives none */
 	return got;
 }
 
@@ -303,7 +310,9 @@ pgq_count_waiting(struct pgq *pq)
  * When is the next job due (for the poll): one step down jobs_due.  It
  * used to count every waiting row too, after every short claim: 36 counts
  * of 40,000 rows, 2.2 s of the server's CPU, while two workers drained
- * them in 4.5 s.
+ * them in 4.5 s.  And is the queue paused (a short claim's other reason):
+ * one lookup of chute.queues' key, NULL when it is not, so that a pause
+ * whose notification was lost is seen by the next claim.
  */
 static void
 look_ahead(struct pgq *pq, msec_t mono)
@@ -311,23 +320,26 @@ look_ahead(struct pgq *pq, msec_t mono)
 	static const char sql[] =
 	    "SELECT coalesce(extract(epoch FROM (SELECT run_at FROM chute.jobs"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at > now()"
-	    " ORDER BY run_at LIMIT 1) - now()) * 1000, -1)::bigint";
+	    " ORDER BY run_at LIMIT 1) - now()) * 1000, -1)::bigint,"
+	    " (SELECT coalesce(paused_by, '') FROM chute.queues"
+	    " WHERE queue = $1 AND paused)";
 	const char *p[1] = { pq->pg.queue };
 	PGresult *r = pgq_exec(pq, sql, 1, p, false);
 	msec_t in;
 
-	pq->next_poll = mono + PG_POLL_MS;
+	pq->next_poll = mono + pq->poll;
 	if (r == NULL) {
 		pgq_failed(pq, "look ahead");
 		return;
 	}
-	if (pg_rows(r, 1, 1, NULL) != 1) {
+	if (pg_rows(r, 2, 1, NULL) != 1) {
 		PQclear(r);
 		return;
 	}
 	in = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	if (in >= 0 && mono + in + 1 < pq->next_poll)
 		pq->next_poll = mono + in + 1;
+	pgq_set_paused(pq, !PQgetisnull(r, 0, 1), PQgetvalue(r, 0, 1));
 	PQclear(r);
 	pgq_count_waiting(pq);
 }
@@ -423,6 +435,54 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 	return got;
 }
 
+/* ---- a pause ---- */
+
+void
+pgq_hand_back(struct pgq *pq)
+{
+	static const char sql[] =
+	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
+	    " token = NULL, worker = NULL, lease_until = NULL"
+	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
+	struct pg_tarr b = { 0 };
+	char t[24];
+	const char *p[2] = { pq->pg.queue, NULL };
+
+	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
+		snprintf(t, sizeof(t), "%llu",
+		    (unsigned long long)pq->ahead[i].token);
+		pg_tarr_add(&b, t);
+		pgq_forget_ahead(pq, &pq->ahead[i]);
+	}
+	p[1] = pg_tarr_end(&b);
+	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
+	    pgq_cmd(pq, sql, 2, p) == -1)
+		pgq_failed(pq, "hand back");
+	pq->nahead = pq->first = 0;
+	free(b.p);
+}
+
+void
+pgq_set_paused(struct pgq *pq, bool paused, const char *by)
+{
+	if (paused == pq->paused)
+		return;
+	pq->paused = paused;
+	if (!paused) {
+		say("%s: queue %s resumed: claiming again", pq->pg.name,
+		    vis_id(pq->pg.queue));
+		pq->paused_by[0] = '\0';
+		pq->wake = true;
+		return;
+	}
+	vis_text(by, pq->paused_by, sizeof(pq->paused_by));
+	say("%s: queue %s paused%s%s: no new claims; %zu running job(s) "
+	    "finish%s", pq->pg.name, vis_id(pq->pg.queue), *by ? " by " : "",
+	    pq->paused_by, pq->nheld, pq->nahead > 0 ? ", those claimed ahead "
+	    "go back" : "");
+	pgq_hand_back(pq);
+}
+
 /* ---- leases ---- */
 
 /* Every token we answer for: running, prefetched, outcome not yet sent. */
@@ -497,31 +557,47 @@ drop_ahead(struct pgq *pq, PGresult *r)
 	pq->nahead = j - pq->first;
 }
 
+/*
+ * The renewal is also the worker's heartbeat: its row in chute.workers
+ * (made at the first connect, started then; made again if it was deleted
+ * while we were away) gets seen = now(), in the same statement and
+ * commit, and is sent every lease/3 whether we hold claims or not.  The
+ * row's update touches no indexed column: heap-only (fleet.md, "Workers").
+ */
+static const char renew_sql[] =
+    "WITH beat AS (INSERT INTO chute.workers AS w (worker, queue, host, pid,"
+    " slots, version, lease_ms) VALUES ($4, $1, $5, $6::integer, $7::integer,"
+    " $8, $3::bigint) ON CONFLICT (worker) DO UPDATE SET queue = $1,"
+    " slots = $7::integer, version = $8, lease_ms = $3::bigint, seen = now(),"
+    " stopped = NULL, started = CASE WHEN $9::boolean THEN now()"
+    " ELSE w.started END)"
+    " UPDATE chute.jobs SET lease_until = now() + $3::bigint *"
+    " interval '1 millisecond' WHERE queue = $1 AND state = 'cur'"
+    " AND token = ANY($2::bigint[]) AND worker = $4 RETURNING token";
+
 int
 pgq_renew(struct pgq *pq, msec_t mono)
 {
-	static const char sql[] =
-	    "UPDATE chute.jobs SET lease_until = now() + $3::bigint *"
-	    " interval '1 millisecond' WHERE queue = $1 AND state = 'cur'"
-	    " AND token = ANY($2::bigint[]) AND worker = $4 RETURNING token";
 	struct pg_tarr b = { 0 };
-	char lease[24];
-	const char *p[4] = { pq->pg.queue, tokens(pq, &b), lease, pq->worker };
+	char lease[24], slots[16];
+	const char *p[9] = { pq->pg.queue, tokens(pq, &b), lease, pq->worker,
+	    pq->host, pq->pid, slots, CHUTE_VERSION, pq->registered ? "f" : "t" };
 	PGresult *r;
 
 	pq->next_renew = mono + pq->lease / 3;
-	if (b.len <= 2 || p[1] == NULL) {
+	if (p[1] == NULL) {
 		free(b.p);
-		pq->renew_sent = mono;
-		return 0;
+		return -1;	/* out of memory: the next turn tries again */
 	}
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	r = pgq_exec(pq, sql, 4, p, false);
+	snprintf(slots, sizeof(slots), "%d", pq->nslots);
+	r = pgq_exec(pq, renew_sql, 9, p, false);
 	free(b.p);
 	if (r == NULL) {
 		pgq_failed(pq, "renew");
 		return -1;
 	}
+	pq->registered = true;
 	pq->renew_sent = mono;
 	for (size_t i = 0; i < pq->nheld; i++) {
 		struct claim *c = pq->held[i];
@@ -549,11 +625,22 @@ pgq_expire(struct pgq *pq, msec_t mono)
 	pq->renew_sent = 0;
 }
 
+/*
+ * Recovery also deletes, once a PG_REAP_MS ($3), up to a hundred rows of
+ * chute.workers gone for an hour (stopped, or not seen within their
+ * lease), whichever queue they served: the table keeps the workers alive
+ * and those gone lately, whose held jobs `chute workers` shows.  Rows
+ * another worker is deleting are skipped, not waited for.
+ */
 void
 pgq_recover(struct pgq *pq, msec_t mono)
 {
 	static const char sql[] =
-	    "WITH dead AS MATERIALIZED ("
+	    "WITH gone AS (DELETE FROM chute.workers WHERE worker IN ("
+	    " SELECT worker FROM chute.workers WHERE $3::boolean"
+	    " AND coalesce(stopped, seen + lease_ms * interval '1 millisecond')"
+	    " < now() - interval '1 hour' LIMIT 100 FOR UPDATE SKIP LOCKED)),"
+	    " dead AS MATERIALIZED ("
 	    " SELECT queue, id FROM chute.jobs WHERE queue = $1"
 	    " AND state = 'cur' AND lease_until < now()"
 	    " ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED)"
@@ -566,12 +653,15 @@ pgq_recover(struct pgq *pq, msec_t mono)
 	    " FROM dead WHERE j.queue = dead.queue AND j.id = dead.id"
 	    " RETURNING j.id, j.state, j.attempts";
 	char max[16];
-	const char *p[2] = { pq->pg.queue, max };
+	const char *p[3] = { pq->pg.queue, max, mono >= pq->next_reap ? "t" :
+	    "f" };
 	PGresult *r;
 
 	pq->next_recover = mono + pq->lease / 2;
+	if (mono >= pq->next_reap)
+		pq->next_reap = mono + PG_REAP_MS;
 	snprintf(max, sizeof(max), "%d", pq->c.policy.max_attempts);
-	if ((r = pgq_exec(pq, sql, 2, p, false)) == NULL) {
+	if ((r = pgq_exec(pq, sql, 3, p, false)) == NULL) {
 		pgq_failed(pq, "recover");
 		return;
 	}

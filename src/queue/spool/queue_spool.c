@@ -20,6 +20,7 @@
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/lock.h"
+#include "store/pause.h"
 #include "store/ready.h"
 #include "store/spool.h"
 #include "store/state.h"
@@ -77,10 +78,47 @@ arrival_flags(struct spoolq *sq, const struct watch_event *ev)
 	return RF_MOVED;
 }
 
+/*
+ * Is SPOOL/paused there (an event in the root, a rescan, the start)?  Said
+ * once when that changes.  Paused, nothing is claimed: the jobs running
+ * finish, jobs still arrive, the one recovery at start-up is made all the
+ * same (recovery only puts jobs back in new/).
+ */
+static void
+pause_look(struct spoolq *sq)
+{
+	char by[128];
+	int p = spool_paused(&sq->sp, by, sizeof(by), NULL);
+
+	if (p == -1) {
+		if (!sq->pause_unknown)
+			say_err("%s/" PAUSE_FILE ": %s; %s as it was", sq->sp.path,
+			    strerror(errno), sq->paused ? "paused" : "not paused");
+		sq->pause_unknown = true;
+		return;
+	}
+	sq->pause_unknown = false;
+	if ((p == 1) == sq->paused)
+		return;
+	if ((sq->paused = p == 1))
+		say("%s: paused by %s (%s/" PAUSE_FILE "): no new claims; %zu "
+		    "running job(s) finish", sq->sp.path, by, sq->sp.path,
+		    sq->nheld);
+	else
+		say("%s: resumed (%s/" PAUSE_FILE " removed): claiming again",
+		    sq->sp.path, sq->sp.path);
+}
+
 void
 spoolq_on_event(void *arg, const struct watch_event *ev)
 {
 	struct spoolq *sq = arg;
+
+	if (ev->state == WATCH_ROOT) {
+		if (strcmp(ev->name, PAUSE_FILE) == 0)
+			pause_look(sq);
+		return;
+	}
 
 	if (ev->kind == W_OVERFLOW) {
 		say_warn("inotify queue overflowed; rescanning");
@@ -174,11 +212,13 @@ sq_due(struct queue *q, msec_t mono)
 		spoolq_defer_due(sq);
 	if (mono >= sq->next_rescan) {
 		sq->next_rescan = mono + RESCAN_MS;
+		pause_look(sq);
 		spoolq_scan_new(sq, false);
 		spoolq_scan_defer(sq);
 	}
 	if (sq->rescan) {
 		sq->rescan = false;
+		pause_look(sq);
 		spoolq_scan_new(sq, true);
 		spoolq_scan_defer(sq);
 	}
@@ -602,6 +642,8 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 	unsigned flags;
 	int got = 0;
 
+	if (sq->paused)
+		return 0;
 	/* As many spare logs as one turn claims, for the next turn. */
 	joblog_pool_want(&sq->pool, n);
 	if (reserve(sq, (size_t)n) == -1) {
@@ -908,7 +950,8 @@ sq_counts(struct queue *q, struct counts *n)
 
 	*n = (struct counts){
 		.queued = nameq_len(sq->ready) + nameq_len(sq->waiting),
-		.deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0 };
+		.deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0,
+		.paused = sq->paused };
 }
 
 /* ---- opening and closing ---- */
@@ -982,6 +1025,7 @@ sq_start(struct queue *q)
 {
 	struct spoolq *sq = (struct spoolq *)q;
 
+	pause_look(sq);
 	spoolq_workers_find_old(sq);
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);
@@ -1076,7 +1120,8 @@ queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
 	if ((rc = take_spool(sq, path, wait)) != 0)
 		goto fail;
 	/* Watches first, then the scans: nothing arriving between is missed. */
-	if ((sq->w = watch_open(&sq->sp, watched, 3)) == NULL) {
+	if ((sq->w = watch_open(&sq->sp, watched, 3)) == NULL ||
+	    watch_root(sq->w, &sq->sp) == -1) {
 		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),
 		    sq->sp.path, strerror(errno));
 		rc = EX_IOERR;

@@ -45,6 +45,8 @@ struct spoolq {
 	int		 nold;
 	int		 ndefer;	/* jobs in defer/, as last counted */
 	bool		 rescan, fatal;
+	bool		 paused;	/* SPOOL/paused is there: claim nothing */
+	bool		 pause_unknown;	/* said once: it cannot be told */
 	bool		 pool_failed;	/* said once: no spare logs */
 	bool		 pool_off;	/* no O_TMPFILE: not refilled */
 	bool		 truncated;	/* new/ holds jobs the window left out */

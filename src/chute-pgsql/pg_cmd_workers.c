@@ -1,0 +1,111 @@
+/*
+ * pg_cmd_workers.c: chute workers URL: the queue's workers from
+ * chute.workers, alive, stopped and gone, with the jobs each holds, and
+ * under a worker gone (or stopped) the claims it still holds: those
+ * recovery will take back once their leases run out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/chute.h"
+#include "base/util.h"
+#include "cli/cmd.h"
+#include "cli/listing.h"
+#include "queue/pg/pg.h"
+#include "chute-pgsql/pg_cmd.h"
+
+#define WORKERS_MAX	1000	/* lines of either kind, at most */
+
+/*
+ * The workers, oldest first, each with its claims counted in one pass
+ * over jobs_claimed (the queue's claims: at most the fleet's slots and
+ * prefetch); chute.workers holds the live and the lately gone, a few
+ * hundred rows at most.  Both statements in one snapshot.
+ */
+static const char workers_sql[] =
+    "WITH held AS (SELECT worker, count(*) AS n FROM chute.jobs"
+    " WHERE queue = $1 AND state = 'cur' GROUP BY worker)"
+    " SELECT w.worker, w.host, w.pid, w.queue, w.slots, coalesce(h.n, 0),"
+    " w.version, (extract(epoch FROM now() - w.started) * 1000)::bigint,"
+    " (extract(epoch FROM now() - w.seen) * 1000)::bigint,"
+    " CASE WHEN w.stopped IS NOT NULL THEN 'stopped'"
+    " WHEN w.seen + w.lease_ms * interval '1 millisecond' > now()"
+    " THEN 'alive' ELSE 'gone' END"
+    " FROM chute.workers w LEFT JOIN held h ON h.worker = w.worker"
+    " WHERE w.queue = $1 ORDER BY w.started, w.worker LIMIT $2::integer";
+static const char held_sql[] =
+    "SELECT j.worker, j.id,"
+    " (extract(epoch FROM j.lease_until - now()) * 1000)::bigint"
+    " FROM chute.jobs j JOIN chute.workers w ON w.worker = j.worker"
+    " WHERE j.queue = $1 AND j.state = 'cur' AND (w.stopped IS NOT NULL"
+    " OR w.seen + w.lease_ms * interval '1 millisecond' <= now())"
+    " ORDER BY j.worker, j.lease_until, j.id LIMIT $2::integer";
+
+/* Row i of the workers' reply as a line. */
+static void
+print_worker(PGresult *r, int i, PGresult *held)
+{
+	struct worker_line w = {
+		.worker = PQgetvalue(r, i, 0), .host = PQgetvalue(r, i, 1),
+		.pid = atol(PQgetvalue(r, i, 2)), .queue = PQgetvalue(r, i, 3),
+		.slots = atoi(PQgetvalue(r, i, 4)),
+		.running = atol(PQgetvalue(r, i, 5)),
+		.version = PQgetvalue(r, i, 6),
+		.started_ago = strtoll(PQgetvalue(r, i, 7), NULL, 10),
+		.seen_ago = strtoll(PQgetvalue(r, i, 8), NULL, 10),
+		.state = PQgetvalue(r, i, 9),
+	};
+
+	workers_line(&w);
+	for (int k = 0; held != NULL && k < PQntuples(held); k++)
+		if (strcmp(PQgetvalue(held, k, 0), w.worker) == 0)
+			workers_held(PQgetvalue(held, k, 1),
+			    strtoll(PQgetvalue(held, k, 2), NULL, 10));
+}
+
+/* Both replies, in one snapshot: 0, or -1 (pg_fail says why). */
+static int
+read_workers(struct pg *pg, PGresult **w, PGresult **held)
+{
+	char max[16];
+	const char *p[2] = { pg->queue, max };
+
+	snprintf(max, sizeof(max), "%d", WORKERS_MAX);
+	*w = *held = NULL;
+	if (pg_cmd(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0,
+	    NULL) == 0 && (*w = pg_exec(pg, workers_sql, 2, p)) != NULL &&
+	    (*held = pg_exec(pg, held_sql, 2, p)) != NULL &&
+	    pg_cmd(pg, "COMMIT", 0, NULL) == 0 &&
+	    pg_rows(*w, 10, WORKERS_MAX, NULL) != -1 &&
+	    pg_rows(*held, 3, WORKERS_MAX, NULL) != -1)
+		return 0;
+	PQclear(*w);
+	PQclear(*held);
+	*w = *held = NULL;
+	return -1;
+}
+
+int
+pgcmd_workers(int argc, char **argv)
+{
+	PGresult *w, *held;
+	struct pg pg;
+	int rc;
+
+	if ((rc = pgcmd_open(&argc, argv, "workers", &pg)) != 0)
+		return pgcmd_done(&pg, rc);
+	if (argc != 1)
+		return pgcmd_done(&pg, usage_error("workers", "unexpected "
+		    "argument: %s", argv[1]));
+	if (read_workers(&pg, &w, &held) == -1)
+		return pgcmd_done(&pg, pg_fail(&pg, "workers"));
+	workers_header();
+	for (int i = 0; i < PQntuples(w); i++)
+		print_worker(w, i, held);
+	if (PQntuples(w) == WORKERS_MAX || PQntuples(held) == WORKERS_MAX)
+		printf("(the first %d shown)\n", WORKERS_MAX);
+	PQclear(w);
+	PQclear(held);
+	return pgcmd_done(&pg, 0);
+}
