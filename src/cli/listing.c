@@ -312,16 +312,23 @@ ago(msec_t ms, char *buf, size_t len)
 		dur_format(ms, buf, len);
 }
 
+/* One word of a line, escaped; "-" for none, so that the words still count. */
+static void
+word(const char *s, char *buf, size_t len)
+{
+	vis_name(s != NULL && *s != '\0' ? s : "-", buf, len);
+}
+
 void
 workers_line(const struct worker_line *w)
 {
 	char worker[512], host[512], queue[1024], version[128];
 	char slots[16] = "-", started[32], seen[32];
 
-	vis_name(w->worker, worker, sizeof(worker));
-	vis_name(w->host, host, sizeof(host));
-	vis_name(w->queue, queue, sizeof(queue));
-	vis_name(w->version, version, sizeof(version));
+	word(w->worker, worker, sizeof(worker));
+	word(w->host, host, sizeof(host));
+	word(w->queue, queue, sizeof(queue));
+	word(w->version, version, sizeof(version));
 	if (w->slots >= 0)
 		snprintf(slots, sizeof(slots), "%d", w->slots);
 	ago(w->started_ago, started, sizeof(started));
