@@ -36,8 +36,9 @@ TEST_PKGS := check:check
 # chute-pgsql, the PostgreSQL queue, is a program of its own so that a host
 # running only spools needs no libpq (fleet.md); only it needs PG_PKGS.
 PG_PKGS   := libpq:libpq-dev
-# `chute top`, the terminal view, is drawn with ncurses: only chute links
-# it, and only its objects (TOP_SRC) are compiled with its flags.
+# `chute top`, the terminal view, is drawn with ncurses: src/top's object
+# (TOP_SRC), linked into chute and chute-pgsql but not libchute.a, is the
+# only one compiled with its flags, and the two programs link it.
 TOP_PKGS  := ncursesw:libncurses-dev
 
 # pkg-config is asked at parse time, quietly: a library it does not know
@@ -71,20 +72,21 @@ TOP_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(TOP_PKGS)))
 # The tree is the design (HACKING.md has the map): src/base, src/store,
 # src/queue/spool and src/run are the layers under the command line,
 # src/cli the spool's subcommands; all of them are libchute.a, which both
-# programs and the tests link.  src/chute is chute's own (main.c, and
-# cmd_top.c, the only object that links ncurses); src/chute-pgsql and
-# src/queue/pg are chute-pgsql's, on top of libchute.a, so that a host
-# running only spools needs no libpq (fleet.md).  New files in these
-# folders and in tests/ are picked up as they are.  Objects go to
-# $(B)/obj/FOLDER/NAME.o.
+# programs and the tests link.  src/top is chute top's screen, the only
+# object that uses ncurses, linked into both programs.  src/chute is
+# chute's own; src/chute-pgsql and src/queue/pg are chute-pgsql's, on top
+# of libchute.a, so that a host running only spools needs no libpq
+# (fleet.md).  New files in these folders and in tests/ are picked up as
+# they are.  Objects go to $(B)/obj/FOLDER/NAME.o.
 LIB_DIRS := base store queue/spool run cli
 LIB_SRC  := $(wildcard $(LIB_DIRS:%=src/%/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
 PG_SRC   := $(wildcard src/queue/pg/*.c src/chute-pgsql/*.c)
 PG_OBJ   := $(PG_SRC:src/%.c=$(B)/obj/%.o)
-TOP_SRC  := src/chute/cmd_top.c
+TOP_SRC  := $(wildcard src/top/*.c)
 TOP_OBJ  := $(TOP_SRC:src/%.c=$(B)/obj/%.o)
-MAIN_OBJ := $(B)/obj/chute/main.o
+CHUTE_SRC := $(wildcard src/chute/*.c)
+CHUTE_OBJ := $(CHUTE_SRC:src/%.c=$(B)/obj/%.o)
 TEST_SRC := $(wildcard tests/check_*.c tests/t_*.c)
 TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
 
@@ -92,17 +94,19 @@ COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
 all: $(B)/chute $(B)/chute-pgsql
 
-$(B)/chute: $(MAIN_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
+$(B)/chute: $(CHUTE_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TOP_PKG_LIBS) $(PKG_LIBS)
 
-$(B)/chute-pgsql: $(PG_OBJ) $(B)/libchute.a $(B)/flags $(B)/pg/flags
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PG_PKG_LIBS) $(PKG_LIBS)
+$(B)/chute-pgsql: $(PG_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags \
+	$(B)/pg/flags $(B)/top/flags
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PG_PKG_LIBS) \
+	    $(TOP_PKG_LIBS) $(PKG_LIBS)
 
 # libpq's flags, and its stamp, for its objects only.
 $(PG_OBJ): $(B)/pg/flags
 $(PG_OBJ): PKG_CFLAGS += $(PG_PKG_CFLAGS)
 
-# ncurses's flags, and its stamp, for chute top's objects only.
+# ncurses's flags, and its stamp, for the screen's object only.
 $(TOP_OBJ): $(B)/top/flags
 $(TOP_OBJ): PKG_CFLAGS += $(TOP_PKG_CFLAGS)
 
@@ -117,9 +121,18 @@ $(B)/obj/%.o: src/%.c $(B)/flags
 $(B)/tests/%.o: tests/%.c $(B)/flags $(B)/tests/flags
 	$(COMPILE) $(TEST_CPPFLAGS) $(TEST_PKG_CFLAGS) -c -o $@ $<
 
-$(B)/check_chute: $(TEST_OBJ) $(B)/libchute.a $(B)/flags $(B)/tests/flags \
-	$(B)/objects
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TEST_PKG_LIBS) $(PKG_LIBS)
+# check_pg_view.c calls pg_view.c itself, against a real server: it is
+# compiled with libpq's flags, and the runner links pg_view.o, the
+# objects it uses, and libpq.
+TEST_PG_OBJ := $(patsubst %,$(B)/obj/queue/pg/%.o,pg_view pg_queues pg_conn \
+	pg_reply)
+$(B)/tests/check_pg_view.o: $(B)/pg/flags
+$(B)/tests/check_pg_view.o: PKG_CFLAGS += $(PG_PKG_CFLAGS)
+
+$(B)/check_chute: $(TEST_OBJ) $(TEST_PG_OBJ) $(B)/libchute.a $(B)/flags \
+	$(B)/tests/flags $(B)/pg/flags $(B)/objects
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TEST_PKG_LIBS) \
+	    $(PG_PKG_LIBS) $(PKG_LIBS)
 
 $(B)/libfault.so: tests/fault.c $(B)/flags
 	$(CC) $(FAULT_CFLAGS) $(WARN) -MMD -MP -o $@ $< -ldl
@@ -173,11 +186,12 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	$(B)/check_chute $(B)/torture $(B)/libfault.so
 	tests/build/stale.sh
 	tests/build/layers.sh $(B)/libchute.a $(filter-out %/pg_main.o,$(PG_OBJ)) \
-	    $(TOP_OBJ)
+	    $(TOP_OBJ) $(filter-out %/main.o,$(CHUTE_OBJ))
 	tests/units.sh $(abspath $(B)/chute)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
 	tests/top.sh $(B)/chute
+	tests/top_pg.sh $(B)/chute
 	tests/progress.sh $(B)/chute
 	tests/completion.sh $(B)/chute
 	tests/man.sh $(B)/chute

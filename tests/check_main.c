@@ -34,6 +34,7 @@ main(void)
 		srunner_add_suite(sr, hostile_suite());
 		srunner_add_suite(sr, pg_harness_suite());
 		srunner_add_suite(sr, pgsql_suite());
+		srunner_add_suite(sr, pg_view_suite());
 		srunner_add_suite(sr, forward_suite());
 		srunner_add_suite(sr, metrics_suite());
 	}

@@ -20,7 +20,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)/contrib/completion/chute.bash
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chute-completion.XXXXXX") || exit 1
 pane=c
 . "$(dirname "$0")/tmux-tap.sh"
-pgstop=:
+. "$(dirname "$0")/pg-server.sh"
 trap 'tm kill-server 2>/dev/null; $pgstop; rm -rf "$tmp"' EXIT
 # The completion runs `chute`: this one.
 mkdir "$tmp/bin" "$tmp/cwd"
@@ -193,24 +193,12 @@ END
 fi
 # A queue's IDs come through the same code, from `chute ls URL`, the URI
 # typed as it is and split by bash at its : and @.
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-if [ "$(id -u)" != 0 ] || ! getent passwd postgres >/dev/null ||
-    [ ! -x "$pgbin/initdb" ]; then
-	echo "skip - tests/completion.sh: a queue's IDs need root, the postgres user and initdb (apt-get install postgresql)"
+if ! pg_can; then
+	echo "skip - tests/completion.sh: a queue's IDs $pg_why"
 else
-	chmod 0755 "$tmp" && mkdir "$tmp/pg" && chown postgres "$tmp/pg"
-	pgstop="runuser -u postgres -- $pgbin/pg_ctl -D $tmp/pg/data -m immediate -s stop"
-	if runuser -u postgres -- "$pgbin/initdb" -D "$tmp/pg/data" -A trust \
-	    -U postgres >"$tmp/pg/initdb.log" 2>&1 &&
-	    runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/pg/data" -w -t 60 \
-	    -l "$tmp/pg/log" -o "-k $tmp/pg -c listen_addresses= -p 5432" \
-	    start >/dev/null; then
-		ok "a PostgreSQL server of the test's own starts"
-	else
-		notok "the PostgreSQL server does not start: $(tail -3 "$tmp/pg/log" "$tmp/pg/initdb.log" 2>&1)"
-	fi
+	check "a PostgreSQL server of the test's own starts" pg_start
 	host=$(printf '%s' "$tmp/pg" | sed 's,/,%2F,g')
-	url=postgresql://postgres@$host:5432/postgres
+	url=$pgurl
 	qids=('$(>pwnedq)' '`>pwnedq2`' 'q b' 'q*')
 	"$chute" init "$url" >/dev/null || notok "chute init $url"
 	for id in "${qids[@]}"; do

@@ -20,6 +20,7 @@ Suite	*fault_suite(void);
 Suite	*hostile_suite(void);
 Suite	*pg_harness_suite(void);
 Suite	*pgsql_suite(void);
+Suite	*pg_view_suite(void);
 Suite	*forward_suite(void);
 Suite	*metrics_suite(void);
 #endif

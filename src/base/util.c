@@ -164,6 +164,34 @@ vis_id(const char *name)
 	return buf[i];
 }
 
+size_t
+utf8_seq(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		lo = s[0] == 0xe0 ? 0xa0 : lo;
+		hi = s[0] == 0xed ? 0x9f : hi;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		lo = s[0] == 0xf0 ? 0x90 : lo;
+		hi = s[0] == 0xf4 ? 0x8f : hi;
+	} else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 void
 vis_text(const char *text, char *buf, size_t len)
 {

@@ -45,6 +45,13 @@ void	 vis_name(const char *name, char *buf, size_t len);
  */
 const char	*vis_id(const char *name);
 
+/*
+ * How many bytes of s make one valid UTF-8 character (no overlong form,
+ * no surrogate, nothing past U+10FFFF), or 0.  s is NUL-terminated: a
+ * sequence cut short by the end is not valid.
+ */
+size_t	 utf8_seq(const unsigned char *s);
+
 /* The same for free text (a worker's reason): spaces stay readable. */
 void	 vis_text(const char *text, char *buf, size_t len);
 

@@ -154,7 +154,8 @@ pgcmd_each_id(int argc, char **argv, const char *cmd,
 }
 
 int
-pgcmd_not_there(struct pg *pg, const char *id, const char *cmd)
+pgcmd_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
+    size_t len)
 {
 	static const char sql[] =
 	    "SELECT state FROM chute.jobs WHERE queue = $1 AND id = $2";
@@ -162,18 +163,16 @@ pgcmd_not_there(struct pg *pg, const char *id, const char *cmd)
 	PGresult *r = pg_exec(pg, sql, 2, p);
 
 	if (r == NULL)
-		return pg_fail(pg, cmd);
+		return pg_fail_msg(pg, cmd, msg, len);
 	if (PQntuples(r) == 0)
-		fprintf(stderr, "chute: %s: unknown job\n", id);
+		snprintf(msg, len, "%s: unknown job", id);
 	else if (strcmp(cmd, "retry") == 0)
-		fprintf(stderr, "chute: %s: not failed (%s)\n", id,
-		    PQgetvalue(r, 0, 0));
+		snprintf(msg, len, "%s: not failed (%s)", id, PQgetvalue(r, 0, 0));
 	else
-		fprintf(stderr, "chute: %s: already %s\n", id, PQgetvalue(r, 0, 0));
+		snprintf(msg, len, "%s: already %s", id, PQgetvalue(r, 0, 0));
 	PQclear(r);
 	return EXIT_NO;
 }
-
 
 int
 pgcmd_paused_text(struct pg *pg, char *text, size_t len)

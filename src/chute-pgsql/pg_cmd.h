@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct pg;
 
@@ -27,14 +28,38 @@ int	 pgcmd_status(int argc, char **argv);
  */
 int	 pgcmd_wait(int argc, char **argv);
 int	 pgcmd_cancel(int argc, char **argv);
+/*
+ * Cancel job id of pg's queue as `chute cancel URL` does: new, defer or
+ * cur -> failed in one statement, a note in its log ("cancelled by BY in
+ * STATE"), its worker told (a job that waited: the views).  msg gets one
+ * line: "ID STATE->failed", or why not, or why the server failed
+ * ("NAME: cancel: reason"; nothing is said on stderr: `chute top URL`
+ * draws it on its screen).  Returns 0, EXIT_NO (unknown, or already
+ * finished), or pg_fail's status.  `chute web URL` and `chute top URL`
+ * call it too.
+ */
+int	 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by,
+	    char *msg, size_t len);
 int	 pgcmd_retry(int argc, char **argv);
+/*
+ * Retry job id as `chute retry URL` does: failed -> new, attempts reset,
+ * a "reset by BY" note, the workers woken.  msg and the returns as for
+ * pgcmd_cancel_job.
+ */
+int	 pgcmd_retry_job(struct pg *pg, const char *id, const char *by,
+	    char *msg, size_t len);
 /* ---- ls, stats ---- */
 int	 pgcmd_ls(int argc, char **argv);
 int	 pgcmd_stats(int argc, char **argv);
+/*
+ * What `chute stats URL --prometheus` prints, to f.  Returns 0, or
+ * pg_fail's status after saying why.
+ */
+int	 pgcmd_stats_prometheus(FILE *f, struct pg *pg);
 int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c: not supported yet */
+int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
 /* pg_cmd_pause.c: a queue paused (no claims) and resumed */
 int	 pgcmd_pause(int argc, char **argv);
 int	 pgcmd_resume(int argc, char **argv);
@@ -75,11 +100,16 @@ int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
 int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
 	    int (*fn)(struct pg *, const char *));
 /*
+ * Why cmd ("cancel", "retry") did not take job id: unknown, or already
+ * finished (not failed, for retry), in the spool's words, into msg.
+ * Returns EXIT_NO, or pg_fail's status with msg saying why (pg_fail_msg).
+ */
+int	 pgcmd_why_not(struct pg *pg, const char *id, const char *cmd,
+	    char *msg, size_t len);
+/*
  * The queue's pause as status prints it ("paused by WHO since TIME", or
  * "not paused"; cmd_paused_text) into text: 0, or -1 (pg_fail-able).
  */
 int	 pgcmd_paused_text(struct pg *pg, char *text, size_t len);
-/* Unknown, or already finished: the spool's words and status (1). */
-int	 pgcmd_not_there(struct pg *pg, const char *id, const char *cmd);
 
 #endif

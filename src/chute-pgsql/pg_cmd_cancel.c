@@ -17,7 +17,47 @@
 #include "store/spool.h"
 #include "cli/listing.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/pg_view.h"
 #include "chute-pgsql/pg_cmd.h"
+
+/*
+ * new, defer or cur -> failed, in one statement; the claim's token goes,
+ * so the outcome of a handler still running is refused.  Its worker is
+ * told at once (NOTIFY), and at its next lease renewal at the latest.
+ */
+int
+pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
+    size_t len)
+{
+	static const char sql[] =
+	    "WITH old AS (SELECT state FROM chute.jobs WHERE queue = $1"
+	    " AND id = $2 AND state IN ('new', 'cur', 'defer') FOR UPDATE)"
+	    " UPDATE chute.jobs j SET state = 'failed', last = 'cancelled',"
+	    " run_at = now(), token = NULL, worker = NULL, lease_until = NULL"
+	    " FROM old WHERE j.queue = $1 AND j.id = $2 RETURNING old.state";
+	const char *p[2] = { pg->queue, id };
+	char text[256], note[NAME_MAX + 160];
+	const char *n[1] = { note };
+	PGresult *r = pg_exec(pg, sql, 2, p);
+
+	if (r == NULL)
+		return pg_fail_msg(pg, "cancel", msg, len);
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return pgcmd_why_not(pg, id, "cancel", msg, len);
+	}
+	snprintf(text, sizeof(text), "cancelled by %s in %s", by,
+	    PQgetvalue(r, 0, 0));
+	pgcmd_note(pg, id, text);
+	snprintf(note, sizeof(note), "cancel %s %s", pg->queue, id);
+	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)	/* its worker stops it */
+		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
+	else				/* no worker holds it: the views only */
+		pg_cmd(pg, "SELECT pg_notify('" PGV_CHANNEL "', $1)", 1, p);
+	snprintf(msg, len, "%s %s->failed", id, PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return 0;
+}
 
 /*
  * new, defer or cur -> failed, in one statement; the claim's token goes,
@@ -27,32 +67,11 @@
 static int
 cancel_one(struct pg *pg, const char *id)
 {
-	static const char sql[] =
-	    "WITH old AS (SELECT state FROM chute.jobs WHERE queue = $1"
-	    " AND id = $2 AND state IN ('new', 'cur', 'defer') FOR UPDATE)"
-	    " UPDATE chute.jobs j SET state = 'failed', last = 'cancelled',"
-	    " run_at = now(), token = NULL, worker = NULL, lease_until = NULL"
-	    " FROM old WHERE j.queue = $1 AND j.id = $2 RETURNING old.state";
-	const char *p[2] = { pg->queue, id };
-	char text[128], msg[NAME_MAX + 160];
-	const char *n[1] = { msg };
-	PGresult *r = pg_exec(pg, sql, 2, p);
+	char by[64], msg[2 * NAME_MAX + 160];
 
-	if (r == NULL)
-		return pg_fail(pg, "cancel");
-	if (PQntuples(r) == 0) {
-		PQclear(r);
-		return pgcmd_not_there(pg, id, "cancel");
-	}
-	snprintf(text, sizeof(text), "cancelled by `chute cancel` (uid %ld) in "
-	    "%s", (long)getuid(), PQgetvalue(r, 0, 0));
-	pgcmd_note(pg, id, text);
-	snprintf(msg, sizeof(msg), "cancel %s %s", pg->queue, id);
-	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)
-		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
-	printf("%s %s->failed\n", id, PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return 0;
+	snprintf(by, sizeof(by), "`chute cancel` (uid %ld)", (long)getuid());
+	return cmd_say_result(pgcmd_cancel_job(pg, id, by, msg, sizeof(msg)),
+	    msg);
 }
 
 int

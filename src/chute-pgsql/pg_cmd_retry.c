@@ -19,30 +19,40 @@
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 
-/* failed -> new, attempts reset, as `chute retry` does on a spool. */
-static int
-retry_one(struct pg *pg, const char *id)
+int
+pgcmd_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
+    size_t len)
 {
 	static const char sql[] =
 	    "UPDATE chute.jobs SET state = 'new', attempts = 0, last = '',"
 	    " run_at = now() WHERE queue = $1 AND id = $2 AND state = 'failed'";
 	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
-	char text[64];
+	char text[256];
 	PGresult *r = pg_exec(pg, sql, 2, p);
 	int rows;
 
 	if (r == NULL)
-		return pg_fail(pg, "retry");
+		return pg_fail_msg(pg, "retry", msg, len);
 	rows = atoi(PQcmdTuples(r));
 	PQclear(r);
 	if (rows == 0)
-		return pgcmd_not_there(pg, id, "retry");
-	snprintf(text, sizeof(text), "reset by `chute retry` (uid %ld)",
-	    (long)getuid());
+		return pgcmd_why_not(pg, id, "retry", msg, len);
+	snprintf(text, sizeof(text), "reset by %s", by);
 	pgcmd_note(pg, id, text);
 	pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
-	printf("%s failed->new\n", id);
+	snprintf(msg, len, "%s failed->new", id);
 	return 0;
+}
+
+/* failed -> new, attempts reset, as `chute retry` does on a spool. */
+static int
+retry_one(struct pg *pg, const char *id)
+{
+	char by[64], msg[2 * NAME_MAX + 160];
+
+	snprintf(by, sizeof(by), "`chute retry` (uid %ld)", (long)getuid());
+	return cmd_say_result(pgcmd_retry_job(pg, id, by, msg, sizeof(msg)),
+	    msg);
 }
 
 int

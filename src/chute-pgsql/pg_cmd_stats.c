@@ -65,7 +65,7 @@ stats_col(PGresult *r, int col)
 }
 
 static void
-stats_prometheus(PGresult *r, const char *queue)
+stats_prometheus(FILE *f, PGresult *r, const char *queue)
 {
 	struct prom_stats p = { .label = "queue", .name = queue };
 
@@ -81,7 +81,7 @@ stats_prometheus(PGresult *r, const char *queue)
 	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_CLAIMING] = true;
 	p.has[PM_CONNECTED] = p.has[PM_TIME] = true;
 	p.has[PM_ALIVE] = p.has[PM_PAUSED] = true;
-	prom_print(&p);
+	prom_print(f, &p);
 }
 
 static void
@@ -109,6 +109,23 @@ stats_text(PGresult *r)
 }
 
 int
+pgcmd_stats_prometheus(FILE *f, struct pg *pg)
+{
+	const char *p[1] = { pg->queue };
+	PGresult *r;
+
+	if ((r = pg_exec(pg, stats_sql, 1, p)) == NULL)
+		return pg_fail(pg, "stats");
+	if (pg_rows(r, SC_N, 1, NULL) != 1) {
+		PQclear(r);
+		return pg_fail(pg, "stats");
+	}
+	stats_prometheus(f, r, pg->queue);
+	PQclear(r);
+	return 0;
+}
+
+int
 pgcmd_stats(int argc, char **argv)
 {
 	const char *p[1];
@@ -123,6 +140,8 @@ pgcmd_stats(int argc, char **argv)
 	if (argc > 2 || (argc == 2 && !prom))
 		return pgcmd_done(&pg, usage_error("stats", "want URL "
 		    "[--prometheus]"));
+	if (prom)
+		return pgcmd_done(&pg, pgcmd_stats_prometheus(stdout, &pg));
 	p[0] = pg.queue;
 	if ((r = pg_exec(&pg, stats_sql, 1, p)) == NULL)
 		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
@@ -130,10 +149,7 @@ pgcmd_stats(int argc, char **argv)
 		PQclear(r);
 		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
 	}
-	if (prom)
-		stats_prometheus(r, pg.queue);
-	else
-		stats_text(r);
+	stats_text(r);
 	PQclear(r);
 	return pgcmd_done(&pg, 0);
 }

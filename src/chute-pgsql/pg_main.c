@@ -31,7 +31,7 @@ static const struct cmd cmds[] = {
 	{ "log", pgcmd_log, "URL [--queue NAME] ID" },
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
-	{ "top", pgcmd_top, "URL (not supported yet)" },
+	{ "top", pgcmd_top, "URL [--queue NAME]" },
 	{ "workers", pgcmd_workers, "URL [--queue NAME]" },
 	{ "pause", pgcmd_pause, "URL [--queue NAME]" },
 	{ "resume", pgcmd_resume, "URL [--queue NAME]" },

@@ -200,6 +200,18 @@ cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
 }
 
 int
+cmd_say_result(int rc, const char *msg)
+{
+	if (*msg == '\0')
+		return rc;
+	if (rc == 0)
+		printf("%s\n", msg);
+	else
+		fprintf(stderr, "chute: %s\n", msg);
+	return rc;
+}
+
+int
 cmd_flush_stdout(int rc)
 {
 	if (fflush(stdout) != EOF && !ferror(stdout))
@@ -250,8 +262,13 @@ cmd_wants_pgsql(int argc, char **argv)
 	return false;
 }
 
-int
-cmd_exec_pgsql(char **argv)
+/*
+ * Exec the program called name with argv: the one next to this chute (a
+ * build tree, or an installed pair), else the first on PATH.  Returns
+ * only on failure: 69, after saying why (missing: what would install it).
+ */
+static int
+exec_sibling(const char *name, char **argv, const char *missing)
 {
 	char self[PATH_MAX], *slash, *path = NULL;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -259,24 +276,38 @@ cmd_exec_pgsql(char **argv)
 	if (n > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL &&
-		    (size_t)(slash - self) + sizeof("/chute-pgsql") <= sizeof(self)) {
-			strcpy(slash, "/chute-pgsql");
+		    (size_t)(slash - self) + strlen(name) + 2 <= sizeof(self)) {
+			strcpy(slash + 1, name);
 			if (access(self, X_OK) == 0)
 				path = strdup(self);
 		}
 	}
 	if (path == NULL)
-		path = spawn_which("chute-pgsql");
+		path = spawn_which(name);
 	if (path == NULL) {
-		fprintf(stderr, "chute: a PostgreSQL queue needs chute-pgsql, "
-		    "which is neither next to chute nor on PATH (Debian: the "
-		    "chute-pgsql package; from source: make)\n");
+		fprintf(stderr, "chute: %s\n", missing);
 		return EX_UNAVAILABLE;
 	}
 	execv(path, argv);
 	fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
 	free(path);
 	return EX_UNAVAILABLE;
+}
+
+int
+cmd_exec_pgsql(char **argv)
+{
+	return exec_sibling("chute-pgsql", argv, "a PostgreSQL queue needs "
+	    "chute-pgsql, which is neither next to chute nor on PATH (Debian: "
+	    "the chute-pgsql package; from source: make)");
+}
+
+int
+cmd_exec_web(char **argv)
+{
+	return exec_sibling("chute-web", argv, "chute web needs chute-web, "
+	    "which is neither next to chute nor on PATH (Debian: the "
+	    "chute-web package; from source: make)");
 }
 
 void

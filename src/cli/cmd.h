@@ -21,12 +21,34 @@ int	 cmd_status(int argc, char **argv);
 int	 cmd_wait(int argc, char **argv);
 
 int	 cmd_cancel(int argc, char **argv);
+/*
+ * Cancel job id as `chute cancel` does: one rename to failed/, a note in
+ * its log ("cancelled by BY in STATE/"), the directories synced.  msg gets
+ * one line: "ID STATE->failed", or why not.  Returns 0, EXIT_NO (unknown,
+ * or already finished) or EX_IOERR.  `chute web` calls it too.
+ */
+int	 cancel_job(struct spool *sp, const char *id, const char *by,
+	    char *msg, size_t len);
 
 int	 cmd_retry(int argc, char **argv);
+/*
+ * Retry job id as `chute retry` does: the "reset by BY" note, then
+ * failed/ -> new/, the directories synced.  msg gets one line: "ID
+ * failed->new", or why not.  Returns 0, EXIT_NO (unknown, not failed, or
+ * taken meanwhile) or EX_IOERR.
+ */
+int	 retry_job(struct spool *sp, const char *id, const char *by,
+	    char *msg, size_t len);
 
 int	 cmd_ls(int argc, char **argv);
 
 int	 cmd_stats(int argc, char **argv);
+/*
+ * What `chute stats SPOOL --prometheus` prints, to f; path is the label's
+ * value, as given.  Returns 0, or an exit status after saying why on
+ * stderr.
+ */
+int	 stats_spool_prometheus(FILE *f, struct spool *sp, const char *path);
 
 int	 cmd_log(int argc, char **argv);
 
@@ -66,6 +88,13 @@ int	 cmd_each_id(int argc, char **argv, int (*fn)(struct spool *,
 	    const char *));
 
 /*
+ * A job's command's result line: msg on stdout when rc is 0, else
+ * "chute: msg" on stderr; nothing when msg is "" (said already).
+ * Returns rc.
+ */
+int	 cmd_say_result(int rc, const char *msg);
+
+/*
  * Flush stdout.  Output that did not get there is a failed command: say
  * so and return EX_IOERR (or rc, if it is higher); else return rc.
  */
@@ -103,6 +132,8 @@ bool	 cmd_wants_pgsql(int argc, char **argv);
  * on failure, with the exit status (69: not installed).
  */
 int	 cmd_exec_pgsql(char **argv);
+/* The same for `chute web ...`, which is chute-web's (argv[1] is "web"). */
+int	 cmd_exec_web(char **argv);
 
 /* Who runs this command, for a pause's author: "user@host". */
 void	 cmd_who(char *buf, size_t len);

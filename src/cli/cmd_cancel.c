@@ -4,6 +4,7 @@
  * from inotify (IN_MOVED_FROM on cur/) and stops its handler.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,32 +15,42 @@
 #include "store/spool.h"
 #include "store/state.h"
 
-static int
-cancel_one(struct spool *sp, const char *id)
+int
+cancel_job(struct spool *sp, const char *id, const char *by, char *msg,
+    size_t len)
 {
 	int from, st;
 
 	if (state_cancel(sp, id, &from) == 0) {
 		/* Only a cancel that won its rename leaves a note. */
-		joblog_note(sp, id, "cancelled by `chute cancel` (uid %ld) "
-		    "in %s/", (long)getuid(), state_names[from]);
+		joblog_note(sp, id, "cancelled by %s in %s/", by,
+		    state_names[from]);
 		if (spool_sync(sp) == -1) {
-			fprintf(stderr, "chute: %s: fsync: %s\n", sp->path,
+			snprintf(msg, len, "%s: fsync: %s", sp->path,
 			    strerror(errno));
 			return EX_IOERR;
 		}
-		printf("%s %s->failed\n", id, state_names[from]);
+		snprintf(msg, len, "%s %s->failed", id, state_names[from]);
 		return 0;
 	}
 	if (errno != ENOENT) {
-		fprintf(stderr, "chute: %s: cancel: %s\n", id, strerror(errno));
+		snprintf(msg, len, "%s: cancel: %s", id, strerror(errno));
 		return EX_IOERR;
 	}
 	if ((st = spool_locate(sp, id, NULL)) == ST_NONE)
-		fprintf(stderr, "chute: %s: unknown job\n", id);
+		snprintf(msg, len, "%s: unknown job", id);
 	else
-		fprintf(stderr, "chute: %s: already %s\n", id, state_names[st]);
+		snprintf(msg, len, "%s: already %s", id, state_names[st]);
 	return EXIT_NO;
+}
+
+static int
+cancel_one(struct spool *sp, const char *id)
+{
+	char by[64], msg[2 * PATH_MAX];
+
+	snprintf(by, sizeof(by), "`chute cancel` (uid %ld)", (long)getuid());
+	return cmd_say_result(cancel_job(sp, id, by, msg, sizeof(msg)), msg);
 }
 
 int

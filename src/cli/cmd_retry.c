@@ -3,6 +3,7 @@
  * job in failed/ and move it back to new/, by one rename; no owner needed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,38 +14,46 @@
 #include "store/spool.h"
 #include "store/state.h"
 
-static int
-retry_one(struct spool *sp, const char *id)
+int
+retry_job(struct spool *sp, const char *id, const char *by, char *msg,
+    size_t len)
 {
 	int st = spool_locate(sp, id, NULL), saved;
 
 	if (st != ST_FAILED) {
 		if (st == ST_NONE)
-			fprintf(stderr, "chute: %s: unknown job\n", id);
+			snprintf(msg, len, "%s: unknown job", id);
 		else
-			fprintf(stderr, "chute: %s: not failed (%s)\n", id,
+			snprintf(msg, len, "%s: not failed (%s)", id,
 			    state_names[st]);
 		return EXIT_NO;
 	}
 	/* The reset goes first: a crash between leaves it failed, reset. */
-	if (joblog_note(sp, id, "reset by `chute retry` (uid %ld)",
-	    (long)getuid()) == -1 && errno != ENOENT) {
-		fprintf(stderr, "chute: %s/log/%s: %s\n", sp->path, id,
+	if (joblog_note(sp, id, "reset by %s", by) == -1 && errno != ENOENT) {
+		snprintf(msg, len, "%s/log/%s: %s", sp->path, id,
 		    strerror(errno));
 		return EX_IOERR;
 	}
 	if (state_retry(sp, id) == -1) {
 		saved = errno;
-		fprintf(stderr, "chute: %s: retry: %s\n", id, strerror(saved));
+		snprintf(msg, len, "%s: retry: %s", id, strerror(saved));
 		return saved == ENOENT || saved == EEXIST ? EXIT_NO : EX_IOERR;
 	}
 	if (spool_sync(sp) == -1) {
-		fprintf(stderr, "chute: %s: fsync: %s\n", sp->path,
-		    strerror(errno));
+		snprintf(msg, len, "%s: fsync: %s", sp->path, strerror(errno));
 		return EX_IOERR;
 	}
-	printf("%s failed->new\n", id);
+	snprintf(msg, len, "%s failed->new", id);
 	return 0;
+}
+
+static int
+retry_one(struct spool *sp, const char *id)
+{
+	char by[64], msg[2 * PATH_MAX];
+
+	snprintf(by, sizeof(by), "`chute retry` (uid %ld)", (long)getuid());
+	return cmd_say_result(retry_job(sp, id, by, msg, sizeof(msg)), msg);
 }
 
 int

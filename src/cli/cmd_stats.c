@@ -79,7 +79,7 @@ age_seconds(msec_t then, msec_t now)
 }
 
 static void
-print_prometheus(const struct stats *s, const char *path)
+print_prometheus(FILE *f, const struct stats *s, const char *path)
 {
 	struct prom_stats p = { .label = "spool", .name = path };
 
@@ -95,7 +95,7 @@ print_prometheus(const struct stats *s, const char *path)
 	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_LONGEST] = true;
 	p.has[PM_OWNER_UP] = p.has[PM_OWNER_PID] = p.has[PM_TIME] = true;
 	p.has[PM_PAUSED] = true;
-	prom_print(&p);
+	prom_print(f, &p);
 }
 
 static void
@@ -129,6 +129,18 @@ print_text(const struct stats *s)
 }
 
 int
+stats_spool_prometheus(FILE *f, struct spool *sp, const char *path)
+{
+	struct stats s = { .all = { .sp = sp, .new_only = true } };
+	int rc;
+
+	if ((rc = stats_read(sp, &s)) == 0)
+		print_prometheus(f, &s, path);
+	listing_free(&s.all);
+	return rc;
+}
+
+int
 cmd_stats(int argc, char **argv)
 {
 	struct spool sp;
@@ -142,13 +154,12 @@ cmd_stats(int argc, char **argv)
 		return usage_error("stats", "want SPOOL [--prometheus]");
 	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
 		return rc;
-	if ((rc = stats_read(&sp, &s)) == 0) {
-		if (prom)
-			print_prometheus(&s, argv[1]);
-		else
-			print_text(&s);
+	if (prom)
+		rc = stats_spool_prometheus(stdout, &sp, argv[1]);
+	else if ((rc = stats_read(&sp, &s)) == 0)
+		print_text(&s);
+	if (rc == 0)
 		rc = cmd_flush_stdout(0);
-	}
 	listing_free(&s.all);
 	spool_close(&sp);
 	return rc;

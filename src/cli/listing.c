@@ -179,38 +179,6 @@ listing_started(struct spool *sp, const char *id)
 /* ---- stats: the Prometheus text format ---- */
 
 /*
- * How many bytes of s make one valid UTF-8 character (no overlong form, no
- * surrogate, nothing past U+10FFFF), or 0.
- */
-static size_t
-utf8_seq(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		lo = s[0] == 0xe0 ? 0xa0 : lo;
-		hi = s[0] == 0xed ? 0x9f : hi;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		lo = s[0] == 0xf0 ? 0x90 : lo;
-		hi = s[0] == 0xf4 ? 0x8f : hi;
-	} else
-		return 0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-/*
  * name="value" into buf, value escaped as the format wants it (\\, \" and
  * \n).  A label value must be UTF-8 and a path need not be: a byte that is
  * not part of a valid character becomes '?'.  A value too long for buf is
@@ -279,9 +247,9 @@ static const struct {
 
 /* The HELP and TYPE lines of a gauge: every metric here is one. */
 static void
-prom_family(const char *name, const char *help)
+prom_family(FILE *f, const char *name, const char *help)
 {
-	printf("# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
 /*
@@ -289,30 +257,31 @@ prom_family(const char *name, const char *help)
  * count exact and a Unix time to the millisecond.
  */
 static void
-prom_sample(const char *name, const char *labels, const char *more, double v)
+prom_sample(FILE *f, const char *name, const char *labels, const char *more,
+    double v)
 {
-	printf("%s{%s%s%s} %.15g\n", name, labels, more != NULL ? "," : "",
+	fprintf(f, "%s{%s%s%s} %.15g\n", name, labels, more != NULL ? "," : "",
 	    more != NULL ? more : "", v);
 }
 
 void
-prom_print(const struct prom_stats *s)
+prom_print(FILE *f, const struct prom_stats *s)
 {
 	char labels[2 * PATH_MAX + 64], state[32];
 
 	prom_label(labels, sizeof(labels), s->label, s->name);
-	prom_family("chute_jobs", "Jobs in each state (a spool's state "
+	prom_family(f, "chute_jobs", "Jobs in each state (a spool's state "
 	    "directories, a queue's rows).");
 	for (int i = 0; i < LISTING_NSTATES; i++) {
 		snprintf(state, sizeof(state), "state=\"%s\"",
 		    state_names[listing_states[i]]);
-		prom_sample("chute_jobs", labels, state, s->jobs[i]);
+		prom_sample(f, "chute_jobs", labels, state, s->jobs[i]);
 	}
 	for (int m = 0; m < PM_N; m++) {
 		if (!s->has[m])
 			continue;
-		prom_family(prom_metrics[m].name, prom_metrics[m].help);
-		prom_sample(prom_metrics[m].name, labels, NULL, s->v[m]);
+		prom_family(f, prom_metrics[m].name, prom_metrics[m].help);
+		prom_sample(f, prom_metrics[m].name, labels, NULL, s->v[m]);
 	}
 }
 

@@ -7,6 +7,8 @@
 #ifndef LISTING_H
 #define LISTING_H
 
+#include <stdio.h>
+
 #include "base/util.h"
 #include "store/spool.h"
 
@@ -76,8 +78,8 @@ struct prom_stats {
 	double		 v[PM_N];
 };
 
-/* Every metric s has, each with its HELP and TYPE, labelled alike. */
-void	 prom_print(const struct prom_stats *s);
+/* Every metric s has, each with its HELP and TYPE, labelled alike, to f. */
+void	 prom_print(FILE *f, const struct prom_stats *s);
 
 /*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),

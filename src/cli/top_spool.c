@@ -1,13 +1,17 @@
 /*
- * top_spool.c: what `chute top` reads from a spool (top.h).  An inotify
+ * top_spool.c: what `chute top` reads from a spool (top.h), and the
+ * model's own arithmetic (the throughput ring, ages, counts).  An inotify
  * event only marks its directory dirty and counts a finished job; a
  * rescan, at most once per TOP_RESCAN_MS however many events came, counts
  * the names in the dirty directories, stats cur/ and the failures kept,
  * and reads all of failed/ again only when a kept failure left it or
- * events were lost.
+ * events were lost.  The owner and the pause file, which no event of a
+ * state directory tells of, are looked at every TOP_LOOK_MS as well.
  */
+#include <sys/inotify.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +20,17 @@
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/lock.h"
+#include "store/pause.h"
 #include "store/spool.h"
 #include "store/state.h"
 #include "store/watch.h"
 #include "cli/top.h"
 
+#define TOP_LOOK_MS	2000	/* the owner and the pause file: looked at this often */
+
 /* One pass over a state directory, for spool_scan's callback. */
 struct pass {
-	struct top	*t;
+	struct top_spool *s;
 	int		 st;
 	size_t		 n;		/* names seen */
 	struct top_job	*v;		/* NULL: count (and seed) only */
@@ -59,17 +66,20 @@ top_finished(struct top *t, int st, msec_t when)
 		t->failed[i]++;
 }
 
-void
+int
 top_rate(const struct top *t, msec_t now, unsigned *done, unsigned *failed)
 {
-	int64_t s = now / 1000;
+	int64_t s = now / 1000, from = s - TOP_WINDOW + 1;
 
+	if (t->rate_from > from)
+		from = t->rate_from;
 	*done = *failed = 0;
 	for (size_t i = 0; i < TOP_WINDOW; i++)
-		if (t->sec[i] <= s && s - t->sec[i] < TOP_WINDOW) {
+		if (t->sec[i] <= s && t->sec[i] >= from) {
 			*done += t->done[i];
 			*failed += t->failed[i];
 		}
+	return s >= from ? (int)(s - from + 1) : 0;
 }
 
 /* ---- the kept jobs: sorted arrays of a fixed size ---- */
@@ -111,11 +121,11 @@ job_find(const struct top_job *v, size_t n, const char *id)
 
 /* Attempts and last outcome, as `chute status` reads them from log/ID. */
 static void
-job_reason(struct top *t, struct top_job *j)
+job_reason(struct top_spool *s, struct top_job *j)
 {
 	struct joblog_info ji;
 
-	if (joblog_read(t->sp, j->id, &ji) == -1)
+	if (joblog_read(s->sp, j->id, &ji) == -1)
 		snprintf(ji.last, sizeof(ji.last), "log: %s", strerror(errno));
 	j->attempts = ji.attempts;
 	strlcpy(j->reason, ji.last[0] ? ji.last : "-", sizeof(j->reason));
@@ -139,45 +149,44 @@ static int
 stat_name(void *arg, const char *name)
 {
 	struct pass *p = arg;
-	struct top_job j;
+	struct top_job j = { .attempts = 0 };
 	struct stat st;
 
 	p->n++;
-	if (fstatat(p->t->sp->dir[p->st], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+	if (fstatat(p->s->sp->dir[p->st], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return 0;		/* moved on while we looked */
 	j.since = ms_of(p->st == ST_CUR ? &st.st_ctim : &st.st_mtim);
 	if (p->seed && j.since < p->now && p->now - j.since <
 	    TOP_WINDOW * 1000)
-		top_finished(p->t, p->st, j.since);
+		top_finished(&p->s->t, p->st, j.since);
 	if (p->v == NULL || strlen(name) >= sizeof(j.id))
 		return 0;
 	strlcpy(j.id, name, sizeof(j.id));
-	j.attempts = 0;
-	j.reason[0] = '\0';
 	job_insert(p->v, p->nv, p->max, &j, p->newest_first);
 	return 0;
 }
 
-/* One pass over state st with fn; the count goes to t->count[st]. */
+/* One pass over state st with fn; the count goes to t.count[st]. */
 static int
-pass_run(struct top *t, int st, struct pass *p, int (*fn)(void *, const char *))
+pass_run(struct top_spool *s, int st, struct pass *p,
+    int (*fn)(void *, const char *))
 {
-	p->t = t;
+	p->s = s;
 	p->st = st;
 	p->n = 0;
-	if (spool_scan(t->sp, st, fn, p) != 0)
+	if (spool_scan(s->sp, st, fn, p) != 0)
 		return -1;
-	t->count[st] = p->n;
+	s->t.count[st] = (long long)p->n;
 	return 0;
 }
 
 static int
-read_running(struct top *t)
+read_running(struct top_spool *s)
 {
-	struct pass p = { .v = t->run, .nv = &t->nrun, .max = TOP_RUN_MAX };
+	struct pass p = { .v = s->t.run, .nv = &s->t.nrun, .max = TOP_RUN_MAX };
 
-	t->nrun = 0;
-	return pass_run(t, ST_CUR, &p, stat_name);
+	s->t.nrun = 0;
+	return pass_run(s, ST_CUR, &p, stat_name);
 }
 
 /*
@@ -186,18 +195,19 @@ read_running(struct top *t)
  * finished.
  */
 static int
-read_failed(struct top *t, msec_t seed_before)
+read_failed(struct top_spool *s, msec_t seed_before)
 {
+	struct top *t = &s->t;
 	struct pass p = { .v = t->fail, .nv = &t->nfail, .max = TOP_FAIL_MAX,
 	    .newest_first = true, .seed = seed_before > 0, .now = seed_before };
 
 	t->nfail = 0;
-	t->narrived = 0;	/* this pass sees them all */
-	t->full = false;
-	if (pass_run(t, ST_FAILED, &p, stat_name) == -1)
+	s->narrived = 0;	/* this pass sees them all */
+	s->full = false;
+	if (pass_run(s, ST_FAILED, &p, stat_name) == -1)
 		return -1;
 	for (size_t i = 0; i < t->nfail; i++)
-		job_reason(t, &t->fail[i]);
+		job_reason(s, &t->fail[i]);
 	return 0;
 }
 
@@ -208,98 +218,231 @@ read_failed(struct top *t, msec_t seed_before)
  * full read can tell which one is next.
  */
 static bool
-update_failed(struct top *t)
+update_failed(struct top_spool *s)
 {
-	size_t first = t->narrived > TOP_FAIL_MAX ? t->narrived - TOP_FAIL_MAX : 0;
+	struct top *t = &s->t;
+	size_t first = s->narrived > TOP_FAIL_MAX ? s->narrived - TOP_FAIL_MAX : 0;
 	struct stat st;
 	bool lost = false;
 
 	for (size_t i = 0; i < t->nfail; )
-		if (fstatat(t->sp->dir[ST_FAILED], t->fail[i].id, &st,
+		if (fstatat(s->sp->dir[ST_FAILED], t->fail[i].id, &st,
 		    AT_SYMLINK_NOFOLLOW) == -1) {
 			job_remove(t->fail, &t->nfail, i);
 			lost = true;
 		} else
 			i++;
-	for (size_t k = first; k < t->narrived; k++) {
+	for (size_t k = first; k < s->narrived; k++) {
 		struct top_job j = { .since = 0 };
 		ssize_t old;
 
-		strlcpy(j.id, t->arrived[k % TOP_FAIL_MAX], sizeof(j.id));
-		if (fstatat(t->sp->dir[ST_FAILED], j.id, &st,
+		strlcpy(j.id, s->arrived[k % TOP_FAIL_MAX], sizeof(j.id));
+		if (fstatat(s->sp->dir[ST_FAILED], j.id, &st,
 		    AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if ((old = job_find(t->fail, t->nfail, j.id)) != -1)
 			job_remove(t->fail, &t->nfail, (size_t)old);
 		j.since = ms_of(&st.st_mtim);
-		job_reason(t, &j);
+		job_reason(s, &j);
 		job_insert(t->fail, &t->nfail, TOP_FAIL_MAX, &j, true);
 	}
-	t->narrived = 0;
-	return lost && t->count[ST_FAILED] > t->nfail;
+	s->narrived = 0;
+	return lost && t->count[ST_FAILED] > (long long)t->nfail;
+}
+
+/* ---- the owner and the pause: no event tells of them ---- */
+
+/*
+ * When process pid started, by the wall clock: its start in clock ticks
+ * after boot (field 22 of /proc/PID/stat, after the name in parentheses,
+ * which may hold anything) plus the boot time; 0 when it cannot be told.
+ */
+static msec_t
+started_at(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0, boot = 0;
+	int fd, field = 2;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read_full(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	while (field < 22 && (p = strchr(p + 1, ' ')) != NULL)
+		field++;
+	if (p == NULL || sscanf(p, " %llu", &ticks) != 1 ||
+	    (f = fopen("/proc/stat", "re")) == NULL)
+		return 0;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (sscanf(buf, "btime %llu", &boot) == 1)
+			break;
+	fclose(f);
+	return boot == 0 ? 0 : (msec_t)(boot * 1000 + ticks * 1000 /
+	    (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/* The spool's one worker, its owner: named host:pid, as a queue's are. */
+static void
+look_owner(struct top_spool *s)
+{
+	struct top_worker *w = &s->t.worker[0];
+	char host[64] = "localhost";
+	pid_t was = s->owner;
+
+	s->owner = lock_owner(s->sp);
+	s->t.unknown_owner = s->owner == -1;
+	s->t.nworker = s->owner > 0;
+	s->t.workers_alive = s->t.workers_all = (int)s->t.nworker;
+	if (s->owner <= 0)
+		return;
+	if (s->owner != was) {
+		memset(w, 0, sizeof(*w));
+		gethostname(host, sizeof(host) - 1);
+		snprintf(w->name, sizeof(w->name), "%s:%ld", host,
+		    (long)s->owner);
+		w->pid = (long)s->owner;
+		w->slots = -1;
+		w->started = started_at(s->owner);
+		w->alive = true;
+	}
+	w->running = (int)s->t.count[ST_CUR];
+}
+
+/* SPOOL/paused (pause.c); when that cannot be told, what was known stays. */
+static void
+look_paused(struct top_spool *s)
+{
+	int p = spool_paused(s->sp, s->t.paused_by, sizeof(s->t.paused_by),
+	    NULL);
+
+	if (p != -1)
+		s->t.paused = p == 1;
+	if (p == 0)
+		s->t.paused_by[0] = '\0';
 }
 
 /* ---- the interface ---- */
 
+/*
+ * watch.c watches what the owner needs to see; the view needs every
+ * arrival and departure: claims into cur/, retries and purges out of
+ * failed/ and done/.  IN_MASK_ADD on the same descriptor widens a watch
+ * and keeps its watch descriptor, so watch.c still decodes the events.
+ */
+static int
+widen_watch(struct watch *w, struct spool *sp)
+{
+	static const struct { int st; uint32_t mask; } more[] = {
+		{ ST_NEW, IN_MOVED_FROM | IN_DELETE },
+		{ ST_CUR, IN_MOVED_TO | IN_CREATE },
+		{ ST_DONE, IN_MOVED_FROM | IN_DELETE },
+		{ ST_FAILED, IN_MOVED_FROM | IN_DELETE },
+	};
+
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
+		char *p = spool_jobpath(sp, more[i].st, "");
+		int rc;
+
+		if (p == NULL)
+			return -1;
+		rc = inotify_add_watch(watch_fd(w), p, IN_MASK_ADD |
+		    IN_ONLYDIR | IN_DONT_FOLLOW | more[i].mask);
+		free(p);
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
+struct watch *
+top_watch_open(struct spool *sp)
+{
+	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
+	    ST_FAILED };
+	struct watch *w = watch_open(sp, states, 5);
+	int saved;
+
+	if (w != NULL && widen_watch(w, sp) == -1) {
+		saved = errno;
+		watch_close(w);
+		errno = saved;
+		return NULL;
+	}
+	return w;
+}
+
 int
-top_init(struct top *t, struct spool *sp, msec_t since)
+top_init(struct top_spool *s, struct spool *sp, msec_t since)
 {
 	struct pass p = { .seed = true, .now = since };
 
-	memset(t, 0, sizeof(*t));
-	t->sp = sp;
-	if (pass_run(t, ST_NEW, &p, count_name) == -1 ||
-	    pass_run(t, ST_DEFER, &p, count_name) == -1 ||
-	    pass_run(t, ST_DONE, &p, stat_name) == -1 ||
-	    read_running(t) == -1 || read_failed(t, since) == -1)
+	memset(s, 0, sizeof(*s));
+	s->sp = sp;
+	strlcpy(s->t.title, sp->path, sizeof(s->t.title));
+	if (pass_run(s, ST_NEW, &p, count_name) == -1 ||
+	    pass_run(s, ST_DEFER, &p, count_name) == -1 ||
+	    pass_run(s, ST_DONE, &p, stat_name) == -1 ||
+	    read_running(s) == -1 || read_failed(s, since) == -1)
 		return -1;
-	t->owner = lock_owner(sp);
+	look_owner(s);
+	look_paused(s);
+	s->scanned = mono_ms();
 	return 0;
 }
 
 int
-top_rescan(struct top *t)
+top_rescan(struct top_spool *s)
 {
 	static const int counted[] = { ST_NEW, ST_DEFER, ST_DONE };
-	unsigned dirty = t->dirty;
+	unsigned dirty = s->dirty;
 	struct pass p = { .v = NULL };
 
-	t->dirty = 0;
+	s->dirty = 0;
+	s->scanned = mono_ms();
 	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++)
 		if ((dirty & 1u << counted[i]) &&
-		    pass_run(t, counted[i], &p, count_name) == -1)
+		    pass_run(s, counted[i], &p, count_name) == -1)
 			return -1;
-	if ((dirty & 1u << ST_CUR) && read_running(t) == -1)
+	if ((dirty & 1u << ST_CUR) && read_running(s) == -1)
 		return -1;
-	if (!t->full && (dirty & 1u << ST_FAILED)) {
-		if (pass_run(t, ST_FAILED, &p, count_name) == -1)
+	if (!s->full && (dirty & 1u << ST_FAILED)) {
+		if (pass_run(s, ST_FAILED, &p, count_name) == -1)
 			return -1;
-		t->full = update_failed(t);
+		s->full = update_failed(s);
 	}
-	if (t->full && read_failed(t, 0) == -1)
+	if (s->full && read_failed(s, 0) == -1)
 		return -1;
-	t->owner = lock_owner(t->sp);
+	look_owner(s);
+	look_paused(s);
 	return 0;
 }
 
 void
 top_event(void *arg, const struct watch_event *ev)
 {
-	struct top *t = arg;
+	struct top_spool *s = arg;
 
 	if (ev->kind == W_OVERFLOW || ev->state == ST_NONE) {
-		t->dirty = TOP_ALL;
-		t->full = true;
+		s->dirty = TOP_ALL;
+		s->full = true;
 		return;
 	}
-	t->dirty |= 1u << ev->state;
+	s->dirty |= 1u << ev->state;
 	if (ev->kind != W_ARRIVED ||
 	    (ev->state != ST_DONE && ev->state != ST_FAILED))
 		return;
-	top_finished(t, ev->state, now_ms());
+	top_finished(&s->t, ev->state, now_ms());
 	if (ev->state == ST_FAILED)
-		strlcpy(t->arrived[t->narrived++ % TOP_FAIL_MAX], ev->name,
-		    sizeof(t->arrived[0]));
+		strlcpy(s->arrived[s->narrived++ % TOP_FAIL_MAX], ev->name,
+		    sizeof(s->arrived[0]));
 }
 
 void
@@ -313,12 +456,28 @@ top_age(msec_t ms, char *buf, size_t len)
 		dur_format(ms / 1000 * 1000, buf, len);
 }
 
+void
+top_count(const struct top *t, int st, char *buf, size_t len)
+{
+	long long n = t->count[st];
+
+	if (t->kind[st] == TOP_ATLEAST)
+		snprintf(buf, len, "%lld+", n);
+	else if (t->kind[st] != TOP_ABOUT || n < 10000)
+		snprintf(buf, len, "%s%lld", t->kind[st] == TOP_ABOUT ? "~" : "",
+		    n);
+	else if (n < 1000000)
+		snprintf(buf, len, "~%lldk", (n + 500) / 1000);
+	else
+		snprintf(buf, len, "~%.1fM", (double)n / 1e6);
+}
+
 int
-top_cancel(struct top *t, const char *id, char *msg, size_t len)
+top_cancel(struct top_spool *s, const char *id, char *msg, size_t len)
 {
 	int from;
 
-	if (state_cancel(t->sp, id, &from) == -1) {
+	if (state_cancel(s->sp, id, &from) == -1) {
 		if (errno == ENOENT)
 			snprintf(msg, len, "%s: already finished", vis_id(id));
 		else
@@ -326,12 +485,12 @@ top_cancel(struct top *t, const char *id, char *msg, size_t len)
 			    strerror(errno));
 		return -1;
 	}
-	t->dirty = TOP_ALL;
+	s->dirty = TOP_ALL;
 	/* Only a cancel that won its rename leaves a note. */
-	joblog_note(t->sp, id, "cancelled by `chute top` (uid %ld) in %s/",
+	joblog_note(s->sp, id, "cancelled by `chute top` (uid %ld) in %s/",
 	    (long)getuid(), state_names[from]);
-	if (spool_sync(t->sp) == -1) {
-		snprintf(msg, len, "%s: fsync: %s", t->sp->path,
+	if (spool_sync(s->sp) == -1) {
+		snprintf(msg, len, "%s: fsync: %s", s->sp->path,
 		    strerror(errno));
 		return -1;
 	}
@@ -340,9 +499,9 @@ top_cancel(struct top *t, const char *id, char *msg, size_t len)
 }
 
 int
-top_retry(struct top *t, const char *id, char *msg, size_t len)
+top_retry(struct top_spool *s, const char *id, char *msg, size_t len)
 {
-	int st = spool_locate(t->sp, id, NULL);
+	int st = spool_locate(s->sp, id, NULL);
 
 	if (st != ST_FAILED) {
 		snprintf(msg, len, "%s: not failed (%s)", vis_id(id),
@@ -350,22 +509,88 @@ top_retry(struct top *t, const char *id, char *msg, size_t len)
 		return -1;
 	}
 	/* The reset goes first: a crash between leaves it failed, reset. */
-	if (joblog_note(t->sp, id, "reset by `chute top` (uid %ld)",
+	if (joblog_note(s->sp, id, "reset by `chute top` (uid %ld)",
 	    (long)getuid()) == -1 && errno != ENOENT) {
-		snprintf(msg, len, "%s/log/%s: %s", t->sp->path, vis_id(id),
+		snprintf(msg, len, "%s/log/%s: %s", s->sp->path, vis_id(id),
 		    strerror(errno));
 		return -1;
 	}
-	if (state_retry(t->sp, id) == -1) {
+	if (state_retry(s->sp, id) == -1) {
 		snprintf(msg, len, "%s: retry: %s", vis_id(id), strerror(errno));
 		return -1;
 	}
-	t->dirty = TOP_ALL;
-	if (spool_sync(t->sp) == -1) {
-		snprintf(msg, len, "%s: fsync: %s", t->sp->path,
+	s->dirty = TOP_ALL;
+	if (spool_sync(s->sp) == -1) {
+		snprintf(msg, len, "%s: fsync: %s", s->sp->path,
 		    strerror(errno));
 		return -1;
 	}
 	snprintf(msg, len, "%s failed->new", vis_id(id));
 	return 0;
+}
+
+/* ---- the spool as the view's source ---- */
+
+static int
+src_fd(void *arg)
+{
+	return watch_fd(((struct top_spool *)arg)->w);
+}
+
+/* Read the events so far.  A malformed buffer (EPROTO) costs a rescan. */
+static int
+src_input(void *arg)
+{
+	struct top_spool *s = arg;
+
+	if (watch_read(s->w, top_event, s) == 0)
+		return 0;
+	if (errno != EPROTO)
+		return -1;
+	s->dirty = TOP_ALL;
+	s->full = true;
+	return 0;
+}
+
+static msec_t
+src_due(void *arg)
+{
+	struct top_spool *s = arg;
+
+	return s->scanned + (s->dirty ? TOP_RESCAN_MS : TOP_LOOK_MS);
+}
+
+/*
+ * The events first: a job we just cancelled must be among the failed/
+ * arrivals of this rescan, or the selection loses it.
+ */
+static int
+src_update(void *arg)
+{
+	struct top_spool *s = arg;
+
+	if (src_input(s) == -1)
+		return -1;
+	return top_rescan(s);
+}
+
+static int
+src_cancel(void *arg, const char *id, char *msg, size_t len)
+{
+	return top_cancel(arg, id, msg, len);
+}
+
+static int
+src_retry(void *arg, const char *id, char *msg, size_t len)
+{
+	return top_retry(arg, id, msg, len);
+}
+
+void
+top_spool_source(struct top_spool *s, struct watch *w, struct top_source *src)
+{
+	s->w = w;
+	*src = (struct top_source){ .t = &s->t, .arg = s, .fd = src_fd,
+	    .input = src_input, .due = src_due, .update = src_update,
+	    .cancel = src_cancel, .retry = src_retry };
 }

@@ -21,7 +21,7 @@ folder_layer() {
 	store) echo 2 ;;
 	queue/spool|queue/pg) echo 3 ;;
 	run) echo 4 ;;
-	cli) echo 5 ;;
+	cli|top) echo 5 ;;
 	chute|chute-pgsql) echo 6 ;;
 	*) echo 0 ;;
 	esac

@@ -14,7 +14,7 @@
 #include "queue/queue.h"
 
 #define PG_SCHEMA_VERSION	4		/* 2: jobs forwarded from spools; 3: IDs checked;
-					   4: workers, paused queues */
+					   4: workers, paused queues, claim times */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
 #define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */
@@ -165,6 +165,11 @@ void	 pg_arr_end(struct pg_arr *a);
  * refused our credentials, 74 otherwise.
  */
 int	 pg_fail(struct pg *pg, const char *what);
+/*
+ * pg_fail without a word on stderr, for a caller with a screen or a page
+ * of its own: msg gets "NAME: what: reason".  The same exit status.
+ */
+int	 pg_fail_msg(struct pg *pg, const char *what, char *msg, size_t len);
 
 /* pg_reply.c */
 int	 pg_rows(const PGresult *r, int ncols, int max, int *more);

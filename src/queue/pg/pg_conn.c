@@ -699,7 +699,17 @@ pg_cmd(struct pg *pg, const char *sql, int n, const char *const *params)
 int
 pg_fail(struct pg *pg, const char *what)
 {
-	fprintf(stderr, "chute: %s: %s: %s\n", pg->name, what, pg_error(pg));
+	char msg[1024];
+	int rc = pg_fail_msg(pg, what, msg, sizeof(msg));
+
+	fprintf(stderr, "chute: %s\n", msg);
+	return rc;
+}
+
+int
+pg_fail_msg(struct pg *pg, const char *what, char *msg, size_t len)
+{
+	snprintf(msg, len, "%s: %s: %s", pg->name, what, pg_error(pg));
 	if (pg->conn == NULL)
 		return EX_TEMPFAIL;
 	if (PQstatus(pg->conn) != CONNECTION_OK) {

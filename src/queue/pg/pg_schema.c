@@ -165,7 +165,28 @@ static const char schema[] =
 "  paused boolean NOT NULL DEFAULT false,\n"
 "  paused_at timestamptz,\n"
 "  paused_by text\n"
-");\n";
+");\n"
+/*
+ * Version 4, for the live views (pg_view.c): when a job's claim was made
+ * (set by the claim, left alone by renewals and outcomes, so in done and
+ * failed it is when the last attempt started), for the running jobs'
+ * elapsed time; and the failed jobs by time, so that the newest failures
+ * and their count are a short range even under a million done jobs,
+ * which jobs_finished mixes with them.  A job fails rarely: the index
+ * costs the done path nothing, and a failure one index entry.
+ */
+"ALTER TABLE chute.jobs ADD COLUMN IF NOT EXISTS claimed timestamptz;\n"
+"CREATE INDEX IF NOT EXISTS jobs_failed ON chute.jobs (queue, run_at)"
+" WHERE state = 'failed';\n"
+/*
+ * Past 10,000 a view shows the planner's estimate of a state's jobs; with
+ * the queue's and the state's values counted apart, a queue of a million
+ * done jobs beside another of a million new ones would pass for half of
+ * each.  Their combinations, counted together by ANALYZE: nothing is
+ * written per row.
+ */
+"CREATE STATISTICS IF NOT EXISTS chute.jobs_queue_state (mcv)"
+" ON queue, state FROM chute.jobs;\n";
 
 /*
  * The schema version in the database: 0 when there is none yet, -1 on

@@ -68,7 +68,21 @@ struct pgq {
 	struct pumps	*pumps;		/* exec'd handlers' output (pump.c) */
 	size_t		 queued, deferred;	/* for the title, as last seen */
 	msec_t		 next_count;	/* count them again then (count_waiting) */
+	/* Views are owed a notification (pgq_moved), debounced from view_at. */
+	bool		 view_owed;
+	msec_t		 view_at;
 };
+
+/*
+ * Jobs moved (claimed, recorded, recovered, handed back): the views of the
+ * queue (pg_view.h) are told, once the change is committed, at most once
+ * per PGV_NOTIFY_MS (queue_pg.c, tell_views).
+ */
+static inline void
+pgq_moved(struct pgq *pq)
+{
+	pq->view_owed = true;
+}
 
 /* queue_pg_conn.c */
 /* Lost it: say so once, try again after a growing delay. */

@@ -30,6 +30,7 @@
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/pg_view.h"
 #include "queue/queue.h"
 #include "queue/pg/pgq.h"
 
@@ -112,6 +113,26 @@ pq_rescan(struct queue *q)
 	((struct pgq *)q)->wake = true;
 }
 
+/*
+ * Tell the views that jobs moved: one notification on their channel, sent
+ * after what it is about was committed, at most once per PGV_NOTIFY_MS
+ * however many batches a busy worker records; the last change of a burst
+ * is told when the interval ends.  Workers do not listen there, so none
+ * is woken by another's.  Without views it costs the server a statement
+ * and a notification queued, twice a second at most (fleet.md).
+ */
+static void
+tell_views(struct pgq *pq, msec_t mono)
+{
+	static const char sql[] = "SELECT pg_notify('" PGV_CHANNEL "', $1)";
+	const char *p[1] = { pq->pg.queue };
+
+	pq->view_owed = false;
+	pq->view_at = mono;
+	if (pgq_cmd(pq, sql, 1, p) == -1)
+		pgq_failed(pq, "notify");
+}
+
 /* "pause QUEUE" or "resume QUEUE" was heard: what is it now? */
 static void
 pause_check(struct pgq *pq)
@@ -128,7 +149,7 @@ pause_check(struct pgq *pq)
 	pgq_set_paused(pq, paused, by);
 }
 
-/* Reconnect, renew, recover, expire: whatever is due. */
+/* Reconnect, renew, recover, expire, tell the views: whatever is due. */
 static void
 pq_due(struct queue *q, msec_t mono)
 {
@@ -149,6 +170,14 @@ pq_due(struct queue *q, msec_t mono)
 	if (pq->up && mono >= pq->next_recover)
 		pgq_recover(pq, mono);
 	pgq_expire(pq, mono);
+	/*
+	 * Not while outcomes are in flight: the statement would wait for
+	 * them, and the loop goes on meanwhile only if nothing waits.  Their
+	 * result wakes the loop (pq_wake), and then it is sent.
+	 */
+	if (pq->up && pq->view_owed && !pq->flushing &&
+	    mono >= pq->view_at + PGV_NOTIFY_MS)
+		tell_views(pq, mono);
 }
 
 static msec_t
@@ -168,6 +197,9 @@ pq_next(struct queue *q, msec_t mono)
 			t = pq->next_recover;
 		if (pq->next_renew != 0 && t > pq->next_renew)
 			t = pq->next_renew;
+		if (pq->view_owed && !pq->flushing &&
+		    t > pq->view_at + PGV_NOTIFY_MS)
+			t = pq->view_at + PGV_NOTIFY_MS;
 	}
 	if (pq->renew_sent != 0 && pq->nheld > 0 &&
 	    t > pq->renew_sent + pq->lease * 5 / 6)
@@ -242,8 +274,12 @@ stopped(struct pgq *pq)
 	    " seen = now() WHERE worker = $1";
 	const char *p[1] = { pq->worker };
 
-	if (pq->up && pq->registered && pgq_cmd(pq, sql, 1, p) == -1)
+	if (!pq->up || !pq->registered)
+		return;
+	if (pgq_cmd(pq, sql, 1, p) == -1)
 		pgq_failed(pq, "stopped");
+	else
+		pgq_moved(pq);
 }
 
 static void
@@ -266,6 +302,8 @@ pq_close(struct queue *q)
 		pgq_flush(pq);
 	pgq_hand_back(pq);
 	stopped(pq);
+	if (pq->up && pq->view_owed)
+		tell_views(pq, mono_ms());	/* a draining worker's last jobs */
 	for (size_t i = 0; i < pq->npend; i++)
 		free(pq->pend[i].log);
 	if (pq->npend > 0)

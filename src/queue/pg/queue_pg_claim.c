@@ -139,7 +139,7 @@ claim_rows(struct pgq *pq, int n)
 	    " claimed AS (UPDATE chute.jobs j SET state = 'cur',"
 	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
 	    " worker = $3, lease_until = now() + $4::bigint * interval"
-	    " '1 millisecond', cancel = false"
+	    " '1 millisecond', cancel = false, claimed = now()"
 	    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
 	    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
 	    " AND j.run_at <= now()"
@@ -158,8 +158,10 @@ claim_rows(struct pgq *pq, int n)
 		return -1;
 	got = queue_pg_take(&pq->q, r, n);
 	PQclear(r);
-	if (got > 0)
+	if (got > 0) {
+		pgq_moved(pq);
 		pgq_set_paused(pq, false, "");	/* a paused queue gives none */
+	}
 	return got;
 }
 
@@ -455,9 +457,12 @@ pgq_hand_back(struct pgq *pq)
 		pgq_forget_ahead(pq, &pq->ahead[i]);
 	}
 	p[1] = pg_tarr_end(&b);
-	if (pq->nahead > 0 && pq->up && p[1] != NULL &&
-	    pgq_cmd(pq, sql, 2, p) == -1)
-		pgq_failed(pq, "hand back");
+	if (pq->nahead > 0 && pq->up && p[1] != NULL) {
+		if (pgq_cmd(pq, sql, 2, p) == -1)
+			pgq_failed(pq, "hand back");
+		else
+			pgq_moved(pq);
+	}
 	pq->nahead = pq->first = 0;
 	free(b.p);
 }
@@ -597,6 +602,8 @@ pgq_renew(struct pgq *pq, msec_t mono)
 		pgq_failed(pq, "renew");
 		return -1;
 	}
+	if (!pq->registered)
+		pgq_moved(pq);		/* the views see a new worker at once */
 	pq->registered = true;
 	pq->renew_sent = mono;
 	for (size_t i = 0; i < pq->nheld; i++) {
@@ -670,6 +677,7 @@ pgq_recover(struct pgq *pq, msec_t mono)
 		    "expired", vis_id(PQgetvalue(r, i, 0)), PQgetvalue(r, i, 1),
 		    PQgetvalue(r, i, 2));
 		pq->wake = true;
+		pgq_moved(pq);
 	}
 	PQclear(r);
 }

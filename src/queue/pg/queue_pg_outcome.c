@@ -115,6 +115,8 @@ flush_take(struct pgq *pq, PGresult *r)
 			    vis_id(pq->pend[i].id), pq->pend[i].to);
 		free(pq->pend[i].log);
 	}
+	if (PQntuples(r) > 0)
+		pgq_moved(pq);
 	PQclear(r);
 	memmove(pq->pend, pq->pend + n, (pq->npend - n) * sizeof(*pq->pend));
 	pq->npend -= n;
