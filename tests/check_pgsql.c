@@ -1340,6 +1340,38 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " to_regclass('chute.workers') IS NOT NULL"), "t") == 0,
 	    "version 4, the check validated, the new tables there");
 }
+
+/*
+ * A worker that finds a schema of another version cannot go on: it exits
+ * 78 (which chute-worker@.service does not restart) after one line with
+ * what to do, older (run init) or newer (upgrade chute); one whose
+ * password the server refuses exits 77.  Both used to say their line and
+ * then spin, a core's worth of polls, forever.
+ */
+START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
+{
+	pid_t w;
+
+	v3_database();
+	w = WORKER("--", h_journal());
+	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 4: run "
+	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
+	t_sql("UPDATE chute.version SET version = 5");
+	w = WORKER("--", h_journal());
+	EXPECT(t_reap(w, 20000, "a worker on version 5") == 78 &&
+	    strstr(t_log_of(w), "schema version 5, this chute speaks 4: "
+	    "upgrade chute") != NULL, "on version 5: %s", t_log_of(w));
+	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
+	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
+	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
+	    strstr(t_log_of(w), "wrong-secret") == NULL, "a wrong password: "
+	    "77, not printed: %s", t_log_of(w));
+}
+END_TEST
 END_TEST
 
 /* A pid no process has now (kill says ESRCH), from start up. */
@@ -1552,6 +1584,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
+	tcase_add_test(tc, test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why);
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);

@@ -481,6 +481,7 @@ reconnect(struct pgq *pq, msec_t mono)
 		    PQconnectionUsedPassword(pq->pg.conn))) {
 			say_err("%s: %s", pq->pg.name, pg_error(&pq->pg));
 			pq->fatal = true;
+			pq->q.exit_status = EX_NOPERM;
 		}
 		pgq_down(pq, "connect");
 		return;
@@ -490,9 +491,11 @@ reconnect(struct pgq *pq, msec_t mono)
 		return;
 	}
 	if (v != PG_SCHEMA_VERSION) {
-		say_err("%s: schema version %d, this chute speaks %d (chute init %s)",
-		    pq->pg.name, v, PG_SCHEMA_VERSION, pq->pg.name);
+		say_err("%s: schema version %d, this chute speaks %d: %s",
+		    pq->pg.name, v, PG_SCHEMA_VERSION, v > PG_SCHEMA_VERSION ?
+		    "upgrade chute" : "run chute init");
 		pq->fatal = true;
+		pq->q.exit_status = EX_CONFIG;
 		return;
 	}
 	if (pg_cmd(&pq->pg, "LISTEN " PG_CHANNEL, 0, NULL) == -1) {
