@@ -948,6 +948,9 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 	EXPECT(CHUTE("run", t_uri, "--prefetch", "-1", "--", "true") == 64 &&
 	    strncmp(T.err, "chute: run: --prefetch -1: ", 27) == 0,
 	    "a bad --prefetch: 64, a line naming it: %s", T.err);
+	EXPECT(CHUTE("pause", t_uri, "--queue", "q\nchute: forged") == 64 &&
+	    t_nlines(T.err) == 1 && strstr(T.err, "--queue q\\nchute:"),
+	    "a queue name with a newline: 64, one line, escaped: %s", T.err);
 	EXPECT(CHUTE("run", t_uri, "--lease", "10ms", "--", "true") == 64,
 	    "a lease too short: 64, %s", T.err);
 	EXPECT(CHUTE("status", "postgresql:///db?host=/nonexistent/dir&"
