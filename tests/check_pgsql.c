@@ -1390,6 +1390,39 @@ dead_pid(long start)
  * A worker removes the local directories of dead workers, only its own:
  * not through a symlink planted by that name, not another user's.
  */
+/*
+ * chute.workers is written by every worker's role: a row whose lease_ms
+ * is past what an interval holds (either way) is read as bounded, as
+ * --lease is, and breaks nothing: chute workers, stats, top, and the
+ * workers' recovery (whose sweep of dead rows read every queue's) went
+ * "ERROR: interval out of range" before.
+ */
+START_TEST(test_a_worker_row_with_an_absurd_lease_breaks_no_statement)
+{
+	pid_t w;
+
+	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
+	t_sql("INSERT INTO chute.workers (worker, queue, host, pid, slots,"
+	    " version, lease_ms) VALUES ('big', 'default', 'h', 1, 1, 'v',"
+	    " 9223372036854775807), ('neg', 'other', 'h', 2, 1, 'v',"
+	    " -9223372036854775807)");
+	EXPECT(CHUTE("workers", t_uri) == 0 && t_line_of(T.out, "big") !=
+	    NULL && strstr(t_line_of(T.out, "big"), " alive") != NULL, "workers: %s%s",
+	    T.out, T.err);
+	EXPECT(CHUTE("workers", t_uri, "--queue", "other") == 0 &&
+	    t_line_of(T.out, "neg") != NULL &&
+	    strstr(t_line_of(T.out, "neg"), " gone") != NULL, "workers of "
+	    "other: %s%s", T.out, T.err);
+	EXPECT(CHUTE("stats", t_uri) == 0 && strstr(T.out, "workers_alive     "
+	    "1\n") != NULL, "stats: %s%s", T.out, T.err);
+	EXPECT(CHUTE("top", t_uri) == 0 && strstr(T.out, "big") != NULL,
+	    "top, not a terminal: %s%s", T.out, T.err);
+	w = WORKER("--queue", "mine", "--drain", "--", h_journal());
+	EXPECT(t_reap(w, 30000, "a worker") == 0 && strstr(t_log_of(w),
+	    "ERROR") == NULL, "its recovery and sweep: %s", t_log_of(w));
+}
+END_TEST
+
 START_TEST(test_a_worker_s_sweep_of_dead_workers_follows_no_symlink)
 {
 	char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
@@ -1588,6 +1621,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
 	tcase_add_test(tc, test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why);
+	tcase_add_test(tc, test_a_worker_row_with_an_absurd_lease_breaks_no_statement);
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);
