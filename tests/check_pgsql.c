@@ -393,7 +393,14 @@ START_TEST(test_a_paused_queue_claims_nothing_and_its_running_job_finishes)
 	    " chute.jobs WHERE state = 'cur'") == 2, 20000, "a running, a2 "
 	    "claimed ahead");
 	EXPECT(CHUTE("pause", t_uri) == 0 && strcmp(T.out, "default paused\n")
-	    == 0, "pause: %s%s", T.out, T.err);
+	    == 0 && T.err[0] == '\0', "pause: %s%s", T.out, T.err);
+	/* A name with no job and no worker: a typo, most likely; said. */
+	EXPECT(CHUTE("pause", t_uri, "--queue", "defualt") == 0 &&
+	    strcmp(T.out, "defualt paused\n") == 0 && strstr(T.err, "note: "
+	    "queue defualt has no job and no worker") && t_nlines(T.err) == 1,
+	    "pause of an unknown queue: %s%s", T.out, T.err);
+	EXPECT(CHUTE("resume", t_uri, "--queue", "defualt") == 0 &&
+	    T.err[0] == '\0', "resume it: %s", T.err);
 	EXPECT(CHUTE("pause", t_uri) == 0 && strstr(T.out, "default already "
 	    "paused by ") == T.out, "pause again: %s%s", T.out, T.err);
 	EXPECT(CHUTE("status", t_uri) == 0 && strstr(T.out, "default paused by ")
