@@ -1413,6 +1413,17 @@ START_TEST(test_a_worker_row_with_an_absurd_lease_breaks_no_statement)
 	    " version, lease_ms) VALUES ('big', 'default', 'h', 1, 1, 'v',"
 	    " 9223372036854775807), ('neg', 'other', 'h', 2, 1, 'v',"
 	    " -9223372036854775807)");
+	/* Times every reader subtracts from now(): no infinity gets in. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const bad[] = { "started", "seen", "stopped" };
+		char out[256];
+
+		EXPECT(t_pg_sql(t_uri, P("INSERT INTO chute.workers (worker,"
+		    " queue, host, pid, slots, version, lease_ms, %s) VALUES"
+		    " ('inf', 'default', 'h', 3, 1, 'v', 1000, '-infinity')",
+		    bad[i]), out, sizeof(out)) != 0, "a worker %s -infinity "
+		    "was taken", bad[i]);
+	}
 	EXPECT(CHUTE("workers", t_uri) == 0 && t_line_of(T.out, "big") !=
 	    NULL && strstr(t_line_of(T.out, "big"), " alive") != NULL, "workers: %s%s",
 	    T.out, T.err);
