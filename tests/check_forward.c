@@ -180,6 +180,36 @@ START_TEST(test_forward_owns_the_spool_as_run_does)
 }
 END_TEST
 
+/*
+ * A paused spool is not forwarded: forward says so, its title shows the
+ * jobs waiting (the sign that it saw them and sent none), --drain waits;
+ * after chute resume they arrive and --drain exits 0.  A pause of the
+ * database's queue does not stop forward: its inserts are submissions.
+ */
+START_TEST(test_a_paused_spool_is_not_forwarded_until_resumed)
+{
+	pid_t fw;
+
+	EXPECT(CHUTE("pause", t_uri) == 0, "pause the queue: %s", T.err);
+	drop_many(2);
+	EXPECT(CHUTE("pause", T.spool) == 0, "pause the spool: %s", T.err);
+	fw = FORWARD(T.spool, "fw.log", "--drain");
+	WAIT_UNTIL(t_log_count(fw, ": paused by ") == 1, 10000, "forward to "
+	    "say it is paused: %s", t_log_of(fw));
+	t_drop("late", body_of("late"));
+	WAIT_UNTIL(strstr(t_title(fw), "queued=3 paused") != NULL, 10000,
+	    "the title to count the 3 waiting: %s", t_title(fw));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 0, "forwarded "
+	    "while paused: %s", t_log_of(fw));
+	EXPECT(CHUTE("resume", T.spool) == 0, "resume: %s", T.err);
+	EXPECT(t_reap(fw, 30000, "forward --drain") == 0, "--drain after the "
+	    "resume: 0: %s", t_log_of(fw));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'new'") ==
+	    3 && exact_payloads() == 3, "the 3 jobs, new in the paused queue");
+	EXPECT(occurrences(RP("fw.log"), "resumed") == 1, "resumed said");
+}
+END_TEST
+
 START_TEST(test_two_hosts_spools_with_the_same_names_both_arrive)
 {
 	char other[1200];
@@ -473,6 +503,7 @@ forward_suite(void)
 	tcase_add_test(tc, test_forwarded_jobs_arrive_once_and_both_sides_say_where);
 	tcase_add_test(tc, test_a_batch_shares_one_log_line_until_one_job_gets_more);
 	tcase_add_test(tc, test_forward_owns_the_spool_as_run_does);
+	tcase_add_test(tc, test_a_paused_spool_is_not_forwarded_until_resumed);
 	tcase_add_test(tc, test_two_hosts_spools_with_the_same_names_both_arrive);
 	tcase_add_test(tc, test_init_upgrades_a_version_1_database);
 	tcase_add_test(tc, test_a_name_taken_in_done_without_a_log_gets_a_derived_id);

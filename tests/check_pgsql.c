@@ -393,7 +393,14 @@ START_TEST(test_a_paused_queue_claims_nothing_and_its_running_job_finishes)
 	    " chute.jobs WHERE state = 'cur'") == 2, 20000, "a running, a2 "
 	    "claimed ahead");
 	EXPECT(CHUTE("pause", t_uri) == 0 && strcmp(T.out, "default paused\n")
-	    == 0, "pause: %s%s", T.out, T.err);
+	    == 0 && T.err[0] == '\0', "pause: %s%s", T.out, T.err);
+	/* A name with no job and no worker: a typo, most likely; said. */
+	EXPECT(CHUTE("pause", t_uri, "--queue", "defualt") == 0 &&
+	    strcmp(T.out, "defualt paused\n") == 0 && strstr(T.err, "note: "
+	    "queue defualt has no job and no worker") && t_nlines(T.err) == 1,
+	    "pause of an unknown queue: %s%s", T.out, T.err);
+	EXPECT(CHUTE("resume", t_uri, "--queue", "defualt") == 0 &&
+	    T.err[0] == '\0', "resume it: %s", T.err);
 	EXPECT(CHUTE("pause", t_uri) == 0 && strstr(T.out, "default already "
 	    "paused by ") == T.out, "pause again: %s%s", T.out, T.err);
 	EXPECT(CHUTE("status", t_uri) == 0 && strstr(T.out, "default paused by ")
@@ -948,6 +955,9 @@ START_TEST(test_bad_uris_and_bad_passwords_are_refused_without_the_password)
 	EXPECT(CHUTE("run", t_uri, "--prefetch", "-1", "--", "true") == 64 &&
 	    strncmp(T.err, "chute: run: --prefetch -1: ", 27) == 0,
 	    "a bad --prefetch: 64, a line naming it: %s", T.err);
+	EXPECT(CHUTE("pause", t_uri, "--queue", "q\nchute: forged") == 64 &&
+	    t_nlines(T.err) == 1 && strstr(T.err, "--queue q\\nchute:"),
+	    "a queue name with a newline: 64, one line, escaped: %s", T.err);
 	EXPECT(CHUTE("run", t_uri, "--lease", "10ms", "--", "true") == 64,
 	    "a lease too short: 64, %s", T.err);
 	EXPECT(CHUTE("status", "postgresql:///db?host=/nonexistent/dir&"
@@ -1340,6 +1350,38 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " to_regclass('chute.workers') IS NOT NULL"), "t") == 0,
 	    "version 4, the check validated, the new tables there");
 }
+
+/*
+ * A worker that finds a schema of another version cannot go on: it exits
+ * 78 (which chute-worker@.service does not restart) after one line with
+ * what to do, older (run init) or newer (upgrade chute); one whose
+ * password the server refuses exits 77.  Both used to say their line and
+ * then spin, a core's worth of polls, forever.
+ */
+START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
+{
+	pid_t w;
+
+	v3_database();
+	w = WORKER("--", h_journal());
+	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 4: run "
+	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
+	t_sql("UPDATE chute.version SET version = 5");
+	w = WORKER("--", h_journal());
+	EXPECT(t_reap(w, 20000, "a worker on version 5") == 78 &&
+	    strstr(t_log_of(w), "schema version 5, this chute speaks 4: "
+	    "upgrade chute") != NULL, "on version 5: %s", t_log_of(w));
+	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
+	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
+	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
+	    strstr(t_log_of(w), "wrong-secret") == NULL, "a wrong password: "
+	    "77, not printed: %s", t_log_of(w));
+}
+END_TEST
 END_TEST
 
 /* A pid no process has now (kill says ESRCH), from start up. */
@@ -1355,6 +1397,50 @@ dead_pid(long start)
  * A worker removes the local directories of dead workers, only its own:
  * not through a symlink planted by that name, not another user's.
  */
+/*
+ * chute.workers is written by every worker's role: a row whose lease_ms
+ * is past what an interval holds (either way) is read as bounded, as
+ * --lease is, and breaks nothing: chute workers, stats, top, and the
+ * workers' recovery (whose sweep of dead rows read every queue's) went
+ * "ERROR: interval out of range" before.
+ */
+START_TEST(test_a_worker_row_with_an_absurd_lease_breaks_no_statement)
+{
+	pid_t w;
+
+	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
+	t_sql("INSERT INTO chute.workers (worker, queue, host, pid, slots,"
+	    " version, lease_ms) VALUES ('big', 'default', 'h', 1, 1, 'v',"
+	    " 9223372036854775807), ('neg', 'other', 'h', 2, 1, 'v',"
+	    " -9223372036854775807)");
+	/* Times every reader subtracts from now(): no infinity gets in. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const bad[] = { "started", "seen", "stopped" };
+		char out[256];
+
+		EXPECT(t_pg_sql(t_uri, P("INSERT INTO chute.workers (worker,"
+		    " queue, host, pid, slots, version, lease_ms, %s) VALUES"
+		    " ('inf', 'default', 'h', 3, 1, 'v', 1000, '-infinity')",
+		    bad[i]), out, sizeof(out)) != 0, "a worker %s -infinity "
+		    "was taken", bad[i]);
+	}
+	EXPECT(CHUTE("workers", t_uri) == 0 && t_line_of(T.out, "big") !=
+	    NULL && strstr(t_line_of(T.out, "big"), " alive") != NULL, "workers: %s%s",
+	    T.out, T.err);
+	EXPECT(CHUTE("workers", t_uri, "--queue", "other") == 0 &&
+	    t_line_of(T.out, "neg") != NULL &&
+	    strstr(t_line_of(T.out, "neg"), " gone") != NULL, "workers of "
+	    "other: %s%s", T.out, T.err);
+	EXPECT(CHUTE("stats", t_uri) == 0 && strstr(T.out, "workers_alive     "
+	    "1\n") != NULL, "stats: %s%s", T.out, T.err);
+	EXPECT(CHUTE("top", t_uri) == 0 && strstr(T.out, "big") != NULL,
+	    "top, not a terminal: %s%s", T.out, T.err);
+	w = WORKER("--queue", "mine", "--drain", "--", h_journal());
+	EXPECT(t_reap(w, 30000, "a worker") == 0 && strstr(t_log_of(w),
+	    "ERROR") == NULL, "its recovery and sweep: %s", t_log_of(w));
+}
+END_TEST
+
 START_TEST(test_a_worker_s_sweep_of_dead_workers_follows_no_symlink)
 {
 	char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
@@ -1552,6 +1638,8 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
+	tcase_add_test(tc, test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why);
+	tcase_add_test(tc, test_a_worker_row_with_an_absurd_lease_breaks_no_statement);
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);

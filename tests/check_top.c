@@ -69,6 +69,45 @@ START_TEST(test_a_finished_job_leaves_the_window_after_a_minute)
 }
 END_TEST
 
+/* A queue's bounded read counts only the seconds since rate_from. */
+START_TEST(test_a_rate_counted_in_part_is_over_the_seconds_counted)
+{
+	msec_t now = 1800000000000LL;
+	unsigned done, failed;
+
+	memset(&tsp, 0, sizeof(tsp));
+	top_finished(&tsp.t, ST_DONE, now - 30000);
+	top_finished(&tsp.t, ST_DONE, now - 5000);
+	top_finished(&tsp.t, ST_FAILED, now);
+	ck_assert_int_eq(top_rate(&tsp.t, now, &done, &failed), TOP_WINDOW);
+	ck_assert_uint_eq(done, 2);
+	tsp.t.rate_from = now / 1000 - 9;
+	ck_assert_int_eq(top_rate(&tsp.t, now, &done, &failed), 10);
+	ck_assert_uint_eq(done, 1);
+	ck_assert_uint_eq(failed, 1);
+}
+END_TEST
+
+/* Exact, at least, about: as the screen shows a count. */
+START_TEST(test_a_count_says_how_far_it_can_be_trusted)
+{
+	static const struct { long long n; enum top_kind k; const char *s; } c[] = {
+		{ 123, TOP_EXACT, "123" }, { 10000, TOP_ATLEAST, "10000+" },
+		{ 0, TOP_ATLEAST, "0+" }, { 8800, TOP_ABOUT, "~8800" },
+		{ 24612, TOP_ABOUT, "~25k" }, { 998000, TOP_ABOUT, "~998k" },
+		{ 1234567, TOP_ABOUT, "~1.2M" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		tsp.t.count[ST_DONE] = c[i].n;
+		tsp.t.kind[ST_DONE] = c[i].k;
+		top_count(&tsp.t, ST_DONE, buf, sizeof(buf));
+		ck_assert_str_eq(buf, c[i].s);
+	}
+}
+END_TEST
+
 START_TEST(test_first_look_counts_recent_jobs_by_their_mtimes)
 {
 	msec_t now = now_ms();
@@ -213,6 +252,8 @@ top_suite(void)
 
 	tcase_add_checked_fixture(tc, t_spool_setup, t_spool_teardown);
 	tcase_add_test(tc, test_a_finished_job_leaves_the_window_after_a_minute);
+	tcase_add_test(tc, test_a_rate_counted_in_part_is_over_the_seconds_counted);
+	tcase_add_test(tc, test_a_count_says_how_far_it_can_be_trusted);
 	tcase_add_test(tc, test_first_look_counts_recent_jobs_by_their_mtimes);
 	tcase_add_test(tc, test_only_the_newest_failures_are_kept_with_their_reasons);
 	tcase_add_test(tc, test_an_arrival_in_failed_is_listed_at_the_next_rescan);

@@ -34,11 +34,17 @@ done
 for opt in $(grep -oE -- '(\[|\| )--?[a-z][-a-z]*' <<<"$usage" | sed 's/^\[//; s/^| //' | sort -u); do
 	has "Fl ${opt#-}" || missing+=("option $opt")
 done
-for code in $(sed -n 's/^#define EX[A-Z_]*[[:space:]]*\([0-9]*\).*/\1/p' src/base/chute.h | sort -un); do
+# Each list is read from the source; an empty one means the source moved
+# and this script looks in the wrong place: that fails, never passes.
+codes=$(sed -n 's/^#define EX[A-Z_]*[[:space:]]*\([0-9]*\).*/\1/p' src/base/chute.h | sort -un)
+vars=$(grep -rhoE '"CHUTE_[A-Z]*=%' src | tr -d '"=%' | sort -u)
+[ -n "$codes" ] || missing+=("(no exit status found in src/base/chute.h)")
+[ -n "$vars" ] || missing+=("(no CHUTE_* variable found under src/)")
+for code in $codes; do
 	awk '/^\.Sh EXIT STATUS/ { on = 1; next } /^\.Sh/ { on = 0 } on' "$man" |
 	    grep -qx "\.It $code" || missing+=("exit status $code")
 done
-for v in $(grep -rhoE '"CHUTE_[A-Z]*=%' src/ | tr -d '"=%' | sort -u); do
+for v in $vars; do
 	has "Ev $v" || missing+=("variable $v")
 done
 for d in tmp new cur defer done failed log; do

@@ -38,12 +38,7 @@ fi
 check "a PostgreSQL server of the test's own starts" pg_start || exit 1
 url=$pgurl
 
-# screen REGEX: wait (10 s at most) for a line of the screen to match.
-screen() { until_ok 10000 has "$1"; }
-alt() { [ "$(tm display-message -p -t top '#{alternate_on}')" = "$1" ]; }
-type_line() { tm send-keys -t top -l "$1" && tm send-keys -t top Enter; }
-keys_on() { grab && sed -n "$1p" "$tmp/screen" | grep -q '^q quit'; }
-title_width() { [ "$(head -n 1 "$tmp/screen" | wc -L)" -eq "$1" ]; }
+. "$(dirname "$0")/top-lib.sh"
 # status ID WORDS: chute status URL ID says them (its state, attempts=N...).
 status() {
 	local id=$1
@@ -51,34 +46,12 @@ status() {
 	[ "$("$chute" status "$url" "$id" 2>&1)" = "$id $*" ]
 }
 
-# The handler of top.sh: "block" waits for $tmp/release-ID (30 s at most),
-# "fail" exits 3, anything else exits 0.
-cat > "$tmp/handler" <<END
-#!/bin/sh
-read -r what
-case \$what in
-block)	n=0
-	while [ ! -e "$tmp/release-\$CHUTE_ID" ]; do
-		n=\$((n + 1)); [ \$n -lt 600 ] || exit 99; sleep 0.05
-	done ;;
-fail)	exit 3 ;;
-esac
-exit 0
-END
-chmod +x "$tmp/handler"
 submit() { echo "$2" | "$chute" submit "$url" --id "$1" > /dev/null; }
 
 "$chute" init "$url" > /dev/null || { echo "not ok - chute init"; exit 1; }
 
 # ---- the view, in a shell, in 80x24 ----
-tm new-session -d -s top -x 80 -y 24 "env PS1='$ ' sh" || {
-	echo "not ok - tmux new-session"; exit 1; }
-check "the shell in the pane shows its prompt" screen '^\$ ?$'
-type_line "S=\$(stty -g); $chute top $url; echo top-exit=\$? tty-same=\$([ \"\$S\" = \"\$(stty -g)\" ] && echo yes)"
-check "chute top URL shows the empty queue's counts" \
-	screen '^new 0 +cur 0 +defer 0 +done 0 +failed 0'
-check "the view is on the alternate screen" until_ok 10000 alt 1
-check "the view fits 80 columns: its key line is the 24th" until_ok 10000 keys_on 24
+top_start "$url"
 check "the title names the queue" screen '^chute top .*--queue default +0 workers'
 
 submit b1 block && submit b2 block && submit f1 fail
@@ -105,14 +78,7 @@ check "throughput counts the three jobs of the last minute" \
 	screen '^last minute: 2 done, 1 failed, 0\.05/s'
 
 # ---- resizing ----
-tm resize-window -t top -x 100 -y 30
-check "after a resize to 100x30 the key line is the 30th" until_ok 10000 keys_on 30
-check "... and the title reaches the 100th column" title_width 100
-tm resize-window -t top -x 80 -y 24
-check "back at 80x24 the reasons' column is narrow again" \
-	screen '^ +[0-9]+s +1 +exit=3 {20}f1 *$'
-check "... the key line is the 24th" keys_on 24
-check "... and the title ends at the 80th column" title_width 80
+top_resize
 
 # ---- keys: cancel the selected running job, retry it ----
 submit b3 block
@@ -154,34 +120,10 @@ check "a worker stopped is listed as stopped" screen "^$me +stopped "
 check "... and the title counts none" screen '--queue default +0 workers '
 
 # ---- leaving ----
-tm send-keys -t top q
-check "q ends the view with status 0 and the terminal's modes as they were" \
-	screen '^top-exit=0 tty-same=yes$'
-check "... and off the alternate screen" until_ok 10000 alt 0
-type_line "$chute top $url; echo second-exit=\$?"
-check "a second view comes up" eval 'until_ok 10000 alt 1 && screen "done 4 +failed 1"'
-tm send-keys -t top C-c
-check "^C (SIGINT) ends it with status 0" screen '^second-exit=0$'
-check "... and off the alternate screen" until_ok 10000 alt 0
-type_line "$chute top $url; echo third-exit=\$?"
-until_ok 10000 alt 1
-pid=$(ps -o pid= --ppid "$(tm display-message -p -t top '#{pane_pid}')" | tr -d ' ')
-[ -n "$pid" ] && kill -TERM "$pid"
-check "SIGTERM ends it with status 0, off the alternate screen" \
-	eval 'screen "^third-exit=0\$" && until_ok 10000 alt 0'
+top_leave "$url" 'done 4 +failed 1'
 
 # ---- without a terminal ----
-"$chute" top "$url" > "$tmp/summary" 2> "$tmp/err"
-rc=$?
-cp "$tmp/summary" "$tmp/screen"
-summary_ok() {
-	[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] &&
-	    grep -Eq '^new 0 +cur 0 +defer 0 +done 4 +failed 1$' "$tmp/summary"
-}
-check "stdout not a terminal: a one-shot summary, exit 0" summary_ok
-check "... with the failure and its reason" \
-	grep -Eq '^ +[0-9]+s +1 +exit=3 +f1$' "$tmp/summary"
-check "... and no escape sequence" eval '! grep -q "$(printf "\033")" "$tmp/summary"'
+top_summary "$url" 'new 0 +cur 0 +defer 0 +done 4 +failed 1'
 pg_down
 "$chute" top "$url" > "$tmp/screen" 2>&1
 rc=$?

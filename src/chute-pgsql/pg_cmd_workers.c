@@ -30,7 +30,7 @@ static const char workers_sql[] =
     " w.version, (extract(epoch FROM now() - w.started) * 1000)::bigint,"
     " (extract(epoch FROM now() - w.seen) * 1000)::bigint,"
     " CASE WHEN w.stopped IS NOT NULL THEN 'stopped'"
-    " WHEN w.seen + w.lease_ms * interval '1 millisecond' > now()"
+    " WHEN w.seen + " PG_WORKER_LEASE("w.") " > now()"
     " THEN 'alive' ELSE 'gone' END"
     " FROM chute.workers w LEFT JOIN held h ON h.worker = w.worker"
     " WHERE w.queue = $1 ORDER BY w.started, w.worker LIMIT $2::integer";
@@ -39,7 +39,7 @@ static const char held_sql[] =
     " (extract(epoch FROM j.lease_until - now()) * 1000)::bigint"
     " FROM chute.jobs j JOIN chute.workers w ON w.worker = j.worker"
     " WHERE j.queue = $1 AND j.state = 'cur' AND (w.stopped IS NOT NULL"
-    " OR w.seen + w.lease_ms * interval '1 millisecond' <= now())"
+    " OR w.seen + " PG_WORKER_LEASE("w.") " <= now())"
     " ORDER BY j.worker, j.lease_until, j.id LIMIT $2::integer";
 
 /* Row i of the workers' reply as a line. */

@@ -80,6 +80,8 @@ struct fwd {
 	msec_t		 down_since;
 	msec_t		 wait;		/* the next wait before a retry */
 	size_t		 forwarded;
+	size_t		 title_queued;	/* what the title says while paused */
+	bool		 title_paused;
 };
 
 /* ---- the spool side ---- */
@@ -576,15 +578,36 @@ hand_back(struct fwd *f, struct batch *b)
 
 /* ---- the loop ---- */
 
+/* The process title: what it forwards, and while paused how many wait. */
+static void
+title(struct fwd *f, const struct counts *c)
+{
+	if (c->paused == f->title_paused && (!c->paused ||
+	    c->queued == f->title_queued))
+		return;
+	f->title_paused = c->paused;
+	f->title_queued = c->queued;
+	if (c->paused)
+		setproctitle("forward %s -> %s (%s) queued=%zu paused",
+		    f->q->name, f->pg.name, f->pg.queue, c->queued);
+	else
+		setproctitle("forward %s -> %s (%s)", f->q->name, f->pg.name,
+		    f->pg.queue);
+}
+
 static void
 tell_systemd(struct fwd *f)
 {
-	char st[96];
+	struct counts c;
+	char st[112];
 
-	snprintf(st, sizeof(st), "%zu forwarded; %zu waiting%s", f->forwarded,
-	    waiting(f, 0), f->down ? "; database unreachable" : "");
+	f->q->be->counts(f->q, &c);
+	snprintf(st, sizeof(st), "%zu forwarded; %zu waiting%s%s",
+	    f->forwarded, c.queued, c.paused ? "; paused" : "", f->down ?
+	    "; database unreachable" : "");
 	notify_status(st);
 	notify_tick(mono_ms());
+	title(f, &c);
 }
 
 /*

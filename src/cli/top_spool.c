@@ -271,7 +271,10 @@ started_at(pid_t pid)
 		return 0;
 	n = read_full(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n <= 0 || (buf[n] = '\0', p = strrchr(buf, ')')) == NULL)
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
 		return 0;
 	while (field < 22 && (p = strchr(p + 1, ' ')) != NULL)
 		field++;

@@ -75,8 +75,10 @@ struct queue_backend {
 	const char *name;
 	/* Recover what a dead owner left, find the work already there. */
 	void	(*start)(struct queue *);
-	/* The descriptor to poll for wake-ups, and reading it when it is
-	 * readable; -1: the queue cannot go on (the owner stops). */
+	/* The descriptor to poll for wake-ups (-1: none now, a connection
+	 * down), and reading it when it is readable, or each turn while
+	 * there is none; -1: the queue cannot go on (the owner stops, and
+	 * exits with exit_status, or EX_IOERR where that is 0). */
 	int	(*fd)(struct queue *);
 	int	(*wake)(struct queue *);
 	/* Look at everything again (SIGHUP, lost wake-ups). */
@@ -117,6 +119,7 @@ struct queue {
 	const char	*name;		/* for messages and titles */
 	int		 worker_fd;	/* persistent workers get it as fd 3 */
 	bool		 die_with_owner;	/* handlers get PR_SET_PDEATHSIG */
+	int		 exit_status;	/* why wake said it cannot go on */
 };
 
 /* queue_spool.c: prints one line and returns an exit status on error. */

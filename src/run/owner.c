@@ -223,7 +223,13 @@ wait_once(struct owner *ow, msec_t deadline)
 	sup_input(ow->sup, ow->pfd + 2);
 	if (ow->pfd[0].revents & POLLIN)
 		on_signals(ow);
-	if ((ow->pfd[1].revents & POLLIN) && q->be->wake(q) == -1)
+	/*
+	 * Without a descriptor (its connection down) the queue is asked each
+	 * turn: it may have found that it cannot go on (a schema of another
+	 * version, a refused password), and nothing else would tell us.
+	 */
+	if ((ow->pfd[1].fd < 0 || (ow->pfd[1].revents & POLLIN)) &&
+	    q->be->wake(q) == -1)
 		return -1;
 	return 0;
 }
@@ -264,7 +270,9 @@ owner_loop(struct owner *ow)
 		if (wait_once(ow, t) == -1)
 			ow->fatal = true;
 	}
-	return ow->fatal ? EX_IOERR : 0;
+	if (!ow->fatal)
+		return 0;
+	return q->exit_status != 0 ? q->exit_status : EX_IOERR;
 }
 
 int

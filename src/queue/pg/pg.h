@@ -26,6 +26,15 @@
 #define PG_REAP_MS		60000		/* gone workers' rows: looked for this often */
 #define PG_COUNT_MAX		10000		/* a title's count: at most */
 #define PG_LEASE_MS		30000		/* --lease default */
+/*
+ * A chute.workers row's lease (w: "" or the table's alias and a dot) as an
+ * interval, bounded as --lease is (0 to 100 years): every worker's role
+ * writes that table, and one row's lease_ms past what an interval holds
+ * made each statement that reads it fail ("interval out of range"): the
+ * workers' recovery, chute workers, stats and top.
+ */
+#define PG_WORKER_LEASE(w)	"(greatest(0, least(" w "lease_ms, " \
+	"3153600000000)) * interval '1 millisecond')"
 #define PG_PREFETCH		256		/* --prefetch default */
 #define PG_PREFETCH_MAX		10000
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */

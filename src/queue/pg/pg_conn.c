@@ -206,9 +206,10 @@ pg_parse(struct pg *pg, const char *uri, const char *queue)
 	PQconninfoFree(o);
 	if (strlcpy(pg->queue, queue, sizeof(pg->queue)) >= sizeof(pg->queue) ||
 	    !id_valid(queue)) {
+		/* Escaped: a newline in the name must not forge a line. */
 		fprintf(stderr, "chute: --queue %s: not a valid queue name (as "
-		    "a job ID: 1-%zu bytes, no '/', no leading '.')\n", queue,
-		    sizeof(pg->queue) - 1);
+		    "a job ID: 1-%zu bytes, no '/', no leading '.')\n",
+		    vis_id(queue), sizeof(pg->queue) - 1);
 		return -1;
 	}
 	if ((pg->uri = strdup(uri)) == NULL) {

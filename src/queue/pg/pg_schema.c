@@ -158,7 +158,10 @@ static const char schema[] =
 "  lease_ms bigint NOT NULL,\n"
 "  started timestamptz NOT NULL DEFAULT now(),\n"
 "  seen timestamptz NOT NULL DEFAULT now(),\n"
-"  stopped timestamptz\n"
+"  stopped timestamptz,\n"
+/* Every reader subtracts these from now(): an infinity would break it. */
+"  CONSTRAINT workers_times_finite CHECK (isfinite(started) AND"
+" isfinite(seen) AND (stopped IS NULL OR isfinite(stopped)))\n"
 ") WITH (fillfactor = 50);\n"
 "CREATE TABLE IF NOT EXISTS chute.queues (\n"
 "  queue text PRIMARY KEY,\n"

@@ -288,6 +288,23 @@ pgv_rate(struct pg *pg, struct pgv_rate *rt)
 
 /* ---- workers and pause (schema version 4) ---- */
 
+/* Row i of the workers' reply. */
+static void
+worker_of(const PGresult *r, int i, struct pgv_worker *w)
+{
+	strlcpy(w->worker, PQgetvalue(r, i, 0), sizeof(w->worker));
+	strlcpy(w->host, PQgetvalue(r, i, 1), sizeof(w->host));
+	strlcpy(w->version, PQgetvalue(r, i, 2), sizeof(w->version));
+	w->pid = (long)ll(r, i, 3);
+	w->slots = (int)ll(r, i, 4);
+	w->running = (int)ll(r, i, 5);
+	w->lease_ms = ll(r, i, 6);
+	w->started_ago = ll(r, i, 7);
+	w->seen_ago = ll(r, i, 8);
+	w->alive = yes(r, i, 9);
+	w->stopped = yes(r, i, 10);
+}
+
 /*
  * The running jobs per worker are read from at most PGV_COUNT_MAX rows of
  * jobs_claimed; chute.workers is small (rows of workers gone for an hour
@@ -301,8 +318,8 @@ pgv_workers(struct pg *pg, struct pgv_worker *v, int max, int *alive,
 	    "WITH c AS (SELECT worker, count(*) AS n FROM (SELECT worker"
 	    " FROM chute.jobs WHERE queue = $1 AND state = 'cur'"
 	    " ORDER BY token LIMIT $3::bigint) x GROUP BY worker),"
-	    " w AS (SELECT w.*, w.stopped IS NULL AND w.seen + w.lease_ms *"
-	    " interval '1 millisecond' > now() AS alive FROM chute.workers w"
+	    " w AS (SELECT w.*, w.stopped IS NULL AND w.seen + "
+	    PG_WORKER_LEASE("w.") " > now() AS alive FROM chute.workers w"
 	    " WHERE w.queue = $1)"
 	    " SELECT w.worker, w.host, w.version, w.pid, w.slots,"
 	    " coalesce(c.n, 0), w.lease_ms, " MS_SINCE("w.started") ", "
@@ -329,21 +346,8 @@ pgv_workers(struct pg *pg, struct pgv_worker *v, int max, int *alive,
 		*alive = (int)ll(r, 0, 11);
 		*all = (int)ll(r, 0, 12);
 	}
-	for (int i = 0; i < n; i++) {
-		struct pgv_worker *w = &v[i];
-
-		strlcpy(w->worker, PQgetvalue(r, i, 0), sizeof(w->worker));
-		strlcpy(w->host, PQgetvalue(r, i, 1), sizeof(w->host));
-		strlcpy(w->version, PQgetvalue(r, i, 2), sizeof(w->version));
-		w->pid = (long)ll(r, i, 3);
-		w->slots = (int)ll(r, i, 4);
-		w->running = (int)ll(r, i, 5);
-		w->lease_ms = ll(r, i, 6);
-		w->started_ago = ll(r, i, 7);
-		w->seen_ago = ll(r, i, 8);
-		w->alive = yes(r, i, 9);
-		w->stopped = yes(r, i, 10);
-	}
+	for (int i = 0; i < n; i++)
+		worker_of(r, i, &v[i]);
 	PQclear(r);
 	return n;
 }

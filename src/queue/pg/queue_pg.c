@@ -170,7 +170,13 @@ pq_due(struct queue *q, msec_t mono)
 	if (pq->up && mono >= pq->next_recover)
 		pgq_recover(pq, mono);
 	pgq_expire(pq, mono);
-	if (pq->up && pq->view_owed && mono >= pq->view_at + PGV_NOTIFY_MS)
+	/*
+	 * Not while outcomes are in flight: the statement would wait for
+	 * them, and the loop goes on meanwhile only if nothing waits.  Their
+	 * result wakes the loop (pq_wake), and then it is sent.
+	 */
+	if (pq->up && pq->view_owed && !pq->flushing &&
+	    mono >= pq->view_at + PGV_NOTIFY_MS)
 		tell_views(pq, mono);
 }
 
@@ -191,7 +197,8 @@ pq_next(struct queue *q, msec_t mono)
 			t = pq->next_recover;
 		if (pq->next_renew != 0 && t > pq->next_renew)
 			t = pq->next_renew;
-		if (pq->view_owed && t > pq->view_at + PGV_NOTIFY_MS)
+		if (pq->view_owed && !pq->flushing &&
+		    t > pq->view_at + PGV_NOTIFY_MS)
 			t = pq->view_at + PGV_NOTIFY_MS;
 	}
 	if (pq->renew_sent != 0 && pq->nheld > 0 &&
@@ -474,6 +481,7 @@ reconnect(struct pgq *pq, msec_t mono)
 		    PQconnectionUsedPassword(pq->pg.conn))) {
 			say_err("%s: %s", pq->pg.name, pg_error(&pq->pg));
 			pq->fatal = true;
+			pq->q.exit_status = EX_NOPERM;
 		}
 		pgq_down(pq, "connect");
 		return;
@@ -483,9 +491,11 @@ reconnect(struct pgq *pq, msec_t mono)
 		return;
 	}
 	if (v != PG_SCHEMA_VERSION) {
-		say_err("%s: schema version %d, this chute speaks %d (chute init %s)",
-		    pq->pg.name, v, PG_SCHEMA_VERSION, pq->pg.name);
+		say_err("%s: schema version %d, this chute speaks %d: %s",
+		    pq->pg.name, v, PG_SCHEMA_VERSION, v > PG_SCHEMA_VERSION ?
+		    "upgrade chute" : "run chute init");
 		pq->fatal = true;
+		pq->q.exit_status = EX_CONFIG;
 		return;
 	}
 	if (pg_cmd(&pq->pg, "LISTEN " PG_CHANNEL, 0, NULL) == -1) {

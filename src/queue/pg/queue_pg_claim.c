@@ -645,7 +645,7 @@ pgq_recover(struct pgq *pq, msec_t mono)
 	static const char sql[] =
 	    "WITH gone AS (DELETE FROM chute.workers WHERE worker IN ("
 	    " SELECT worker FROM chute.workers WHERE $3::boolean"
-	    " AND coalesce(stopped, seen + lease_ms * interval '1 millisecond')"
+	    " AND coalesce(stopped, seen + " PG_WORKER_LEASE("") ")"
 	    " < now() - interval '1 hour' LIMIT 100 FOR UPDATE SKIP LOCKED)),"
 	    " dead AS MATERIALIZED ("
 	    " SELECT queue, id FROM chute.jobs WHERE queue = $1"
