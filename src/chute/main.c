@@ -31,6 +31,7 @@ static int
 cmd_web(int argc, char **argv)
 {
 	char **full = calloc((size_t)argc + 2, sizeof(*full));
+	int rc;
 
 	if (full == NULL) {
 		fprintf(stderr, "chute: web: out of memory\n");
@@ -38,7 +39,9 @@ cmd_web(int argc, char **argv)
 	}
 	full[0] = "chute";
 	memcpy(full + 1, argv, (size_t)argc * sizeof(*argv));
-	return cmd_exec_web(full);
+	rc = cmd_exec_web(full);	/* only when the exec failed */
+	free(full);
+	return rc;
 }
 
 /* In the order `chute --help` lists them. */
