@@ -31,7 +31,8 @@
 // Claim latency: the time from just before the submit call (wall clock, as lib.js and psubmit
 // take it) to the handler's start (its own stamp), of the job's first run. Completion rate: handler
 // starts per second. Queue depth: the system's unfinished jobs (waiting or running), from its
-// table. Recovered: the first second after the pressure's end from which the depth stays at or
+// table, counted 10 times a second and averaged over each second (once a second would alias with
+// pg-boss's 0.5 s polls: its count swings with the phase of its fetches). Recovered: the first second after the pressure's end from which the depth stays at or
 // under the baseline's p99 depth times PRESSURE_RECOVER_MARGIN (1.2; at least 2 more than the p99)
 // for PRESSURE_HOLD_S (10) seconds; the recovery time is that second minus the pressure's end.
 // A worker process that exits is started again after 1 s, as systemd's Restart= would, and counted.
@@ -402,7 +403,7 @@ async function cellMain(system, config, cell, uri, dir) {
 
 	// ---- the sampler: every second on the cell's clock
 	const samples = [];
-	const statsSql = `SELECT (${sys.depthSql}) AS depth, coalesce(sum(n_dead_tup), 0)::bigint AS dead,` +
+	const statsSql = "SELECT coalesce(sum(n_dead_tup), 0)::bigint AS dead," +
 		" coalesce(sum(n_live_tup), 0)::bigint AS live, coalesce(sum(pg_table_size(relid)), 0)::bigint AS tbytes," +
 		" coalesce(sum(pg_indexes_size(relid)), 0)::bigint AS ibytes," +
 		" coalesce(sum(autovacuum_count), 0)::int AS autovacuums FROM pg_stat_user_tables WHERE schemaname = $1";
@@ -416,8 +417,10 @@ async function cellMain(system, config, cell, uri, dir) {
 		const row = { t: k };
 		try {
 			const r = (await sampler.query(statsSql, [sys.schema])).rows[0];
-			Object.assign(row, { depth: r.depth, dead: +r.dead, live: +r.live, tbytes: +r.tbytes, ibytes: +r.ibytes, autovacuums: r.autovacuums });
+			Object.assign(row, { dead: +r.dead, live: +r.live, tbytes: +r.tbytes, ibytes: +r.ibytes, autovacuums: r.autovacuums });
 		} catch (e) { onError(e); }
+		const d = depths.filter(([t]) => t > (k - 1) * 1000 && t <= k * 1000).map(([, n]) => n);
+		if (d.length) Object.assign(row, { depth: d.reduce((a, b) => a + b, 0) / d.length, depth_max: Math.max(...d) });
 		row.sample_ms = nowMs() - ts;
 		const c = cpuNow();
 		if (cpuPrev) {
@@ -431,6 +434,18 @@ async function cellMain(system, config, cell, uri, dir) {
 	};
 	const cpu0 = cpuNow(), load0 = os.loadavg();
 	cpuPrev = cpu0;
+	// The depth, every 100 ms on the cell's clock, on a connection of its own: [ms since t0, jobs].
+	const depths = [];
+	let counting = true;
+	const depthClient = await harnessClient(uri, "pressure-depth", onError);
+	await depthClient.query("SET statement_timeout = '5s'");
+	const counter = (async () => {
+		for (let j = 1; counting; j++) {
+			await sleep(Math.max(0, t0 + j * 100 - nowMs()));
+			const r = await depthClient.query(sys.depthSql).catch((e) => { onError(e); return null; });
+			if (r) depths.push([nowMs() - t0, r.rows[0].count]);
+		}
+	})();
 
 	// ---- the phases
 	const W = P.warm, B = P.base, S = P.stress;
@@ -463,6 +478,9 @@ async function cellMain(system, config, cell, uri, dir) {
 	produce = false;
 	await producer;
 	const tProduced = nowMs();
+	counting = false;
+	await counter;
+	await depthClient.end().catch(() => {});
 	const cpu1 = cpuNow(), load1 = os.loadavg();
 
 	// ---- drain: every submitted job handled and the system's table empty of unfinished jobs
@@ -508,7 +526,7 @@ async function cellMain(system, config, cell, uri, dir) {
 		b.lat.sort((x, y) => x - y);
 		const f = (x, d) => (x === undefined || x === null ? "-" : Number(x).toFixed(d));
 		lines.push([system, config, cell, s.t, phaseOf(s.t - 1), b.offered, b.handled, f(pct(b.lat, 50), 1), f(pct(b.lat, 99), 1),
-			f(s.depth, 0), f(s.dead, 0), f(s.live, 0), f(s.tbytes, 0), f(s.ibytes, 0), f(s.autovacuums, 0), f(s.sample_ms, 1),
+			f(s.depth, 1), f(s.depth_max, 0), f(s.dead, 0), f(s.live, 0), f(s.tbytes, 0), f(s.ibytes, 0), f(s.autovacuums, 0), f(s.sample_ms, 1),
 			f(s.cpu_server, 0), f(s.cpu_workers, 0), f(s.cpu_harness, 0), f(s.cpu_machine, 0)].join("\t"));
 	}
 	fs.writeFileSync(path.join(dir, "seconds.tsv"), lines.join("\n") + "\n");
@@ -535,7 +553,7 @@ async function cellMain(system, config, cell, uri, dir) {
 		recover_p99: pct(lat.recover, 99), max_latency: Math.max(0, ...Object.values(lat).map((v) => v.length ? v[v.length - 1] : 0)),
 		base_rate: rateOf("base"), stress_rate_handled: rateOf("stress"),
 		base_depth_thr: baseThr, recovery_s: recovery, recover_window_s: Math.max(0, samples.length ? samples[samples.length - 1].t - endS : 0),
-		max_depth: max(samples, "depth"), max_dead: max(samples, "dead"), max_bytes: Math.max(0, ...samples.map((s) => (s.tbytes || 0) + (s.ibytes || 0))),
+		max_depth: max(samples, "depth_max"), max_dead: max(samples, "dead"), max_bytes: Math.max(0, ...samples.map((s) => (s.tbytes || 0) + (s.ibytes || 0))),
 		base_bytes: max(inPhase("base"), "tbytes") + max(inPhase("base"), "ibytes"), base_dead: max(inPhase("base"), "dead"),
 		end_bytes: samples.length ? (samples[samples.length - 1].tbytes || 0) + (samples[samples.length - 1].ibytes || 0) : null,
 		worker_exits: workers.exits.length, harness_errors: errors, first_error: firstError || firstSubmitError || "",

@@ -9,7 +9,7 @@
 #   kill     pg_terminate_backend of the system's sessions 3 times a second
 #   idle     300 idle connections held open
 # Sampled every second: completion rate, claim latency p50/p99 (submit to handler start), queue
-# depth, dead tuples, size of the tables and indexes of the system's schema, CPU of the server,
+# depth (counted 10 times a second), dead tuples, size of the tables and indexes of the system's schema, CPU of the server,
 # the workers and everything else. Written to a TSV of seconds and a TSV of cells; then the
 # markdown section (bench/report.py pressure) and the plot (bench/pressure.gp).
 #
@@ -98,7 +98,7 @@ COLS=(system config cell rate stress_rate submitted submit_errors handled_jobs l
 	max_dead base_dead max_bytes base_bytes end_bytes worker_exits harness_errors cpu_server_us
 	cpu_workers_us other_load_pct load_start load_end kills idle_open idle_refused scans first_error)
 (IFS=$'\t'; echo "${COLS[*]}") >"$OUT"
-printf 'system\tconfig\tcell\tt\tphase\toffered\thandled\tp50_ms\tp99_ms\tdepth\tdead_tup\tlive_tup\ttable_bytes\tindex_bytes\tautovacuums\tsample_ms\tcpu_server_pct\tcpu_workers_pct\tcpu_harness_pct\tcpu_machine_pct\n' >"$SECONDS_OUT"
+printf 'system\tconfig\tcell\tt\tphase\toffered\thandled\tp50_ms\tp99_ms\tdepth\tdepth_max\tdead_tup\tlive_tup\ttable_bytes\tindex_bytes\tautovacuums\tsample_ms\tcpu_server_pct\tcpu_workers_pct\tcpu_harness_pct\tcpu_machine_pct\n' >"$SECONDS_OUT"
 meta() { printf 'meta\t%s\t%s\n' "$1" "$2" >>"$OUT"; }
 meta date "$(date -u +%Y-%m-%dT%H:%MZ)"
 meta chute "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
