@@ -7,6 +7,12 @@
                                      (and WORK/fleet.tsv: the Fleet section)
   report.py fleet TSV                the Fleet section (markdown) of one
                                      bench/fleet/run.sh TSV
+  report.py pressure TSV PLOTDIR [RESULTS.md]
+                                     the Pressure section (markdown) of one
+                                     bench/fleet/pressure.sh run (TSV and its
+                                     -seconds.tsv), its plot data into PLOTDIR
+                                     for bench/pressure.gp; with RESULTS.md, the
+                                     section is also put into that file
 
 raw.tsv has one "KEY<TAB>ROUND<TAB>VALUE" line per measurement."""
 import os
@@ -385,6 +391,7 @@ def cmd_md(work, out, plotdir):
     derive(raw)
     p = params(work)
     lead = keep_lead_section(out)
+    pressure_kept = kept_pressure(out)
     L = []
     w = L.append
     mode = "quick smoke run (BENCH_QUICK=1)" if p.get("QUICK") == "1" else "full run"
@@ -440,6 +447,11 @@ def cmd_md(work, out, plotdir):
         w(FLEET_BEGIN + "\n")
         w(read(work, "fleet").strip() + "\n")
 
+    press = os.path.join(work, "pressure.tsv")
+    if os.path.exists(press):
+        L.extend(cmd_pressure(press, None))
+    elif pressure_kept:
+        L.extend(pressure_kept)
     w("## What limits chute now\n")
     w(LEAD_BEGIN)
     w(lead.rstrip("\n") + "\n")
@@ -672,6 +684,192 @@ def cmd_fleet(tsv, spawn_ms=None):
     return L
 
 
+# ---------------------------------------------------------------- pressure (issue 24)
+
+PRESSURE_BEGIN = "<!-- pressure (issue 24): bench/fleet/pressure.sh; kept across runs without BENCH_PRESSURE=1 -->"
+PRESSURE_END = "<!-- end of the pressure section -->"
+PRESSURE_CELLS = [("xmin", "a held xmin (one session idle in transaction, holding an XID)"),
+                  ("readers", "four REPEATABLE READ readers scanning the queue's tables"),
+                  ("high", "1.5x the baseline's offered load"),
+                  ("kill", "pg_terminate_backend of the system's sessions, 3 times a second"),
+                  ("idle", "300 idle connections held open"),
+                  ("none", "no pressure (control)")]
+PRESSURE_SHORT = {"xmin": "held xmin", "readers": "4 RR readers", "high": "1.5x load", "kill": "backend kills 3/s",
+                  "idle": "300 idle connections", "none": "no pressure"}
+PRESSURE_LABEL = {("chute", "-"): "chute", ("graphile-worker", "defaults"): "gw-defaults",
+                  ("graphile-worker", "batched"): "gw-batched", ("pg-boss", "b1000-p05"): "pg-boss"}
+
+
+def pressure_load(tsv):
+    """cells[(label, cell)] = row dict (numbers as float where they parse), meta, order of labels."""
+    cells, meta, order = {}, {}, []
+    with open(tsv) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            v = line.rstrip("\n").split("\t")
+            if v[0] == "meta":
+                meta[v[1]] = v[2] if len(v) > 2 else ""
+                continue
+            r = dict(zip(head, v))
+            for k, x in list(r.items()):
+                n = fleet_num(x)
+                if n is not None and k not in ("system", "config", "cell"):
+                    r[k] = n
+            lbl = PRESSURE_LABEL.get((r["system"], r["config"]), r["system"] + "-" + r["config"])
+            if lbl not in order:
+                order.append(lbl)
+            cells[(lbl, r["cell"])] = r
+    return cells, meta, order
+
+
+def pressure_plot_data(seconds, plotdir, meta):
+    """One file per cell and system: t handled/s p50 p99 depth dead MiB; and vars.gp."""
+    os.makedirs(plotdir, exist_ok=True)
+    files, cells, labels = {}, [], []
+    with open(seconds) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            r = dict(zip(head, line.rstrip("\n").split("\t")))
+            lbl = PRESSURE_LABEL.get((r["system"], r["config"]), r["system"] + "-" + r["config"])
+            if r["cell"] not in cells:
+                cells.append(r["cell"])
+            if lbl not in labels:
+                labels.append(lbl)
+            key = (r["cell"], lbl)
+            if key not in files:
+                files[key] = open(os.path.join(plotdir, "%s.%s.dat" % key), "w")
+            size = "-"
+            if r["table_bytes"] != "-" and r["index_bytes"] != "-":
+                size = "%.3f" % ((float(r["table_bytes"]) + float(r["index_bytes"])) / 2 ** 20)
+            files[key].write(" ".join([r["t"], r["handled"], r["p50_ms"], r["p99_ms"], r["depth"], r["dead_tup"], size]) + "\n")
+    for f in files.values():
+        f.close()
+    # A system with no seconds in a cell (it failed) still gets a file, so that the plot's loop runs.
+    for c in cells:
+        for lbl in labels:
+            if (c, lbl) not in files:
+                open(os.path.join(plotdir, "%s.%s.dat" % (c, lbl)), "w").write("0 - - - - - -\n")
+    ph = dict(kv.split("=", 1) for kv in meta.get("phases", "").split() if "=" in kv)
+    ps = float(ph.get("warm", 0)) + float(ph.get("base", 0))
+    with open(os.path.join(plotdir, "vars.gp"), "w") as f:
+        f.write('cells = "%s"\nsystems = "%s"\nps = %g\npe = %g\n' % (" ".join(cells), " ".join(labels), ps,
+                                                                   ps + float(ph.get("stress", 0))))
+        for i, c in enumerate(cells):
+            f.write('t%d = "%s"\n' % (i + 1, PRESSURE_SHORT.get(c, c)))
+
+
+def cmd_pressure(tsv, plotdir):
+    cells, meta, order = pressure_load(tsv)
+    seconds = tsv[:-4] + "-seconds.tsv" if tsv.endswith(".tsv") else tsv + "-seconds"
+    if plotdir and os.path.exists(seconds):
+        pressure_plot_data(seconds, plotdir, meta)
+    L = []
+    w = L.append
+    fmt = lambda x, f: "-" if not isinstance(x, float) else f % x
+    ph = meta.get("phases", "?")
+    w("## Pressure: the fleet under the pressures that break PostgreSQL queues (issue 24)\n")
+    w(PRESSURE_BEGIN)
+    w("Written by `%s` on %s (bench/fleet/README.md, \"Pressure\"): chute %s, PostgreSQL %s in a throwaway\n"
+      "cluster on this machine (%s cores, shared with other work), Node %s. Every cell in a fresh database: 2\n"
+      "worker processes x 2 slots, a producer at %s jobs/s (one call of the system's single-job API per job),\n"
+      "phases %s seconds (the pressure between the baseline and the recovery). Load average at the start\n"
+      "%s, at the end %s; the run took %s s. `other %%` is the share of the machine's CPU that processes outside\n"
+      "the measured system, its server and the harness took during the cell.\n"
+      % (meta.get("command", "bench/fleet/pressure.sh"), meta.get("date", "?"), meta.get("chute", "?"),
+         meta.get("postgres", "?"), meta.get("nproc", "?"), meta.get("node", "?"), meta.get("rate", "?"), ph,
+         meta.get("load_start", "?"), meta.get("load_end", "?"), meta.get("seconds", "?")))
+    w("![the pressure cells, per second](pressure.png)\n")
+    w("Claim latency: submit call to the handler's start, wall clock, of each job's first run. Completed:\n"
+      "every submitted job ran and the system's table holds no unfinished job at the end (drain: at most\n"
+      "60 s after the producer stopped). Not run: submitted jobs no handler started by then. Recovered: the\n"
+      "first second after the pressure's end from which the queue depth stays at or under the baseline's\n"
+      "p99 depth x 1.2 (at least +2) for 10 s; `>N` when not within the N s the cell waited.\n")
+
+    ch = [(c, cells.get(("chute", c))) for c, _ in PRESSURE_CELLS if ("chute", c) in cells]
+    if ch:
+        w("### Goals for chute\n")
+        w("| goal | figure | met |")
+        w("|---|---|---|")
+        bad = [c for c, r in ch if r.get("completed_all") != "true"]
+        w("| completes every cell | %s | %s |" % ("all %d cells" % len(ch) if not bad else "not: " + ", ".join(bad),
+                                                  "yes" if not bad else "**no**"))
+        lost = sum(r.get("lost", 0) + r.get("extra_runs", 0) for _, r in ch if isinstance(r.get("lost"), float))
+        dup = sum(r.get("dup_runs", 0) for _, r in ch if isinstance(r.get("dup_runs"), float))
+        w("| loses nothing (handler runs per ID against the submitted IDs) | %d not run, %d duplicate runs | %s |"
+          % (lost, dup, "yes" if lost == 0 and not bad else "**no**"))
+        x = cells.get(("chute", "xmin"))
+        if x and isinstance(x.get("stress_p99"), float) and isinstance(x.get("clean_p99"), float):
+            r = x["stress_p99"] / x["clean_p99"]
+            w("| claim p99 under a held xmin within 2x its clean p99 | %.1f ms / %.1f ms = %.2fx | %s |"
+              % (x["stress_p99"], x["clean_p99"], r, "yes" if r <= 2 else "**no**"))
+        recs = [(c, r.get("recovery_s"), r.get("recover_window_s")) for c, r in ch]
+        worst = max((v if isinstance(v, float) else 1e9) for _, v, _ in recs)
+        txt = ", ".join("%s %s" % (c, fmt(v, "%.0f s") if isinstance(v, float) else ">%s s" % fmt(win, "%.0f"))
+                        for c, v, win in recs)
+        w("| recovers within 60 s of the pressure's end | %s | %s |" % (txt, "yes" if worst <= 60 else "**no**"))
+        w("")
+
+    w("### Every cell\n")
+    w("| cell | system | completed | not run | dup runs | left | clean p50/p99 ms | pressure p50/p99 ms | p99 ratio | "
+      "recovery s | handled/s base, pressure | max depth | dead tuples base, max | MiB base, max | worker exits | "
+      "server us/job | other % |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for c, what in PRESSURE_CELLS:
+        for lbl in order:
+            r = cells.get((lbl, c))
+            if not r:
+                continue
+            if not isinstance(r.get("submitted"), float):
+                w("| %s | %s | **failed**: %s |||||||||||||||" % (c, lbl, r.get("first_error", "?")))
+                continue
+            ratio = (r["stress_p99"] / r["clean_p99"]) if isinstance(r.get("stress_p99"), float) and \
+                isinstance(r.get("clean_p99"), float) and r["clean_p99"] > 0 else None
+            rec = fmt(r.get("recovery_s"), "%.0f") if isinstance(r.get("recovery_s"), float) \
+                else ">%s" % fmt(r.get("recover_window_s"), "%.0f")
+            mib = lambda b: fmt(b / 2 ** 20 if isinstance(b, float) else None, "%.1f")
+            w("| %s | %s | %s | %d | %d | %s | %s / %s | %s / %s | %s | %s | %s, %s | %s | %s, %s | %s, %s | %d | %s | %s |" % (
+                c, lbl, "yes" if r.get("completed_all") == "true" else "**no**", r["lost"] + r.get("extra_runs", 0),
+                r["dup_runs"], fmt(r.get("left_in_db"), "%.0f"), fmt(r.get("clean_p50"), "%.1f"),
+                fmt(r.get("clean_p99"), "%.1f"), fmt(r.get("stress_p50"), "%.1f"), fmt(r.get("stress_p99"), "%.1f"),
+                "-" if ratio is None else "%.2fx" % ratio, rec, fmt(r.get("base_rate"), "%.0f"),
+                fmt(r.get("stress_rate_handled"), "%.0f"), fmt(r.get("max_depth"), "%.0f"), fmt(r.get("base_dead"), "%.0f"),
+                fmt(r.get("max_dead"), "%.0f"), mib(r.get("base_bytes")), mib(r.get("max_bytes")), r.get("worker_exits", 0),
+                fmt(r.get("cpu_server_us"), "%.0f"), fmt(r.get("other_load_pct"), "%.0f")))
+    w("")
+    notes = [(lbl, c, r["first_error"]) for (lbl, c), r in cells.items() if r.get("first_error") not in (None, "", "-")]
+    if notes:
+        w("Errors the harness saw (the first of each cell): " + "; ".join("%s %s: %s" % n for n in notes) + ".\n")
+    w(PRESSURE_END + "\n")
+    return L
+
+
+def pressure_into(md, section):
+    """Put the pressure section into the RESULTS.md at md: in place of the one there, else before
+    "## What limits chute now", else at the end."""
+    text = open(md).read() if os.path.exists(md) else ""
+    new = "\n".join(section)
+    m = re.search(r"## Pressure: [^\n]*\n\n?" + re.escape(PRESSURE_BEGIN) + r".*?" + re.escape(PRESSURE_END) + r"\n",
+                  text, re.S)
+    if m:
+        text = text[:m.start()] + new + text[m.end():]
+    elif "## What limits chute now" in text:
+        i = text.index("## What limits chute now")
+        text = text[:i] + new + "\n" + text[i:]
+    else:
+        text += "\n" + new
+    with open(md, "w") as f:
+        f.write(text)
+
+
+def kept_pressure(out):
+    """The pressure section of an earlier RESULTS.md, when this run has none."""
+    if not os.path.exists(out):
+        return None
+    m = re.search(r"## Pressure: [^\n]*\n\n?" + re.escape(PRESSURE_BEGIN) + r".*?" + re.escape(PRESSURE_END) + r"\n",
+                  open(out).read(), re.S)
+    return m.group(0).rstrip("\n").split("\n") if m else None
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "lat":
         cmd_lat(sys.argv[2], sys.argv[3])
@@ -679,6 +877,11 @@ def main():
         cmd_md(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 3 and sys.argv[1] == "fleet":
         print("\n".join(cmd_fleet(sys.argv[2])))
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "pressure":
+        section = cmd_pressure(sys.argv[2], sys.argv[3])
+        if len(sys.argv) == 5:
+            pressure_into(sys.argv[4], section)
+        print("\n".join(section))
     else:
         sys.exit(__doc__)
 

@@ -15,9 +15,11 @@ const lib = require("./lib");
 const QUEUE = "bench";
 const CHUNK = 10000; // jobs per insert() call (one statement each)
 
-async function open(uri) {
+// onError: what an error event does; by default the run fails (the throughput and latency
+// runs), the pressure runs (pressure.js) count them instead, as a service would log them.
+async function open(uri, onError = (e) => lib.die(`pg-boss: ${e.message}`)) {
 	const boss = new PgBoss({ connectionString: uri });
-	boss.on("error", (e) => lib.die(`pg-boss: ${e.message}`));
+	boss.on("error", onError);
 	await boss.start(); // installs or checks its schema, starts its maintenance
 	return boss;
 }
@@ -55,8 +57,8 @@ const adapter = {
 	},
 
 	// start() (connect, schema check, maintenance) before "go"; the work() loops after.
-	async prepareWorker(uri, config, slots, onJob) {
-		const boss = await open(uri);
+	async prepareWorker(uri, config, slots, onJob, onError) {
+		const boss = await open(uri, onError);
 		return {
 			start: async () => {
 				for (let s = 0; s < slots; s++) {
@@ -70,8 +72,8 @@ const adapter = {
 	},
 
 	// send() per submission, as an application would.
-	async submitter(uri) {
-		const boss = await open(uri);
+	async submitter(uri, onError) {
+		const boss = await open(uri, onError);
 		return {
 			submit: (payload) => boss.send(QUEUE, payload),
 			close: () => boss.stop({ graceful: false, wait: true }),
