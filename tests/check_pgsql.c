@@ -75,10 +75,6 @@ START_TEST(test_a_job_submitted_runs_and_every_command_sees_it)
 	EXPECT(CHUTE("status", t_uri, "job1") == 0 && strcmp(T.out,
 	    "job1 done attempts=1 exit=0\n") == 0, "status: %s", T.out);
 	EXPECT(CHUTE("wait", t_uri, "job1") == 0, "wait: %s", T.err);
-	/* "--" ends the options, as on a spool; it is not a job's ID. */
-	EXPECT(CHUTE("status", t_uri, "--", "job1") == 0 && strcmp(T.out,
-	    "job1 done attempts=1 exit=0\n") == 0, "status -- job1: %s%s",
-	    T.out, T.err);
 	EXPECT(CHUTE("ls", t_uri) == 0 && t_line_of(T.out, "done") != NULL &&
 	    t_token(T.out, "job1"), "ls: %s", T.out);
 	EXPECT(CHUTE("stats", t_uri) == 0 && t_line_of(T.out, "done") &&

@@ -145,14 +145,6 @@ pgcmd_each_id(int argc, char **argv, const char *cmd,
 
 	if ((rc = pgcmd_open(&argc, argv, cmd, &pg)) != 0)
 		return pgcmd_done(&pg, rc);
-	/* The first "--" ends the options, as on a spool: not an ID. */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) *
-			    sizeof(*argv));
-			argc--;
-			break;
-		}
 	if ((rc = check_ids(argc - 1, argv + 1, cmd)) != 0)
 		return pgcmd_done(&pg, rc);
 	for (int i = 1; i < argc; i++)
