@@ -40,7 +40,7 @@ exact_payloads(void)
 {
 	return t_sqln("SELECT count(*) FROM chute.jobs j JOIN chute.payloads p"
 	    " USING (queue, id) WHERE p.body = convert_to('payload of ' ||"
-	    " j.origin_id || E'\\n', 'UTF8') AND j.size = length(p.body)");
+	    " p.origin_id || E'\\n', 'UTF8') AND j.size = length(p.body)");
 }
 
 /* How many times text occurs in the file at path. */
@@ -230,10 +230,10 @@ START_TEST(test_two_hosts_spools_with_the_same_names_both_arrive)
 	EXPECT(t_reap(b, 30000, "forward b") == 0, "b: %s", t_log_of(b));
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 40 &&
 	    t_sqln("SELECT count(DISTINCT id) FROM chute.jobs") == 40 &&
-	    t_sqln("SELECT count(DISTINCT origin) FROM chute.jobs") == 2,
+	    t_sqln("SELECT count(DISTINCT origin) FROM chute.payloads") == 2,
 	    "40 jobs under 40 IDs from 2 origins: %s", t_sql("SELECT string_agg("
-	    "origin || ':' || id, ' ') FROM chute.jobs"));
-	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE id = origin_id") == 20,
+	    "origin || ':' || id, ' ') FROM chute.payloads"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.payloads WHERE id = origin_id") == 20,
 	    "one of each pair kept its ID");
 	EXPECT(exact_payloads() == 40, "exact bytes");
 	/* The one that lost the race says which ID it got, on both sides. */
@@ -255,17 +255,27 @@ START_TEST(test_init_upgrades_a_version_1_database)
 {
 	pid_t fw;
 
-	EXPECT(t_pg_sql(t_uri, "DROP INDEX chute.jobs_origin; ALTER TABLE"
-	    " chute.jobs DROP COLUMN origin, DROP COLUMN origin_spool, DROP"
+	const char *src = getenv("CHUTE_SRCDIR");
+	char *sql = t_slurp(P("%s/tests/data/schema-v3.sql", src ? src : "."));
+
+	/* Version 1: version 3's dump (check_pgsql.c) without forward's parts. */
+	EXPECT(sql != NULL, "tests/data/schema-v3.sql: not found");
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0 && t_pg_sql(t_uri, "DROP INDEX"
+	    " chute.jobs_origin; ALTER TABLE chute.jobs DROP CONSTRAINT"
+	    " jobs_id_valid, DROP COLUMN origin, DROP COLUMN origin_spool, DROP"
 	    " COLUMN origin_id, DROP COLUMN origin_birth; UPDATE chute.version"
 	    " SET version = 1", NULL, 0) == 0, "back to 1: %s", t_pg_error());
+	free(sql);
 	t_drop("u1", body_of("u1"));
 	EXPECT(CHUTE("forward", T.spool, t_uri, "--drain") == 78 &&
 	    strstr(T.err, "run chute init"), "version 1 is refused: %s", T.err);
 	EXPECT(t_exists(SP("new", "u1")), "the job is back in new/");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init upgrades: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version 4, the current one");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 5,
+	    "version 5, the current one");
 	fw = FORWARD(T.spool, "fw.log", "--drain");
 	EXPECT(t_reap(fw, 30000, "forward") == 0, "forward: %s", t_log_of(fw));
 	EXPECT(exact_payloads() == 1, "u1 arrived");
@@ -302,7 +312,7 @@ START_TEST(test_a_name_taken_in_done_without_a_log_gets_a_derived_id)
 	log = t_slurp(SP("log", "x1"));
 	EXPECT(log == NULL || strstr(log, "forwarded") == NULL,
 	    "no log/x1 of the forwarded job: %s", log ? log : "");
-	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE origin_id = 'x1'")
+	EXPECT(t_sqln("SELECT count(*) FROM chute.payloads WHERE origin_id = 'x1'")
 	    == 1 && exact_payloads() == 1, "in the database once, exact");
 	EXPECT(strstr(t_log_of(fw), "renamed to=") != NULL, "said: %s",
 	    t_log_of(fw));
@@ -401,8 +411,8 @@ static void
 expect_500_once(void)
 {
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 500 &&
-	    t_sqln("SELECT count(DISTINCT origin_id) FROM chute.jobs") == 500 &&
-	    t_sqln("SELECT count(*) FROM chute.jobs WHERE id <> origin_id") == 0,
+	    t_sqln("SELECT count(DISTINCT origin_id) FROM chute.payloads") == 500 &&
+	    t_sqln("SELECT count(*) FROM chute.payloads WHERE id <> origin_id") == 0,
 	    "500 jobs, each once under its own ID: %ld rows",
 	    t_sqln("SELECT count(*) FROM chute.jobs"));
 	EXPECT(exact_payloads() == 500, "exact payloads: %ld", exact_payloads());
@@ -418,7 +428,7 @@ static int
 mark_left(bool *left, int n)
 {
 	const char *ids = t_sql("SELECT ',' || string_agg(origin_id, ',') || ',' "
-	    "FROM chute.jobs");
+	    "FROM chute.payloads");
 	int k = 0;
 
 	for (int i = 0; i < n; i++)

@@ -436,7 +436,7 @@ pg_in_every_state(void)
 	    (const char *)NULL);
 	WAIT_UNTIL(started("block"), 20000, "the blocking handler did not start");
 	pg_submit("queued", "queued\n");
-	psql("UPDATE chute.jobs SET run_at = now() - interval '120 seconds'"
+	psql("UPDATE chute.live SET run_at = now() - interval '120 seconds'"
 	    " WHERE id = 'queued'");
 	EXPECT(CHUTE("submit", uri, "--id", "later", "--delay", "1h") == 0,
 	    "submit --delay: %s", T.err);

@@ -49,7 +49,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 5, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -535,7 +535,7 @@ workers_run_all(int nworkers, int n)
 
 	submit_many(n);
 	/* Statistics as autovacuum keeps them on a queue in use. */
-	t_sql("ANALYZE chute.jobs, chute.payloads");
+	t_sql("ANALYZE chute.live, chute.finished, chute.payloads");
 	seq = payload_reads("seq_scan");
 	idx = payload_reads("idx_scan");
 	for (int i = 0; i < nworkers; i++)
@@ -618,9 +618,9 @@ START_TEST(test_a_submit_of_many_files_goes_in_batches_in_their_order)
 	    strlen(got)) == 0 && strlen(got) + 1 == strlen(want),
 	    "each job holds its file's bytes, in input order");
 	/* Each transaction that inserted rows left its own xmin on them. */
-	EXPECT(t_sqln("SELECT count(DISTINCT xmin::text) FROM chute.jobs") <= 3,
+	EXPECT(t_sqln("SELECT count(DISTINCT xmin::text) FROM chute.live") <= 3,
 	    "%ld transactions for %d jobs",
-	    t_sqln("SELECT count(DISTINCT xmin::text) FROM chute.jobs"), N);
+	    t_sqln("SELECT count(DISTINCT xmin::text) FROM chute.live"), N);
 	free(want);
 	free(got);
 	free(ids);
@@ -998,7 +998,7 @@ END_TEST
 static void
 bulk_jobs(const char *prefix, int n, const char *state, int in_s)
 {
-	t_sql(P("WITH j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
+	t_sql(P("WITH j AS (INSERT INTO chute.live (queue, id, state, run_at, size)"
 	    " SELECT 'default', '%s.' || i, '%s', now() + %d * interval '1 s', 1"
 	    " FROM generate_series(1, %d) i RETURNING id)"
 	    " INSERT INTO chute.payloads (queue, id, body)"
@@ -1048,15 +1048,15 @@ START_TEST(test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one)
 }
 END_TEST
 
-/* Every insert into chute.jobs fails with SQLSTATE code, from the server. */
+/* Every insert into chute.live fails with SQLSTATE code, from the server. */
 static void
 refuse_inserts(const char *code)
 {
-	t_sql(P("DROP TRIGGER IF EXISTS refuse ON chute.jobs;"
+	t_sql(P("DROP TRIGGER IF EXISTS refuse ON chute.live;"
 	    " CREATE OR REPLACE FUNCTION refuse() RETURNS trigger LANGUAGE"
 	    " plpgsql AS $$BEGIN RAISE EXCEPTION 'refused by the test'"
 	    " USING ERRCODE = TG_ARGV[0]; END$$;"
-	    " CREATE TRIGGER refuse BEFORE INSERT ON chute.jobs FOR EACH ROW"
+	    " CREATE TRIGGER refuse BEFORE INSERT ON chute.live FOR EACH ROW"
 	    " EXECUTE FUNCTION refuse('%s')", code));
 }
 
@@ -1080,7 +1080,7 @@ START_TEST(test_a_passing_server_error_is_75_and_a_lasting_one_74)
 	refuse_inserts("23514");
 	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri) == 74 && T.out[0] == '\0',
 	    "a check violation: 74: %s%s", T.out, T.err);
-	t_sql("DROP TRIGGER refuse ON chute.jobs");
+	t_sql("DROP TRIGGER refuse ON chute.live");
 	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri) == 0 && T.out[0] != '\0',
 	    "then accepted: %s", T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 1, "one job");
@@ -1113,13 +1113,13 @@ START_TEST(test_a_refused_outcome_batch_is_kept_and_sent_again)
 	t_sql("CREATE FUNCTION refuse_log() RETURNS trigger LANGUAGE plpgsql"
 	    " AS $$BEGIN RAISE EXCEPTION 'log refused by the test'"
 	    " USING ERRCODE = '23514'; END$$;"
-	    " CREATE TRIGGER refuse_log BEFORE INSERT ON chute.logs"
+	    " CREATE TRIGGER refuse_log BEFORE INSERT ON chute.finished"
 	    " FOR EACH ROW EXECUTE FUNCTION refuse_log()");
 	t_fleet_submit("default", "o", "x");
 	w = WORKER("--drain", "--", h_journal());
 	WAIT_UNTIL(strstr(t_log_of(w), "record outcomes") != NULL, 20000,
 	    "the refusal said: %s", t_log_of(w));
-	t_sql("DROP TRIGGER refuse_log ON chute.logs");
+	t_sql("DROP TRIGGER refuse_log ON chute.finished");
 	EXPECT(t_reap(w, 30000, "drain") == 0, "the worker drains: %s",
 	    t_log_of(w));
 	said = occurs(t_log_of(w), "record outcomes");
@@ -1144,10 +1144,10 @@ START_TEST(test_an_oversized_job_is_refused_and_a_flooding_log_is_capped)
 	t_fleet_submit("default", "flood", "x");
 	h = t_handler("h", "head -c 3000000 /dev/zero | tr '\\0' 'y'\n");
 	EXPECT(t_reap(WORKER("--drain", "--", h), 30000, "drain") == 0, "drain");
-	EXPECT(t_sqln("SELECT sum(length(body)) FROM chute.logs WHERE id = 'flood'")
+	EXPECT(t_sqln("SELECT sum(length(body)) FROM chute.job_logs WHERE id = 'flood'")
 	    < (2 << 20), "the log is capped");
 	/* The marker ends the kept part, beyond what T.out holds: ask psql. */
-	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood' AND"
+	EXPECT(t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'flood' AND"
 	    " position(convert_to('@chute log truncated', 'UTF8') IN body) > 0")
 	    == 1, "with a marker");
 	EXPECT(CHUTE("log", t_uri, "flood") == 0 && strncmp(T.out, "@chute ", 7) ==
@@ -1175,8 +1175,8 @@ START_TEST(test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk)
 	EXPECT(mkdir(RP("x"), 0700) == 0, "mkdir x");
 	t_write(RP("x/victim"), "precious\n");
 	t_write(RP("x/victim2"), "precious\n");
-	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT IF EXISTS jobs_id_valid");
-	t_sql(P("WITH j AS (INSERT INTO chute.jobs (queue, id, state, size)"
+	t_sql("ALTER TABLE chute.live DROP CONSTRAINT IF EXISTS jobs_id_valid");
+	t_sql(P("WITH j AS (INSERT INTO chute.live (queue, id, state, size)"
 	    " VALUES ('default', '%s', 'new', 1), ('default', '/../../%s', 'new', 1),"
 	    " ('default', '.hidden', 'new', 1), ('default', E'a\\nb', 'new', 1),"
 	    " ('default', 'good', 'new', 1) RETURNING id)"
@@ -1225,7 +1225,7 @@ START_TEST(test_a_claim_reply_of_more_rows_than_asked_is_bounded)
 	int rc;
 
 	t_sql("DO $$ BEGIN FOR i IN 1..200 LOOP"
-	    " EXECUTE format('CREATE TABLE chute.jobs_%s () INHERITS (chute.jobs)', i);"
+	    " EXECUTE format('CREATE TABLE chute.jobs_%s () INHERITS (chute.live)', i);"
 	    " EXECUTE format('INSERT INTO chute.jobs_%s (queue, id, state, size)"
 	    " VALUES (''default'', ''inh.%s'', ''new'', 1)', i, i);"
 	    " END LOOP; END $$;"
@@ -1242,47 +1242,6 @@ START_TEST(test_a_claim_reply_of_more_rows_than_asked_is_bounded)
 	free(v);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE attempts <> 1") == 0,
 	    "each counted once");
-}
-END_TEST
-
-/*
- * The upgrade from version 2 (the schema without jobs_id_valid) fails the
- * waiting and running jobs whose IDs it forbids, keeps finished ones, and
- * adds the constraint NOT VALID while any remain; validated where none do.
- */
-START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
-{
-	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
-	    " conname = 'jobs_id_valid'"), "t") == 0, "a fresh schema: validated");
-	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
-	    " UPDATE chute.version SET version = 2");
-	t_sql("INSERT INTO chute.jobs (queue, id, state, size, token) VALUES"
-	    " ('default', '../n', 'new', 1, NULL), ('default', E'd\\x1b[2J', 'defer', 1, NULL),"
-	    " ('default', '/c', 'cur', 1, 7), ('default', '.done', 'done', 1, NULL),"
-	    " ('default', 'fine', 'new', 1, NULL)");
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
-	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 4, "version 4");
-	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE state = 'failed'"
-	    " AND token IS NULL AND last LIKE 'refused: %'") == 3, "three failed: %s",
-	    t_sql("SELECT string_agg(id || ' ' || state, '; ') FROM chute.jobs"));
-	EXPECT(t_sqln("SELECT count(*) FROM chute.logs") == 3, "with a log line each");
-	EXPECT(strcmp(t_sql("SELECT state FROM chute.jobs WHERE id = '.done'"),
-	    "done") == 0 && strcmp(t_sql("SELECT state FROM chute.jobs WHERE"
-	    " id = 'fine'"), "new") == 0, "the finished and the good stay");
-	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
-	    " conname = 'jobs_id_valid'"), "f") == 0, "NOT VALID: one remains");
-	EXPECT(t_pg_sql(t_uri, "INSERT INTO chute.jobs (queue, id, state, size)"
-	    " VALUES ('default', 'a/b', 'new', 1)", NULL, 0) == 1, "a bad insert "
-	    "is refused now");
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
-	    "init again: %s%s", T.out, T.err);
-	t_sql("DELETE FROM chute.jobs WHERE id = '.done' OR state = 'failed';"
-	    " ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
-	    " UPDATE chute.version SET version = 2");
-	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
-	    " conname = 'jobs_id_valid'"), "t") == 0, "none left: validated");
 }
 END_TEST
 
@@ -1315,6 +1274,53 @@ v3_database(void)
 }
 
 /*
+ * The upgrade from version 2 (the schema without jobs_id_valid) fails the
+ * waiting and running jobs whose IDs it forbids, keeps finished ones, and
+ * adds the constraint NOT VALID while any remain; validated where none do.
+ * Version 5 then moves the finished ones, bad IDs and all, to
+ * chute.finished, whose own check is NOT VALID for the same reason.
+ */
+START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
+{
+	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid'"), "t") == 0, "a fresh schema: validated");
+	v3_database();
+	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
+	    " UPDATE chute.version SET version = 2");
+	t_sql("INSERT INTO chute.jobs (queue, id, state, size, token) VALUES"
+	    " ('default', '../n', 'new', 1, NULL), ('default', E'd\\x1b[2J', 'defer', 1, NULL),"
+	    " ('default', '/c', 'cur', 1, 7), ('default', '.done', 'done', 1, NULL),"
+	    " ('default', 'fine', 'new', 1, NULL)");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 5,
+	    "the current version");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
+	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
+	    t_sql("SELECT string_agg(id || ' ' || state, '; ') FROM chute.jobs"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs") == 3, "with a log line each");
+	EXPECT(strcmp(t_sql("SELECT state FROM chute.finished WHERE id = '.done'"),
+	    "done") == 0 && strcmp(t_sql("SELECT state FROM chute.live WHERE"
+	    " id = 'fine'"), "new") == 0, "the finished and the good stay");
+	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid'"), "f") == 0, "NOT VALID: one remained");
+	EXPECT(t_pg_sql(t_uri, "INSERT INTO chute.live (queue, id, state, size)"
+	    " VALUES ('default', 'a/b', 'new', 1)", NULL, 0) == 1, "a bad insert "
+	    "is refused now");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
+	    "init again: %s%s", T.out, T.err);
+	v3_database();
+	t_sql("ALTER TABLE chute.jobs DROP CONSTRAINT jobs_id_valid;"
+	    " UPDATE chute.version SET version = 2;"
+	    " INSERT INTO chute.jobs (queue, id, state, size) VALUES"
+	    " ('default', 'over', 'done', 1)");
+	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
+	EXPECT(strcmp(t_sql("SELECT convalidated FROM pg_constraint WHERE"
+	    " conname = 'jobs_id_valid'"), "t") == 0, "none left: validated");
+}
+END_TEST
+
+/*
  * `chute init URL` upgrades a database of version 3, as the code before
  * version 4 made it, in place: the tables of version 4 are added, the
  * jobs stay and run.  Every other command refuses version 3 until then.
@@ -1326,9 +1332,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 4 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 5 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 4 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 5 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1343,13 +1349,78 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 4 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 5 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
 	    " to_regclass('chute.workers') IS NOT NULL"), "t") == 0,
 	    "version 4, the check validated, the new tables there");
 }
+
+/*
+ * `chute init URL` upgrades a database that chute of schema version 4
+ * made and used (tests/data/schema-v4.sql: jobs in every state, logs, a
+ * job forwarded from a spool, a claim whose worker was killed) to version
+ * 5 in place, in one run: the finished jobs move to chute.finished, where
+ * a forwarded job came from to its payload, and every command reads and
+ * acts on them as before.  A second init changes nothing.
+ */
+START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	char *sql = t_slurp(P("%s/tests/data/schema-v4.sql", src ? src : "."));
+	static const char *const want[][2] = { { "n1", "n1 done attempts=1"
+	    " exit=0" }, { "ok1", "ok1 done attempts=1 exit=0" }, { "bad1",
+	    "bad1 failed attempts=1 exit=1" }, { "d1", "d1 defer attempts=0" },
+	    { "c1", "c1 cur attempts=1" }, { "fw2", "fw2 new attempts=0" } };
+
+	EXPECT(sql != NULL, "tests/data/schema-v4.sql: not found");
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version 4: %s",
+	    t_pg_error());
+	free(sql);
+	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
+	    "schema version 4"), "status on version 4: %s", T.err);
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 5 "
+	    "(upgraded)"), "init: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
+	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
+	    t_sqln("SELECT count(*) FROM chute.workers") == 2 &&
+	    t_sqln("SELECT count(*) FROM chute.logs") == 3, "rows: %s",
+	    t_sql("SELECT string_agg(id || ' ' || state, ', ') FROM chute.jobs"));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		EXPECT(CHUTE("status", t_uri, want[i][0]) == 0 &&
+		    strncmp(T.out, want[i][1], strlen(want[i][1])) == 0,
+		    "status %s: %s%s", want[i][0], T.out, T.err);
+	EXPECT(CHUTE("log", t_uri, "ok1") == 0 && strstr(T.out, "out of ok1\n")
+	    && strstr(T.out, "attempt=1 exit=0"), "log ok1: %s", T.out);
+	EXPECT(strcmp(t_sql("SELECT origin || ' ' || origin_spool || ' ' ||"
+	    " origin_id FROM chute.payloads WHERE id = 'fw2'"), "vm /tmp/exp/sp"
+	    " fw2") == 0, "fw2's origin is in its payload");
+	EXPECT(CHUTE("ls", t_uri, "failed") == 0 && strstr(T.out, "bad1"),
+	    "ls failed: %s", T.out);
+	EXPECT(CHUTE("retry", t_uri, "bad1") == 0 && CHUTE("cancel", t_uri,
+	    "d1") == 0, "retry bad1, cancel d1: %s", T.err);
+	/* c1's lease ran out long ago: recovered, run again. */
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(t_journal_has("c1", 2) && t_journal_has("fw2", 1) &&
+	    t_journal_has("bad1", 1) && !t_journal_has("d1", 1) &&
+	    !t_journal_has("n1", 1), "what ran");
+	EXPECT(CHUTE("log", t_uri, "bad1") == 0 && strstr(T.out, "out of bad1\n")
+	    && strstr(T.out, "reset by") && strstr(T.out, "attempt=1 exit=0"),
+	    "log bad1, both lives: %s", T.out);
+	EXPECT(CHUTE("stats", t_uri) == 0 && t_token(t_line_of(T.out, "done"),
+	    "5") && t_token(t_line_of(T.out, "failed"), "1"), "stats: %s", T.out);
+	EXPECT(CHUTE("purge", t_uri, "--older-than", "0s") == 0 &&
+	    strcmp(T.out, "purged 6\n") == 0, "purge: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.logs") == 0 &&
+	    t_sqln("SELECT count(*) FROM chute.payloads") == 0, "all gone");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
+	    "init again: %s%s", T.out, T.err);
+}
+END_TEST
 
 /*
  * A worker that finds a schema of another version cannot go on: it exits
@@ -1365,16 +1436,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 4: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 5: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 5");
+	t_sql("UPDATE chute.version SET version = 6");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 5") == 78 &&
-	    strstr(t_log_of(w), "schema version 5, this chute speaks 4: "
-	    "upgrade chute") != NULL, "on version 5: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 6") == 78 &&
+	    strstr(t_log_of(w), "schema version 6, this chute speaks 5: "
+	    "upgrade chute") != NULL, "on version 6: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
@@ -1505,7 +1576,7 @@ START_TEST(test_a_flooding_handler_s_local_log_is_capped_as_the_database_s)
 	free(v);
 	EXPECT(strcmp(t_sql("SELECT state FROM chute.jobs WHERE id = 'flood50'"),
 	    "done") == 0, "done");
-	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'flood50' AND"
+	EXPECT(t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'flood50' AND"
 	    " length(body) < (1 << 20) + 200 AND position(convert_to("
 	    "'@chute log truncated', 'UTF8') IN body) > 0") == 1, "stored capped, "
 	    "with the marker");
@@ -1520,8 +1591,10 @@ END_TEST
 START_TEST(test_status_of_a_queue_escapes_a_forged_last)
 {
 	t_fleet_submit("default", "forged", "x");
-	t_sql("UPDATE chute.jobs SET state = 'failed',"
-	    " last = E'nothing\\nforged done attempts=1 \\x1b[2J\\r' WHERE id = 'forged'");
+	t_sql("WITH g AS (DELETE FROM chute.live WHERE id = 'forged' RETURNING *)"
+	    " INSERT INTO chute.finished (queue, id, state, size, last) SELECT"
+	    " queue, id, 'failed', size, E'nothing\\nforged done attempts=1"
+	    " \\x1b[2J\\r' FROM g");
 	EXPECT(CHUTE("status", t_uri, "forged") == 0, "status: %s", T.err);
 	EXPECT(t_nlines(T.out) == 1 && strchr(T.out, '\033') == NULL &&
 	    strchr(T.out, '\r') == NULL && strstr(T.out, "\\n"),
@@ -1573,9 +1646,10 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	EXPECT(wj && strstr(wj, "pa ok\n") && strstr(wj, "pb fail\n") &&
 	    strstr(wj, "pc retry\n"), "the workers read: %s", t_snip(wj));
 	free(wj);
-	EXPECT(t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'pa'") == 1 &&
-	    t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'pc'") == 2,
-	    "one log per attempt");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'pa'") == 1 &&
+	    t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'pc'") == 2 &&
+	    t_sqln("SELECT count(*) FROM chute.logs WHERE id = 'pc'") == 1,
+	    "one log per attempt, the last one's in its finished row");
 	EXPECT(CHUTE("log", t_uri, "pa") == 0 && strstr(T.out,
 	    "attempt=1 start\n") && strstr(T.out, "attempt=1 reply=ok"),
 	    "log pa: %s%s", T.out, T.err);
@@ -1637,6 +1711,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_a_version_4_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
 	tcase_add_test(tc, test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why);
 	tcase_add_test(tc, test_a_worker_row_with_an_absurd_lease_breaks_no_statement);

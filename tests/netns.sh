@@ -485,11 +485,18 @@ audit_install() {
 	    new_state text, old_token bigint, new_token bigint, app text,
 	    expired boolean);
 	  CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+	    IF TG_OP = 'DELETE' THEN
+	      INSERT INTO audit (id, old_state, new_state, old_token, app, expired)
+	      SELECT OLD.id, OLD.state, f.state, OLD.token,
+	        current_setting('application_name'), OLD.lease_until < now()
+	      FROM chute.finished f WHERE f.queue = OLD.queue AND f.id = OLD.id;
+	      RETURN OLD;
+	    END IF;
 	    INSERT INTO audit (id, old_state, new_state, old_token, new_token, app, expired)
 	    VALUES (NEW.id, OLD.state, NEW.state, OLD.token, NEW.token,
 	      current_setting('application_name'), OLD.lease_until < now());
 	    RETURN NEW; END \$\$;
-	  CREATE TRIGGER audit AFTER UPDATE ON chute.jobs FOR EACH ROW EXECUTE FUNCTION audit()"
+	  CREATE TRIGGER audit AFTER UPDATE OR DELETE ON chute.live FOR EACH ROW EXECUTE FUNCTION audit()"
 }
 
 # pair_fresh: a new primary (and no standby), for a scenario that needs a

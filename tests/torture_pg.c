@@ -27,9 +27,10 @@
  *    when its worker is killed: fleet.md, "Leases and fencing"), so the
  *    grandchild, which would outlive a 2 s lease, must be gone by then.
  *    CONCURRENT means a process of the previous run was still alive.
- *  - the audit: a trigger on chute.jobs (torture.audit, installed after
- *    `chute init`) writes one row per inserted or updated job row, in the
- *    same transaction: old and new state, attempts, token, the claiming
+ *  - the audit: a trigger on chute.live (torture.audit, installed after
+ *    `chute init`) writes one row per inserted or updated job row, and
+ *    per row that moved to chute.finished (as an update), in the same
+ *    transaction: old and new state, attempts, token, the claiming
  *    worker, whether the old lease had expired and the job was due by the
  *    statement's now(), and the application_name of the session (worker N
  *    connects as twN: the URI's application_name overrides chute's).  For
@@ -650,7 +651,8 @@ sql_or_die(const char *q, char **out)
 
 /*
  * The audit (see the top of this file): one row per change of a row of
- * chute.jobs, written by the transaction that made it.
+ * chute.live (the jobs that can still run), written by the transaction
+ * that made it.
  */
 static const char audit_sql[] =
     "CREATE SCHEMA torture;"
@@ -662,6 +664,7 @@ static const char audit_sql[] =
     " new_token bigint, worker text, expired boolean, due boolean,"
     " last text);"
     "CREATE FUNCTION torture.audit() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " DECLARE f chute.finished;"
     " BEGIN"
     "  IF TG_OP = 'INSERT' THEN"
     "   INSERT INTO torture.audit (op, queue, id, new_state, new_attempts,"
@@ -669,9 +672,24 @@ static const char audit_sql[] =
     "    NEW.attempts, NEW.token, NEW.worker, NEW.last);"
     "   RETURN NULL;"
     "  END IF;"
+    /*
+     * Version 5: a job that ends leaves chute.live for chute.finished in
+     * one statement, whose row this AFTER trigger sees: one change, as
+     * the UPDATE of before was.
+     */
     "  IF TG_OP = 'DELETE' THEN"
-    "   INSERT INTO torture.audit (op, queue, id, old_state)"
-    "    VALUES ('D', OLD.queue, OLD.id, OLD.state);"
+    "   SELECT * INTO f FROM chute.finished WHERE queue = OLD.queue"
+    "    AND id = OLD.id;"
+    "   IF NOT FOUND THEN"
+    "    INSERT INTO torture.audit (op, queue, id, old_state)"
+    "     VALUES ('D', OLD.queue, OLD.id, OLD.state);"
+    "    RETURN NULL;"
+    "   END IF;"
+    "   INSERT INTO torture.audit (op, queue, id, old_state, new_state,"
+    "    old_attempts, new_attempts, old_token, new_token, worker, expired,"
+    "    due, last) VALUES ('U', OLD.queue, OLD.id, OLD.state, f.state,"
+    "    OLD.attempts, f.attempts, OLD.token, NULL, OLD.worker,"
+    "    OLD.lease_until < now(), OLD.run_at <= now(), f.last);"
     "   RETURN NULL;"
     "  END IF;"
     "  INSERT INTO torture.audit (op, queue, id, old_state, new_state,"
@@ -683,7 +701,7 @@ static const char audit_sql[] =
     "  RETURN NULL;"
     " END $$;"
     "CREATE TRIGGER torture_audit AFTER INSERT OR UPDATE OR DELETE"
-    " ON chute.jobs FOR EACH ROW EXECUTE FUNCTION torture.audit();";
+    " ON chute.live FOR EACH ROW EXECUTE FUNCTION torture.audit();";
 
 /* Jobs not finished yet, for the submitters' brake; 0 if it cannot tell. */
 static int
@@ -2027,10 +2045,11 @@ check_edge(void)
 				violation("%s: still in the spool's %s/",
 				    jobs[j].id, elsewhere[i]);
 	}
-	sql_or_die("SELECT j.id, j.origin_id, j.origin_spool,"
-	    " coalesce(encode(p.body, 'hex'), '') FROM chute.jobs j"
-	    " LEFT JOIN chute.payloads p USING (queue, id)"
-	    " WHERE j.origin IS NOT NULL", &out);
+	/* Where a job came from is in its payload's row (version 5). */
+	sql_or_die("SELECT j.id, p.origin_id, p.origin_spool,"
+	    " coalesce(encode(p.body, 'hex'), '') FROM chute.payloads p"
+	    " LEFT JOIN chute.jobs j USING (queue, id)"
+	    " WHERE p.origin IS NOT NULL", &out);
 	for (line = strtok_r(out, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
 		if (fields(line, f, 4) == 4)

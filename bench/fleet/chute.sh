@@ -104,9 +104,10 @@ wait_until() {
 sql() { "$PG_BIN/psql" "$URI" -qAt -v ON_ERROR_STOP=1 "$@"; }
 
 # bulk STATE N FIRST: N jobs with IDs FIRST.. in one INSERT ... SELECT generate_series each
-# for chute.jobs and chute.payloads (the same statement, as `chute submit` does), as the peers'
-# jobs are added in bulk beforehand. IDs have the shape of generated ones; the payload is the
-# peers' {"i":N}. 'new' jobs are due now; 'done' ones finished a day ago, with their log row.
+# for chute.live (or chute.finished) and chute.payloads (the same statement, as `chute submit`
+# does), as the peers' jobs are added in bulk beforehand. IDs have the shape of generated ones;
+# the payload is the peers' {"i":N}. 'new' jobs are due now; 'done' ones finished a day ago,
+# with their log in their row, as an outcome leaves it (schema version 5).
 bulk() {
 	local state=$1 n=$2 first=$3
 	sql -v n="$n" -v first="$first" -v state="$state" <<-'SQL'
@@ -115,14 +116,11 @@ bulk() {
 				lpad((i % 1000000)::text, 6, '0')) AS id,
 			       convert_to('{"i":' || i || '}', 'UTF8') AS body
 			FROM generate_series(:first::bigint, :first::bigint + :n - 1) i),
-		j AS (INSERT INTO chute.jobs (queue, id, state, run_at, attempts, last, size)
-			SELECT 'default', id, :'state',
-			       CASE :'state' WHEN 'new' THEN now() ELSE now() - interval '1 day' END,
-			       CASE :'state' WHEN 'new' THEN 0 ELSE 1 END,
-			       CASE :'state' WHEN 'new' THEN '' ELSE 'reply=ok' END, length(body)
-			FROM src),
-		l AS (INSERT INTO chute.logs (queue, id, body)
-			SELECT 'default', id, convert_to('@chute attempt=1 start' || chr(10) ||
+		j AS (INSERT INTO chute.live (queue, id, state, run_at, size)
+			SELECT 'default', id, 'new', now(), length(body) FROM src WHERE :'state' = 'new'),
+		f AS (INSERT INTO chute.finished (queue, id, state, run_at, attempts, last, size, log)
+			SELECT 'default', id, 'done', now() - interval '1 day', 1, 'reply=ok', length(body),
+			       convert_to('@chute attempt=1 start' || chr(10) ||
 			       '@chute attempt=1 reply=ok time=1ms' || chr(10), 'UTF8')
 			FROM src WHERE :'state' <> 'new')
 		INSERT INTO chute.payloads (queue, id, body) SELECT 'default', id, body FROM src;
@@ -132,7 +130,7 @@ bulk() {
 # A fresh database gets chute's schema, its jobs, then ANALYZE and CHECKPOINT, as lib.js
 # does for the peers (statistics of the filled table; the fill's dirty pages written).
 # With VACUUM=1 (the claim rows), VACUUM ANALYZE instead: a backlog that built up over
-# time has been vacuumed on the way (chute.jobs: autovacuum every 10,000 inserts), and
+# time has been vacuumed on the way (chute.live: autovacuum every 10,000 inserts), and
 # the insert-triggered vacuum of a million fresh rows would otherwise run during the
 # timed window, as raw.sh avoids for its table too.
 prepare() {
@@ -349,10 +347,10 @@ m_claim() {
 	r=$(steady "$st" "$k1" "$measure")
 	# pg_stat counters are flushed by each backend at its exit and at most every second.
 	sleep 1.5
-	read -r dead jobs due <<<"$(sql -F ' ' -c "SELECT n_dead_tup, pg_relation_size('chute.jobs'),
-		pg_relation_size('chute.jobs_due') FROM pg_stat_user_tables WHERE relid = 'chute.jobs'::regclass")"
+	read -r dead jobs due <<<"$(sql -F ' ' -c "SELECT n_dead_tup, pg_relation_size('chute.live'),
+		pg_relation_size('chute.jobs_due') FROM pg_stat_user_tables WHERE relid = 'chute.live'::regclass")"
 	say "claim, $queued queued, $finished finished: $n jobs in $s s, $(rate "$n" "$s")/s; jobs $k1 to $measure at $r/s;" \
-		"n_dead_tup $dead, chute.jobs $((jobs / 1024)) KiB, jobs_due $((due / 1024)) KiB"
+		"n_dead_tup $dead, chute.live $((jobs / 1024)) KiB, jobs_due $((due / 1024)) KiB"
 	echo "$n $s $(rate "$n" "$s") - - steady_${k1}_${measure}=$r,n_dead_tup=$dead,jobs_kib=$((jobs / 1024)),jobs_due_kib=$((due / 1024)),$(cpu_notes "$n" "$s" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
 }
 

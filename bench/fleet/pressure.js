@@ -138,15 +138,15 @@ function selfCpu() {
 const CHUTE_SUBMIT = // src/chute-pgsql/pg_cmd_submit.c, the statement of `chute submit URL FILE`
 	"WITH b AS MATERIALIZED (SELECT * FROM unnest($2::text[], $3::bytea[])" +
 	" WITH ORDINALITY AS b(id, body, n))," +
-	" j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)" +
-	" SELECT $1, id, CASE WHEN $4::bigint IS NULL AND $5::bigint IS NULL" +
+	" p AS (INSERT INTO chute.payloads (queue, id, body)" +
+	" SELECT $1, id, body FROM b ORDER BY n ON CONFLICT DO NOTHING RETURNING id)," +
+	" j AS (INSERT INTO chute.live (queue, id, state, run_at, size)" +
+	" SELECT $1, b.id, CASE WHEN $4::bigint IS NULL AND $5::bigint IS NULL" +
 	" THEN 'new' ELSE 'defer' END," +
 	" CASE WHEN $5::bigint IS NOT NULL THEN to_timestamp($5::bigint / 1000.0)" +
 	" WHEN $4::bigint IS NOT NULL THEN now() + $4::bigint * interval" +
-	" '1 millisecond' ELSE now() END, octet_length(body) FROM b ORDER BY n" +
-	" ON CONFLICT DO NOTHING RETURNING id)," +
-	" p AS (INSERT INTO chute.payloads (queue, id, body)" +
-	" SELECT $1, b.id, b.body FROM b JOIN j ON j.id = b.id)," +
+	" '1 millisecond' ELSE now() END, octet_length(b.body) FROM b" +
+	" JOIN p ON p.id = b.id ORDER BY b.n RETURNING id)," +
 	" w AS (SELECT pg_notify('chute', $1) FROM (SELECT FROM j LIMIT 1) x)" +
 	" SELECT b.n FROM b JOIN j ON j.id = b.id" +
 	" WHERE (SELECT count(*) FROM w) >= 0 ORDER BY b.n";
@@ -156,8 +156,8 @@ const HOST = os.hostname().split(".")[0];
 const systems = {
 	chute: {
 		schema: "chute",
-		hot: ["chute.jobs"],
-		depthSql: "SELECT count(*)::int FROM chute.jobs WHERE queue = 'default' AND state IN ('new', 'cur', 'defer')",
+		hot: ["chute.live", "chute.finished"],
+		depthSql: "SELECT count(*)::int FROM chute.live WHERE queue = 'default' AND state IN ('new', 'cur', 'defer')",
 		async setup(uri) {
 			const r = spawnSync(process.env.CHUTE, ["init", uri], { stdio: ["ignore", "ignore", "inherit"] });
 			if (r.status !== 0) die(`chute init failed (${r.status})`);

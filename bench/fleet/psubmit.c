@@ -48,13 +48,12 @@ run(PGconn *c, const char *sql, int n, const char *const *p, const int *len, con
 int
 main(int argc, char *argv[])
 {
-	/* src/pg_cmd.c insert(), for a job due now. */
+	/* chute submit's statement (src/chute-pgsql/pg_cmd_submit.c), for a job due now. */
 	static const char insert[] =
-	    "WITH j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
-	    " VALUES ($1, $2, 'new', now(), $3::bigint)"
-	    " ON CONFLICT DO NOTHING RETURNING queue, id)"
-	    " INSERT INTO chute.payloads (queue, id, body)"
-	    " SELECT queue, id, $4 FROM j";
+	    "WITH p AS (INSERT INTO chute.payloads (queue, id, body)"
+	    " VALUES ($1, $2, $4) ON CONFLICT DO NOTHING RETURNING queue, id)"
+	    " INSERT INTO chute.live (queue, id, state, run_at, size)"
+	    " SELECT queue, id, 'new', now(), $3::bigint FROM p";
 	struct timespec t0, due;
 	char host[64] = "localhost", id[128], body[64], size[24];
 	long count, gap;

@@ -63,7 +63,7 @@ workers() {
 
 # backlog URI: a million due, 2,000 running.
 backlog() {
-	sql "$1" "INSERT INTO chute.jobs (queue, id, state, run_at, size, token,
+	sql "$1" "INSERT INTO chute.live (queue, id, state, run_at, size, token,
 	    worker, claimed, lease_until, attempts)
 	  SELECT 'default', 'j' || i, CASE WHEN i <= 2000 THEN 'cur' ELSE 'new' END,
 	    now() - interval '1 h' + i * interval '3 ms', 100,
@@ -75,22 +75,24 @@ backlog() {
 	  FROM generate_series(1, 1000000) i"
 	sql "$1" "SELECT setval('chute.fence', 1000001)" >/dev/null
 	workers "$1"
-	sql "$1" "VACUUM ANALYZE chute.jobs"
+	sql "$1" "VACUUM ANALYZE chute.live"
+	sql "$1" "VACUUM ANALYZE chute.finished"
 	sql "$1" "VACUUM ANALYZE chute.workers"
 }
 
 # load URI HOT: the million rows, and the workers.
 load() {
 	[[ $2 != backlog ]] || { backlog "$1"; return; }
-	sql "$1" "INSERT INTO chute.jobs (queue, id, state, run_at, size, attempts,
-	    last, token, worker, claimed, lease_until)
-	  SELECT 'default', 'j' || i, s, t, 100, 1,
+	# Finished jobs have a table of their own (schema version 5): the same
+	# rows, each in its table.
+	sql "$1" "CREATE TEMP TABLE m AS SELECT 'default'::text AS queue, 'j' || i AS id, s AS state,
+	    t AS run_at, 100 AS size, 1 AS attempts,
 	    CASE s WHEN 'failed' THEN 'exit=' || (i % 7 + 1) WHEN 'done' THEN
-	    'exit=0' ELSE '' END,
-	    CASE s WHEN 'cur' THEN i END,
-	    CASE s WHEN 'cur' THEN 'host' || (i % 50) || ':' || (1000 + i % 50) END,
-	    CASE s WHEN 'cur' THEN now() - (i % 600) * interval '1 s' END,
-	    CASE s WHEN 'cur' THEN now() + interval '30 s' END
+	    'exit=0' ELSE '' END AS last,
+	    CASE s WHEN 'cur' THEN i END AS token,
+	    CASE s WHEN 'cur' THEN 'host' || (i % 50) || ':' || (1000 + i % 50) END AS worker,
+	    CASE s WHEN 'cur' THEN now() - (i % 600) * interval '1 s' END AS claimed,
+	    CASE s WHEN 'cur' THEN now() + interval '30 s' END AS lease_until
 	  FROM (SELECT i, CASE
 	      WHEN i <= 600 THEN 'done'
 	      WHEN i <= 960000 THEN 'done'
@@ -104,13 +106,19 @@ load() {
 	      WHEN i <= 990000 THEN now() - (i % 3600) * interval '1 s'
 	      WHEN i <= 998000 THEN now() + (i % 3600) * interval '1 s'
 	      ELSE now() - interval '1 h' END AS t
-	    FROM generate_series(1, 1000000) i) x"
+	    FROM generate_series(1, 1000000) i) x;
+	  INSERT INTO chute.live (queue, id, state, run_at, size, attempts, last, token,
+	    worker, claimed, lease_until) SELECT * FROM m WHERE state IN ('new', 'cur', 'defer');
+	  INSERT INTO chute.finished (queue, id, state, run_at, size, attempts, last)
+	    SELECT queue, id, state, run_at, size, attempts, last FROM m
+	    WHERE state IN ('done', 'failed')"
 	sql "$1" "SELECT setval('chute.fence', 1000001)" >/dev/null
 	workers "$1"
-	sql "$1" "VACUUM ANALYZE chute.jobs"
+	sql "$1" "VACUUM ANALYZE chute.live"
+	sql "$1" "VACUUM ANALYZE chute.finished"
 	sql "$1" "VACUUM ANALYZE chute.workers"
 	[[ $2 == hot ]] || return 0
-	sql "$1" "INSERT INTO chute.jobs (queue, id, state, run_at, size, attempts, last)
+	sql "$1" "INSERT INTO chute.finished (queue, id, state, run_at, size, attempts, last)
 	  SELECT 'default', 'h' || i, 'done', now() - (i % 60) * interval '1 s', 100, 1,
 	    'exit=0' FROM generate_series(1, 30000) i"
 }

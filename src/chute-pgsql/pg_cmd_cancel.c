@@ -21,20 +21,22 @@
 #include "chute-pgsql/pg_cmd.h"
 
 /*
- * new, defer or cur -> failed, in one statement; the claim's token goes,
- * so the outcome of a handler still running is refused.  Its worker is
- * told at once (NOTIFY), and at its next lease renewal at the latest.
+ * new, defer or cur -> failed, in one statement: the row moves from
+ * chute.live to chute.finished, and the claim's token goes with it, so
+ * the outcome of a handler still running is refused.  Its worker is told
+ * at once (NOTIFY), and at its next lease renewal at the latest.
  */
 int
 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
     size_t len)
 {
 	static const char sql[] =
-	    "WITH old AS (SELECT state FROM chute.jobs WHERE queue = $1"
-	    " AND id = $2 AND state IN ('new', 'cur', 'defer') FOR UPDATE)"
-	    " UPDATE chute.jobs j SET state = 'failed', last = 'cancelled',"
-	    " run_at = now(), token = NULL, worker = NULL, lease_until = NULL"
-	    " FROM old WHERE j.queue = $1 AND j.id = $2 RETURNING old.state";
+	    "WITH gone AS (DELETE FROM chute.live WHERE queue = $1"
+	    " AND id = $2 RETURNING *),"
+	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
+	    " SELECT queue, id, 'failed', now(), attempts, 'cancelled', size,"
+	    " created, claimed FROM gone)"
+	    " SELECT state FROM gone";
 	const char *p[2] = { pg->queue, id };
 	char text[256], note[NAME_MAX + 160];
 	const char *n[1] = { note };

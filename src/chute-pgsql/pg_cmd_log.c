@@ -37,7 +37,7 @@ job_exists(struct pg *pg, const char *id)
 int
 pgcmd_log(int argc, char **argv)
 {
-	static const char sql[] = "SELECT body FROM chute.logs"
+	static const char sql[] = "SELECT body FROM chute.job_logs"
 	    " WHERE queue = $1 AND id = $2 ORDER BY seq";
 	const char *p[2];
 	struct pg pg;

@@ -23,8 +23,8 @@ int
 pgcmd_purge(int argc, char **argv)
 {
 	static const char sql[] =
-	    "WITH gone AS (DELETE FROM chute.jobs WHERE queue = $1"
-	    " AND state IN ('done', 'failed') AND ($3::text IS NULL OR state = $3)"
+	    "WITH gone AS (DELETE FROM chute.finished WHERE queue = $1"
+	    " AND ($3::text IS NULL OR state = $3)"
 	    " AND run_at < now() - $2::bigint * interval '1 millisecond'"
 	    " RETURNING id),"
 	    " p AS (DELETE FROM chute.payloads WHERE queue = $1"

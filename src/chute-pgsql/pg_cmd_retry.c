@@ -24,8 +24,15 @@ pgcmd_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
     size_t len)
 {
 	static const char sql[] =
-	    "UPDATE chute.jobs SET state = 'new', attempts = 0, last = '',"
-	    " run_at = now() WHERE queue = $1 AND id = $2 AND state = 'failed'";
+	    "WITH back AS (DELETE FROM chute.finished WHERE queue = $1"
+	    " AND id = $2 AND state = 'failed' RETURNING *),"
+	    " live AS (INSERT INTO chute.live (queue, id, state, run_at, size,"
+	    " created, claimed) SELECT queue, id, 'new', now(), size, created,"
+	    " claimed FROM back),"
+	    /* The last attempt's log, kept in the finished row, stays. */
+	    " kept AS (INSERT INTO chute.logs (queue, id, body) SELECT queue,"
+	    " id, log FROM back WHERE log IS NOT NULL)"
+	    " SELECT id FROM back";
 	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
 	char text[256];
 	PGresult *r = pg_exec(pg, sql, 2, p);
@@ -33,7 +40,7 @@ pgcmd_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 
 	if (r == NULL)
 		return pg_fail_msg(pg, "retry", msg, len);
-	rows = atoi(PQcmdTuples(r));
+	rows = PQntuples(r);
 	PQclear(r);
 	if (rows == 0)
 		return pgcmd_why_not(pg, id, "retry", msg, len);

@@ -78,22 +78,23 @@ slurp(int fd, size_t *len)
 
 /*
  * One statement for the batch: each job's row and payload, unless its ID
- * is taken, and one notification for the workers, sent with the commit
+ * is taken (the payload goes in first: its key holds every job's ID,
+ * waiting or finished, until purge), and one notification for the workers, sent with the commit
  * that makes the rows visible.  Rows: the position (1..) of each job
  * inserted.
  */
 static const char insert_sql[] =
 "WITH b AS MATERIALIZED (SELECT * FROM unnest($2::text[], $3::bytea[])"
 " WITH ORDINALITY AS b(id, body, n)),"
-" j AS (INSERT INTO chute.jobs (queue, id, state, run_at, size)"
-" SELECT $1, id, CASE WHEN $4::bigint IS NULL AND $5::bigint IS NULL"
+" p AS (INSERT INTO chute.payloads (queue, id, body)"
+" SELECT $1, id, body FROM b ORDER BY n ON CONFLICT DO NOTHING RETURNING id),"
+" j AS (INSERT INTO chute.live (queue, id, state, run_at, size)"
+" SELECT $1, b.id, CASE WHEN $4::bigint IS NULL AND $5::bigint IS NULL"
 " THEN 'new' ELSE 'defer' END,"
 " CASE WHEN $5::bigint IS NOT NULL THEN to_timestamp($5::bigint / 1000.0)"
 " WHEN $4::bigint IS NOT NULL THEN now() + $4::bigint * interval"
-" '1 millisecond' ELSE now() END, octet_length(body) FROM b ORDER BY n"
-" ON CONFLICT DO NOTHING RETURNING id),"
-" p AS (INSERT INTO chute.payloads (queue, id, body)"
-" SELECT $1, b.id, b.body FROM b JOIN j ON j.id = b.id),"
+" '1 millisecond' ELSE now() END, octet_length(b.body) FROM b"
+" JOIN p ON p.id = b.id ORDER BY b.n RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n FROM b JOIN j ON j.id = b.id"
 " WHERE (SELECT count(*) FROM w) >= 0 ORDER BY b.n";

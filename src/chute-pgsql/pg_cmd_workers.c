@@ -24,7 +24,7 @@
  * hundred rows at most.  Both statements in one snapshot.
  */
 static const char workers_sql[] =
-    "WITH held AS (SELECT worker, count(*) AS n FROM chute.jobs"
+    "WITH held AS (SELECT worker, count(*) AS n FROM chute.live"
     " WHERE queue = $1 AND state = 'cur' GROUP BY worker)"
     " SELECT w.worker, w.host, w.pid, w.queue, w.slots, coalesce(h.n, 0),"
     " w.version, (extract(epoch FROM now() - w.started) * 1000)::bigint,"
@@ -37,7 +37,7 @@ static const char workers_sql[] =
 static const char held_sql[] =
     "SELECT j.worker, j.id,"
     " (extract(epoch FROM j.lease_until - now()) * 1000)::bigint"
-    " FROM chute.jobs j JOIN chute.workers w ON w.worker = j.worker"
+    " FROM chute.live j JOIN chute.workers w ON w.worker = j.worker"
     " WHERE j.queue = $1 AND j.state = 'cur' AND (w.stopped IS NOT NULL"
     " OR w.seen + " PG_WORKER_LEASE("w.") " <= now())"
     " ORDER BY j.worker, j.lease_until, j.id LIMIT $2::integer";

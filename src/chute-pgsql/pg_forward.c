@@ -257,7 +257,9 @@ batch_retake(struct batch *b)
  * One statement inserts a batch: each job under the ID in $6 (its local
  * ID, or a derived one when that was taken), unless a row of the same
  * origin is there already (sent before a crash or a lost connection) or
- * the ID is taken.  Rows: for each job in order, the ID it was inserted
+ * the ID is taken: the payload goes in first, and its key and its unique
+ * origin (payloads_origin) decide, for a job waiting in chute.live and
+ * one finished alike.  Rows: for each job in order, the ID it was inserted
  * under now, or the queue and ID of the row from an earlier try, or
  * neither (the ID is taken: derive one and send it again).  Workers are
  * told in the same statement (w, run once by the WHERE's subquery): one
@@ -267,17 +269,17 @@ batch_retake(struct batch *b)
 static const char insert_sql[] =
 "WITH b AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::text[],"
 " $6::text[], $7::bytea[]) WITH ORDINALITY AS b(lid, birth, did, body, n)),"
-" j AS (INSERT INTO chute.jobs (queue, id, state, size, origin,"
-" origin_spool, origin_id, origin_birth)"
-" SELECT $1, did, 'new', octet_length(body), $2, $3, lid, birth FROM b"
+" p AS (INSERT INTO chute.payloads (queue, id, body, origin, origin_spool,"
+" origin_id, origin_birth) SELECT $1, did, body, $2, $3, lid, birth FROM b"
 " ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
-" p AS (INSERT INTO chute.payloads (queue, id, body)"
-" SELECT $1, j.id, b.body FROM j JOIN b ON b.lid = j.origin_id),"
+" j AS (INSERT INTO chute.live (queue, id, state, size)"
+" SELECT $1, p.id, 'new', octet_length(b.body) FROM p"
+" JOIN b ON b.lid = p.origin_id ORDER BY b.n RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
-" SELECT b.n, j.id, f.queue, f.id FROM b"
-" LEFT JOIN j ON j.origin_id = b.lid"
-" LEFT JOIN LATERAL (SELECT o.queue, o.id FROM chute.jobs o"
-" WHERE j.id IS NULL AND o.origin = $2 AND o.origin_spool = $3"
+" SELECT b.n, p.id, f.queue, f.id FROM b"
+" LEFT JOIN p ON p.origin_id = b.lid"
+" LEFT JOIN LATERAL (SELECT o.queue, o.id FROM chute.payloads o"
+" WHERE p.id IS NULL AND o.origin = $2 AND o.origin_spool = $3"
 " AND o.origin_id = b.lid AND o.origin_birth = b.birth LIMIT 1) f ON true"
 " WHERE (SELECT count(*) FROM w) >= 0"
 " ORDER BY b.n";

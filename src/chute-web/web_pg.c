@@ -231,7 +231,7 @@ log_span(struct wpg *g, const char *id, struct web_job *j, long long *seq,
     long long *from, char *err, size_t len)
 {
 	static const char sql[] = "SELECT seq, octet_length(body) FROM"
-	    " chute.logs WHERE queue = $1 AND id = $2 ORDER BY seq DESC"
+	    " chute.job_logs WHERE queue = $1 AND id = $2 ORDER BY seq DESC"
 	    " LIMIT 1000";
 	const char *p[2] = { g->req.queue, id };
 	PGresult *r = query(g, sql, 2, p, false, err, len);
@@ -262,7 +262,7 @@ job_log(struct wpg *g, const char *id, struct web_job *j, char *err,
     size_t len)
 {
 	static const char sql[] = "SELECT CASE WHEN seq = $3::bigint THEN"
-	    " substring(body FROM $4::integer) ELSE body END FROM chute.logs"
+	    " substring(body FROM $4::integer) ELSE body END FROM chute.job_logs"
 	    " WHERE queue = $1 AND id = $2 AND seq >= $3::bigint ORDER BY seq";
 	long long seq = 0, from = 1;
 	char s[24], f[24];

@@ -13,8 +13,12 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	4		/* 2: jobs forwarded from spools; 3: IDs checked;
-					   4: workers, paused queues, claim times */
+#define PG_SCHEMA_VERSION	5		/* 2: jobs forwarded from spools; 3: IDs checked;
+					   4: workers, paused queues, claim times;
+					   5: finished jobs in a table of their own */
+/* What a row keeps when it moves from chute.live to chute.finished. */
+#define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created, claimed"
+#define PG_LOG_LAST_SEQ		"9223372036854775807"	/* chute.job_logs: the last attempt's */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
 #define PG_LOG_CAP		(1 << 20)	/* log bytes kept per attempt */

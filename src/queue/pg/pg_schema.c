@@ -192,6 +192,86 @@ static const char schema[] =
 " ON queue, state FROM chute.jobs;\n";
 
 /*
+ * Version 5: finished jobs leave the hot table.  A job's row lives in
+ * chute.live while it is new, cur or defer, and moves to chute.finished
+ * when it ends (an outcome's DELETE ... RETURNING feeding an INSERT, one
+ * statement): the table every claim, renewal and outcome mutates holds
+ * only the jobs that can still run, however many finished ones are kept,
+ * and a finished row is written once, appended, never updated, until
+ * purge or retry takes it.  The attempt that finishes a job keeps its
+ * log in the finished row (log), not in a row of chute.logs of its own;
+ * the view chute.job_logs is a job's whole log, in order.  chute.jobs is
+ * a view of both tables, as the table of that name held before, for
+ * every reader (status, wait, ls, stats, the views, psql at 3 a.m.): each
+ * table's CHECK on state lets the planner skip the other where a query
+ * names states (constraint_exclusion = partition, the default, examines
+ * UNION ALL branches).  A job's ID is unique in its queue across both:
+ * the key of chute.payloads, which holds a row for every job from submit
+ * to purge, is the anchor (submit and forward insert the payload first),
+ * and where a forwarded job came from moves to its payload, whose unique
+ * index payloads_origin keeps a batch sent twice from inserting twice.
+ * chute.finished has no check of IDs: its rows name no file anywhere, a
+ * retry takes one back only through chute.live's jobs_id_valid, and a
+ * row with a forbidden ID (past that check: see version 3) must be able
+ * to end there, failed with its reason.  Run once, on a database of
+ * version 4 (an older one is brought to 4 first); its finished jobs are
+ * copied in the one transaction.
+ */
+static const char schema5[] =
+"DO $$ BEGIN\n"
+" IF (SELECT relkind FROM pg_class WHERE oid = 'chute.jobs'::regclass)"
+" = 'r' THEN\n"
+"  ALTER TABLE chute.payloads ADD COLUMN origin text,"
+" ADD COLUMN origin_spool text, ADD COLUMN origin_id text,"
+" ADD COLUMN origin_birth text;\n"
+"  UPDATE chute.payloads p SET origin = j.origin,"
+" origin_spool = j.origin_spool, origin_id = j.origin_id,"
+" origin_birth = j.origin_birth FROM chute.jobs j WHERE j.origin IS NOT NULL"
+" AND p.queue = j.queue AND p.id = j.id;\n"
+"  CREATE UNIQUE INDEX payloads_origin ON chute.payloads"
+" (origin, origin_spool, origin_id, origin_birth) WHERE origin IS NOT NULL;\n"
+"  CREATE TABLE chute.finished (\n"
+"   queue text NOT NULL,\n"
+"   id text NOT NULL,\n"
+"   state text NOT NULL CHECK (state IN ('done', 'failed')),\n"
+"   run_at timestamptz NOT NULL DEFAULT now(),\n"
+"   attempts integer NOT NULL DEFAULT 0,\n"
+"   last text NOT NULL DEFAULT '',\n"
+"   size bigint NOT NULL,\n"
+"   created timestamptz NOT NULL DEFAULT now(),\n"
+"   claimed timestamptz,\n"
+"   log bytea,\n"
+"   PRIMARY KEY (queue, id)\n"
+"  );\n"
+"  ALTER TABLE chute.finished SET (autovacuum_analyze_scale_factor = 0.02);\n"
+"  INSERT INTO chute.finished (queue, id, state, run_at, attempts, last,"
+" size, created, claimed) SELECT queue, id, state, run_at, attempts, last,"
+" size, created, claimed FROM chute.jobs WHERE state IN ('done', 'failed');\n"
+"  DELETE FROM chute.jobs WHERE state IN ('done', 'failed');\n"
+"  DROP INDEX chute.jobs_finished, chute.jobs_failed, chute.jobs_origin;\n"
+"  ALTER TABLE chute.jobs DROP COLUMN origin, DROP COLUMN origin_spool,"
+" DROP COLUMN origin_id, DROP COLUMN origin_birth,"
+" ADD CONSTRAINT live_state CHECK (state IN ('new', 'cur', 'defer'));\n"
+"  ALTER TABLE chute.jobs RENAME TO live;\n"
+/* purge --older-than, the views' rate and the web's lists: appended. */
+"  CREATE INDEX finished_at ON chute.finished (queue, run_at, id);\n"
+"  CREATE INDEX finished_failed ON chute.finished (queue, run_at)"
+" WHERE state = 'failed';\n"
+"  CREATE STATISTICS chute.finished_queue_state (mcv) ON queue, state"
+" FROM chute.finished;\n"
+"  CREATE VIEW chute.jobs AS SELECT queue, id, state, run_at, attempts,"
+" last, token, worker, lease_until, cancel, size, created, claimed"
+" FROM chute.live UNION ALL SELECT queue, id, state, run_at, attempts, last,"
+" NULL::bigint, NULL::text, NULL::timestamptz, false, size, created,"
+" claimed FROM chute.finished;\n"
+/* The last attempt's log sorts after every row of the job's. */
+"  CREATE VIEW chute.job_logs AS SELECT queue, id, seq, body FROM chute.logs"
+" UNION ALL SELECT queue, id, " PG_LOG_LAST_SEQ ", log FROM chute.finished"
+" WHERE log IS NOT NULL;\n"
+" END IF;\n"
+"END $$;\n";
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -242,8 +322,13 @@ pg_schema_init(struct pg *pg)
 		return EX_CONFIG;
 	}
 	snprintf(v, sizeof(v), "%d", PG_SCHEMA_VERSION);
-	/* Several statements: the simple protocol, no parameters. */
-	if (pg_cmd(pg, schema, 0, NULL) == -1 ||
+	/*
+	 * Several statements: the simple protocol, no parameters.  The steps
+	 * to version 4 name chute.jobs as the table it was then: not run
+	 * once it is the view of version 5.
+	 */
+	if ((was < 5 && pg_cmd(pg, schema, 0, NULL) == -1) ||
+	    pg_cmd(pg, schema5, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

@@ -227,9 +227,9 @@ pq_renew(struct queue *q, struct claim *const *c, int n)
 static bool
 pq_drained(struct queue *q)
 {
-	static const char sql[] = "SELECT (SELECT run_at FROM chute.jobs"
+	static const char sql[] = "SELECT (SELECT run_at FROM chute.live"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') ORDER BY run_at"
-	    " LIMIT 1) IS NULL AND (SELECT token FROM chute.jobs"
+	    " LIMIT 1) IS NULL AND (SELECT token FROM chute.live"
 	    " WHERE queue = $1 AND state = 'cur' ORDER BY token LIMIT 1) IS NULL";
 	struct pgq *pq = (struct pgq *)q;
 	const char *p[1] = { pq->pg.queue };

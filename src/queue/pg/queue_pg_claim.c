@@ -121,22 +121,22 @@ claim_rows(struct pgq *pq, int n)
 	 * it) and each payload is fetched by its key, where a join would be
 	 * planned for a guessed number of rows and could scan both tables.
 	 * A ctid is unique in one table only: where tables inherit from
-	 * chute.jobs, rows of theirs at a picked ctid are updated too, so the
+	 * chute.live, rows of theirs at a picked ctid are updated too, so the
 	 * update repeats the pick's conditions (never a finished job or
 	 * another's claim), and its reply may hold more rows than asked for
 	 * (queue_pg_take hands them back).  A paused queue gives nothing:
 	 * the pick's NOT EXISTS names only parameters, so it is planned as
 	 * a one-time filter, one lookup of chute.queues' key per claim
-	 * before any row of chute.jobs is read (fleet.md, "Pause").
+	 * before any row of chute.live is read (fleet.md, "Pause").
 	 */
 	static const char sql[] =
 	    "WITH picked AS MATERIALIZED ("
-	    " SELECT ctid FROM chute.jobs"
+	    " SELECT ctid FROM chute.live"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
 	    " AND NOT EXISTS (SELECT FROM chute.queues q WHERE q.queue = $1"
 	    " AND q.paused)"
 	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
-	    " claimed AS (UPDATE chute.jobs j SET state = 'cur',"
+	    " claimed AS (UPDATE chute.live j SET state = 'cur',"
 	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
 	    " worker = $3, lease_until = now() + $4::bigint * interval"
 	    " '1 millisecond', cancel = false, claimed = now()"
@@ -176,15 +176,18 @@ unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
     const char *const *why)
 {
 	static const char sql[] =
-	    "WITH back AS (UPDATE chute.jobs SET state = 'new',"
+	    "WITH back AS (UPDATE chute.live SET state = 'new',"
 	    " attempts = attempts - 1, token = NULL, worker = NULL,"
 	    " lease_until = NULL WHERE queue = $1 AND state = 'cur'"
 	    " AND token = ANY($2::bigint[])),"
-	    " bad AS (UPDATE chute.jobs j SET state = 'failed', run_at = now(),"
-	    " last = 'refused: ' || o.why, token = NULL, worker = NULL,"
-	    " lease_until = NULL FROM unnest($3::bigint[], $4::text[])"
-	    " AS o(token, why) WHERE j.queue = $1 AND j.state = 'cur'"
-	    " AND j.token = o.token RETURNING j.id, j.last)"
+	    " bad AS (DELETE FROM chute.live j USING unnest($3::bigint[],"
+	    " $4::text[]) AS o(token, why) WHERE j.queue = $1"
+	    " AND j.state = 'cur' AND j.token = o.token RETURNING j.id,"
+	    " j.attempts, j.size, j.created, j.claimed,"
+	    " 'refused: ' || o.why AS last),"
+	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
+	    " SELECT $1, id, 'failed', now(), attempts, last, size, created,"
+	    " claimed FROM bad)"
 	    " INSERT INTO chute.logs (queue, id, body) SELECT $1, id,"
 	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
 	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
@@ -278,10 +281,10 @@ void
 pgq_count_waiting(struct pgq *pq)
 {
 	static const char sql[] =
-	    "SELECT (SELECT count(*) FROM (SELECT FROM chute.jobs"
+	    "SELECT (SELECT count(*) FROM (SELECT FROM chute.live"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
 	    " LIMIT $2::integer) d), (SELECT count(*) FROM (SELECT FROM"
-	    " chute.jobs WHERE queue = $1 AND state IN ('new', 'defer')"
+	    " chute.live WHERE queue = $1 AND state IN ('new', 'defer')"
 	    " AND run_at > now() LIMIT $2::integer) f)";
 	char max[16];
 	const char *p[2] = { pq->pg.queue, max };
@@ -320,7 +323,7 @@ static void
 look_ahead(struct pgq *pq, msec_t mono)
 {
 	static const char sql[] =
-	    "SELECT coalesce(extract(epoch FROM (SELECT run_at FROM chute.jobs"
+	    "SELECT coalesce(extract(epoch FROM (SELECT run_at FROM chute.live"
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at > now()"
 	    " ORDER BY run_at LIMIT 1) - now()) * 1000, -1)::bigint,"
 	    " (SELECT coalesce(paused_by, '') FROM chute.queues"
@@ -443,7 +446,7 @@ void
 pgq_hand_back(struct pgq *pq)
 {
 	static const char sql[] =
-	    "UPDATE chute.jobs SET state = 'new', attempts = attempts - 1,"
+	    "UPDATE chute.live SET state = 'new', attempts = attempts - 1,"
 	    " token = NULL, worker = NULL, lease_until = NULL"
 	    " WHERE queue = $1 AND state = 'cur' AND token = ANY($2::bigint[])";
 	struct pg_tarr b = { 0 };
@@ -576,7 +579,7 @@ static const char renew_sql[] =
     " slots = $7::integer, version = $8, lease_ms = $3::bigint, seen = now(),"
     " stopped = NULL, started = CASE WHEN $9::boolean THEN now()"
     " ELSE w.started END)"
-    " UPDATE chute.jobs SET lease_until = now() + $3::bigint *"
+    " UPDATE chute.live SET lease_until = now() + $3::bigint *"
     " interval '1 millisecond' WHERE queue = $1 AND state = 'cur'"
     " AND token = ANY($2::bigint[]) AND worker = $4 RETURNING token";
 
@@ -648,17 +651,21 @@ pgq_recover(struct pgq *pq, msec_t mono)
 	    " AND coalesce(stopped, seen + " PG_WORKER_LEASE("") ")"
 	    " < now() - interval '1 hour' LIMIT 100 FOR UPDATE SKIP LOCKED)),"
 	    " dead AS MATERIALIZED ("
-	    " SELECT queue, id FROM chute.jobs WHERE queue = $1"
-	    " AND state = 'cur' AND lease_until < now()"
-	    " ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED)"
-	    " UPDATE chute.jobs j SET state = CASE WHEN j.attempts >= $2::integer"
-	    " THEN 'failed' ELSE 'new' END,"
-	    " last = CASE WHEN j.attempts >= $2::integer THEN"
-	    " 'abandoned: lease expired; attempts exhausted' ELSE j.last END,"
-	    " run_at = CASE WHEN j.attempts >= $2::integer THEN now() ELSE"
-	    " j.run_at END, token = NULL, worker = NULL, lease_until = NULL"
-	    " FROM dead WHERE j.queue = dead.queue AND j.id = dead.id"
-	    " RETURNING j.id, j.state, j.attempts";
+	    " SELECT id, attempts >= $2::integer AS spent FROM chute.live"
+	    " WHERE queue = $1 AND state = 'cur' AND lease_until < now()"
+	    " ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED),"
+	    " back AS (UPDATE chute.live j SET state = 'new', token = NULL,"
+	    " worker = NULL, lease_until = NULL FROM dead WHERE j.queue = $1"
+	    " AND j.id = dead.id AND NOT dead.spent"
+	    " RETURNING j.id, j.state, j.attempts),"
+	    " spent AS (DELETE FROM chute.live j USING dead WHERE j.queue = $1"
+	    " AND j.id = dead.id AND dead.spent RETURNING j.*),"
+	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
+	    " SELECT $1, id, 'failed', now(), attempts,"
+	    " 'abandoned: lease expired; attempts exhausted', size, created,"
+	    " claimed FROM spent)"
+	    " SELECT id, state, attempts FROM back UNION ALL"
+	    " SELECT id, 'failed', attempts FROM spent";
 	char max[16];
 	const char *p[3] = { pq->pg.queue, max, mono >= pq->next_reap ? "t" :
 	    "f" };

@@ -26,8 +26,13 @@
 
 /*
  * Record the pending outcomes in one statement: each where its token still
- * matches and the row still names us (renew), with its log.  A refusal means someone else decides that job
- * now; it is said, and nothing else is done.  The statement is sent
+ * matches and the row still names us (renew), with its log.  A job that
+ * ends (done, failed) moves to chute.finished with the attempt's log in
+ * its row: a DELETE of the hot row, which touches no index, and an
+ * append, where an UPDATE of a state its indexes name was a new row
+ * version and an entry in each (fleet.md, "Version 5").  A refusal means
+ * someone else decides that job now; it is said, and nothing else is
+ * done.  The statement is sent
  * without waiting for it (flush_send): the owner goes on giving workers
  * their next jobs while the server commits, and the result is taken when
  * it comes (pq_wake) or before the next statement (await_outcomes).  Until then
@@ -38,16 +43,31 @@ static const char flush_sql[] =
     "WITH o AS (SELECT * FROM unnest($2::text[], $3::bigint[],"
     " $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[])"
     " AS o(id, token, state, delay, counted, last, log)),"
-    " rec AS (UPDATE chute.jobs j SET state = o.state,"
+    /* done and failed: out of chute.live, appended to chute.finished. */
+    " gone AS (DELETE FROM chute.live j USING o WHERE j.queue = $1"
+    " AND j.id = o.id AND j.token = o.token AND j.state = 'cur'"
+    " AND j.worker = $9 AND o.state IN ('done', 'failed')"
+    " RETURNING j.id, o.state, o.delay, j.attempts - CASE WHEN o.counted"
+    " THEN 0 ELSE 1 END AS attempts, o.last, j.size, j.created, j.claimed,"
+    " o.log),"
+    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ", log)"
+    " SELECT $1, id, state, now() + delay * interval '1 millisecond',"
+    " attempts, last, size, created, claimed, CASE WHEN log <> ''"
+    " THEN decode(log, 'hex') END FROM gone),"
+    /* defer, or new (handed back): the row stays, its log in chute.logs. */
+    " rec AS (UPDATE chute.live j SET state = o.state,"
     " run_at = CASE o.state WHEN 'new' THEN j.run_at"
     " ELSE now() + o.delay * interval '1 millisecond' END,"
     " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
     " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
     " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
-    " AND j.state = 'cur' AND j.worker = $9 RETURNING j.id),"
+    " AND j.state = 'cur' AND j.worker = $9"
+    " AND o.state NOT IN ('done', 'failed') RETURNING j.id),"
+    /* A refused outcome's log is kept too, as before: chute.logs. */
     " logged AS (INSERT INTO chute.logs (queue, id, body)"
-    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> '')"
-    " SELECT id FROM rec";
+    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> ''"
+    " AND NOT EXISTS (SELECT FROM gone WHERE gone.id = o.id))"
+    " SELECT id FROM rec UNION ALL SELECT id FROM gone";
 
 /* Send the pending outcomes' statement: 0, or -1 (they stay pending). */
 static int
