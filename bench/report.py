@@ -479,6 +479,9 @@ def cmd_md(work, out, plotdir):
 # ---------------------------------------------------------------- fleet (issue 9)
 
 FLEET_BEGIN = "## Fleet: chute's PostgreSQL queue and its peers (issue 9)"
+# Rows of a BENCH_FLEET_PIN=1 run (a pin=... note: server on CPU 0, workers on CPU 1) are
+# keyed with this after their config, apart from the unpinned rows of the same config.
+PIN_SFX = " pinned"
 
 
 def fleet_load(tsv):
@@ -502,6 +505,8 @@ def fleet_load(tsv):
                     k, x = kv.split("=", 1)
                     notes[k] = x
             v["n"] = notes
+            if "pin" in notes:
+                v["config"] += PIN_SFX
             rnd = int(v["round"]) if v["round"].isdigit() else 0
             rows.setdefault((v["system"], v["config"], jobs), {})[rnd] = v
     return rows, meta
@@ -533,8 +538,6 @@ def cmd_fleet(tsv, spawn_ms=None):
     rows, meta = fleet_load(tsv)
     L = []
     w = L.append
-    tput = lambda sysname, cfg, n: fleet_get(rows, (sysname, cfg, n), "jobs_per_s")
-    lat = lambda sysname, cfg, q: fleet_get(rows, (sysname, "latency:" + cfg, "200"), q)
     w(FLEET_BEGIN + "\n")
     w("Written by bench/fleet/run.sh (method: bench/fleet/README.md) on %s: %s round(s) on %s cores,\n"
       "PostgreSQL %s in a throwaway cluster on this machine, Node %s, chute %s. Load average at the\n"
@@ -544,122 +547,146 @@ def cmd_fleet(tsv, spawn_ms=None):
       % (meta.get("date", "?"), meta.get("rounds", "?"), meta.get("nproc", "?"), meta.get("postgres", "?"),
          meta.get("node", "?"), meta.get("chute", "?"), meta.get("load_start", "?").replace(",", " "),
          meta.get("load_end", "?").replace(",", " "), meta.get("fdatasync-8k", "?")))
+    if meta.get("pin"):
+        w("Pinned run (BENCH_FLEET_PIN=1, %s): the server on one CPU, every worker side on the other, for\n"
+          "chute and its peers alike; its rows have configs `... pinned`.\n" % meta["pin"].replace(";", ", "))
 
-    t = []
-    ge = lambda lim: (lambda x: x >= lim)
-    le = lambda lim: (lambda x: x <= lim)
-    sizes = sorted({int(k[2]) for k in rows if k[0] == "chute" and k[1] == "persistent-2x2"})
-    for n in sizes:
-        c = tput("chute", "persistent-2x2", str(n))
-        pre = "throughput, %s jobs: " % "{:,}".format(n)
-        t.append((pre + ">= 1.5x graphile-worker defaults", "chute --persistent 2x2 / graphile-worker defaults",
-                  fleet_ratio(c, tput("graphile-worker", "defaults", str(n))), ">= 1.5", ge(1.5), "%.2fx"))
-        t.append((pre + ">= 1.5x pg-boss b1000, 0.5 s poll", "chute --persistent 2x2 / pg-boss b1000-p05",
-                  fleet_ratio(c, tput("pg-boss", "b1000-p05", str(n))), ">= 1.5", ge(1.5), "%.2fx"))
-        big = n >= 100000
-        t.append((pre + ("aim: >= 1x graphile-worker batched" if big else "graphile-worker batched (target at 100,000)"),
-                  "chute --persistent 2x2 / graphile-worker localQueue 100, completeJobBatchDelay 0",
-                  fleet_ratio(c, tput("graphile-worker", "batched", str(n))),
-                  ">= 1" if big else "(report)", ge(1) if big else None, "%.2fx"))
-        t.append((pre + "pg-boss b1000, 2 s poll (report)", "chute --persistent 2x2 / pg-boss b1000",
-                  fleet_ratio(c, tput("pg-boss", "b1000", str(n))), "(report)", None, "%.2fx"))
-        t.append((pre + "the database's limit at a batch of 100 (report)",
-                  "chute --persistent 2x2 (claims of its rate's 100 ms, at most 256 + free slots) / raw claim+ack b100-c2",
-                  fleet_ratio(c, tput("raw-claim-ack", "b100-c2", str(n))), "(report)", None, "%.2fx"))
-        t.append((pre + "local copies in /tmp instead of the unit's RuntimeDirectory (report)",
-                  "chute --persistent 2x2, /tmp / RuntimeDirectory on tmpfs",
-                  fleet_ratio(tput("chute", "persistent-2x2-tmp", str(n)), c), "(report)", None, "%.2fx"))
-    ex = sorted({k[2] for k in rows if k[0] == "chute-spool"})
-    for n in ex:
-        sp = tput("chute-spool", "exec-true-j2", n)
-        t.append(("exec per job (/bin/true), %s jobs: >= 0.8x the spool" % "{:,}".format(int(n)),
-                  "chute URL, 2 processes x -j 2 / chute SPOOL -j 2",
-                  fleet_ratio(tput("chute", "exec-true-2x2", n), sp), ">= 0.8", ge(0.8), "%.2fx"))
-        t.append(("exec per job, one process (report)", "chute URL, 1 process x -j 2 / chute SPOOL -j 2",
-                  fleet_ratio(tput("chute", "exec-true-1x2", n), sp), "(report)", None, "%.2fx"))
-    for k in sorted(k for k in rows if k[0] == "chute-forward"):
-        raw = ("forward-raw-insert", k[1], k[2])
-        t.append(("chute forward, %s jobs (%s): >= 0.8x a raw batched INSERT of the same batch" % (
-                      "{:,}".format(int(k[2])), k[1]),
-                  "chute forward SPOOL URL --drain / fwdraw: forward's statement, the same batches, from memory",
-                  fleet_ratio(fleet_get(rows, k, "jobs_per_s"), fleet_get(rows, raw, "jobs_per_s")),
-                  ">= 0.8", ge(0.8), "%.2fx"))
-        t.append(("chute forward: client CPU per job, us (report)", "user+sys of chute forward / jobs",
-                  fleet_get(rows, k, "n:cpu_client_us") or None, "(report)", None, "%.0f"))
-        t.append(("raw batched INSERT: client CPU per job, us (report)", "user+sys of fwdraw / jobs",
-                  fleet_get(rows, raw, "n:cpu_client_us") or None, "(report)", None, "%.0f"))
-    gw50, gw99 = lat("graphile-worker", "defaults", "p50_ms"), lat("graphile-worker", "defaults", "p99_ms")
-    t.append(("latency p50 no worse than graphile-worker's", "chute persistent worker, jobs over one connection / graphile-worker",
-              fleet_ratio(lat("chute", "persistent-conn", "p50_ms"), gw50), "<= 1", le(1), "%.2fx"))
-    t.append(("latency p99 at most 2x graphile-worker's", "the same, p99",
-              fleet_ratio(lat("chute", "persistent-conn", "p99_ms"), gw99), "<= 2", le(2), "%.2fx"))
-    ex50 = lat("chute", "exec-conn", "p50_ms")
-    if spawn_ms:
-        plus = {k: v + spawn_ms for k, v in gw50.items()}
-        t.append(("latency p50, exec'd handler: no worse than graphile-worker's plus one spawn",
-                  "chute exec'd bench/stamp / (graphile-worker p50 + one posix_spawn+waitpid, %.2f ms)" % spawn_ms,
-                  fleet_ratio(ex50, plus), "<= 1", le(1), "%.2fx"))
-    else:
-        d = {k: ex50[k] - gw50[k] for k in ex50 if k in gw50}
-        t.append(("latency p50, exec'd handler, beyond graphile-worker's (compare: one spawn)",
-                  "chute exec'd bench/stamp p50 - graphile-worker p50", d or None, "(report)", None, "%.1f ms"))
-    for cfg, what in (("persistent-cli", "persistent worker"), ("exec-cli", "exec'd handler")):
-        t.append(("latency p50, one `chute submit` process per job (report)",
-                  "chute %s, from each submit's end / graphile-worker" % what,
-                  fleet_ratio(lat("chute", cfg, "p50_ms"), gw50), "(report)", None, "%.2fx"))
-    plain, after = [], None
-    for k in rows:
-        m = re.match(r"claim-q(\d+)(-after-(\d+)-done)?$", k[1])
-        if k[0] == "chute" and m:
-            if m.group(2):
-                after = (k, int(m.group(3)))
-            else:
-                plain.append((k, int(m.group(1))))
-    plain.sort(key=lambda c: c[1])
-    small = plain[0] if plain else None
-    big = plain[-1] if len(plain) > 1 else None
+    def targets(sfx):
+        """The Targets rows of the rows whose config ends in sfx ("" or " pinned")."""
+        t = []
+        tput = lambda sysname, cfg, n: fleet_get(rows, (sysname, cfg + sfx, n), "jobs_per_s")
+        lat = lambda sysname, cfg, q: fleet_get(rows, (sysname, "latency:" + cfg + sfx, "200"), q)
+        ge = lambda lim: (lambda x: x >= lim)
+        le = lambda lim: (lambda x: x <= lim)
+        sizes = sorted({int(k[2]) for k in rows if k[0] == "chute" and k[1] == "persistent-2x2" + sfx})
+        for n in sizes:
+            c = tput("chute", "persistent-2x2", str(n))
+            pre = "throughput, %s jobs: " % "{:,}".format(n)
+            t.append((pre + ">= 1.5x graphile-worker defaults", "chute --persistent 2x2 / graphile-worker defaults",
+                      fleet_ratio(c, tput("graphile-worker", "defaults", str(n))), ">= 1.5", ge(1.5), "%.2fx"))
+            t.append((pre + ">= 1.5x pg-boss b1000, 0.5 s poll", "chute --persistent 2x2 / pg-boss b1000-p05",
+                      fleet_ratio(c, tput("pg-boss", "b1000-p05", str(n))), ">= 1.5", ge(1.5), "%.2fx"))
+            big = n >= 100000
+            t.append((pre + ("aim: >= 1x graphile-worker batched" if big else "graphile-worker batched (target at 100,000)"),
+                      "chute --persistent 2x2 / graphile-worker localQueue 100, completeJobBatchDelay 0",
+                      fleet_ratio(c, tput("graphile-worker", "batched", str(n))),
+                      ">= 1" if big else "(report)", ge(1) if big else None, "%.2fx"))
+            t.append((pre + "pg-boss b1000, 2 s poll (report)", "chute --persistent 2x2 / pg-boss b1000",
+                      fleet_ratio(c, tput("pg-boss", "b1000", str(n))), "(report)", None, "%.2fx"))
+            t.append((pre + "the database's limit at a batch of 100 (report)",
+                      "chute --persistent 2x2 (claims of its rate's 100 ms, at most 256 + free slots) / raw claim+ack b100-c2",
+                      fleet_ratio(c, tput("raw-claim-ack", "b100-c2", str(n))), "(report)", None, "%.2fx"))
+            t.append((pre + "local copies in /tmp instead of the unit's RuntimeDirectory (report)",
+                      "chute --persistent 2x2, /tmp / RuntimeDirectory on tmpfs",
+                      fleet_ratio(tput("chute", "persistent-2x2-tmp", str(n)), c), "(report)", None, "%.2fx"))
+        ex = sorted({k[2] for k in rows if k[0] == "chute-spool" and k[1] == "exec-true-j2" + sfx})
+        for n in ex:
+            sp = tput("chute-spool", "exec-true-j2", n)
+            t.append(("exec per job (/bin/true), %s jobs: >= 0.8x the spool" % "{:,}".format(int(n)),
+                      "chute URL, 2 processes x -j 2 / chute SPOOL -j 2",
+                      fleet_ratio(tput("chute", "exec-true-2x2", n), sp), ">= 0.8", ge(0.8), "%.2fx"))
+            t.append(("exec per job, one process (report)", "chute URL, 1 process x -j 2 / chute SPOOL -j 2",
+                      fleet_ratio(tput("chute", "exec-true-1x2", n), sp), "(report)", None, "%.2fx"))
+        for k in sorted(k for k in rows if k[0] == "chute-forward" and k[1].endswith(PIN_SFX) == bool(sfx)):
+            raw = ("forward-raw-insert", k[1], k[2])
+            t.append(("chute forward, %s jobs (%s): >= 0.8x a raw batched INSERT of the same batch" % (
+                          "{:,}".format(int(k[2])), k[1]),
+                      "chute forward SPOOL URL --drain / fwdraw: forward's statement, the same batches, from memory",
+                      fleet_ratio(fleet_get(rows, k, "jobs_per_s"), fleet_get(rows, raw, "jobs_per_s")),
+                      ">= 0.8", ge(0.8), "%.2fx"))
+            t.append(("chute forward: client CPU per job, us (report)", "user+sys of chute forward / jobs",
+                      fleet_get(rows, k, "n:cpu_client_us") or None, "(report)", None, "%.0f"))
+            t.append(("raw batched INSERT: client CPU per job, us (report)", "user+sys of fwdraw / jobs",
+                      fleet_get(rows, raw, "n:cpu_client_us") or None, "(report)", None, "%.0f"))
+        gw50, gw99 = lat("graphile-worker", "defaults", "p50_ms"), lat("graphile-worker", "defaults", "p99_ms")
+        t.append(("latency p50 no worse than graphile-worker's", "chute persistent worker, jobs over one connection / graphile-worker",
+                  fleet_ratio(lat("chute", "persistent-conn", "p50_ms"), gw50), "<= 1", le(1), "%.2fx"))
+        t.append(("latency p99 at most 2x graphile-worker's", "the same, p99",
+                  fleet_ratio(lat("chute", "persistent-conn", "p99_ms"), gw99), "<= 2", le(2), "%.2fx"))
+        ex50 = lat("chute", "exec-conn", "p50_ms")
+        if spawn_ms:
+            plus = {k: v + spawn_ms for k, v in gw50.items()}
+            t.append(("latency p50, exec'd handler: no worse than graphile-worker's plus one spawn",
+                      "chute exec'd bench/stamp / (graphile-worker p50 + one posix_spawn+waitpid, %.2f ms)" % spawn_ms,
+                      fleet_ratio(ex50, plus), "<= 1", le(1), "%.2fx"))
+        else:
+            d = {k: ex50[k] - gw50[k] for k in ex50 if k in gw50}
+            t.append(("latency p50, exec'd handler, beyond graphile-worker's (compare: one spawn)",
+                      "chute exec'd bench/stamp p50 - graphile-worker p50", d or None, "(report)", None, "%.1f ms"))
+        for cfg, what in (("persistent-cli", "persistent worker"), ("exec-cli", "exec'd handler")):
+            t.append(("latency p50, one `chute submit` process per job (report)",
+                      "chute %s, from each submit's end / graphile-worker" % what,
+                      fleet_ratio(lat("chute", cfg, "p50_ms"), gw50), "(report)", None, "%.2fx"))
+        plain, after = [], None
+        for k in rows:
+            m = re.match(r"claim-q(\d+)(-after-(\d+)-done)?%s$" % re.escape(sfx), k[1])
+            if k[0] == "chute" and m:
+                if m.group(2):
+                    after = (k, int(m.group(3)))
+                else:
+                    plain.append((k, int(m.group(1))))
+        plain.sort(key=lambda c: c[1])
+        small = plain[0] if plain else None
+        big = plain[-1] if len(plain) > 1 else None
 
-    def steady(key):
-        out = {}
-        for rnd, v in rows.get(key, {}).items():
-            x = [fleet_num(val) for kk, val in v["n"].items() if kk.startswith("steady_")]
-            if x and x[0] is not None:
-                out[rnd] = x[0]
-        return out
-    if small and big:
-        t.append(("claim rate with %s queued >= 0.9x with %s queued" % ("{:,}".format(big[1]), "{:,}".format(small[1])),
-                  "one worker --persistent -j 2, local copies on a tmpfs (RuntimeDirectory), steady rate (jobs 10%-100% of those timed, by handler start)",
-                  fleet_ratio(steady(big[0]), steady(small[0])), ">= 0.9", ge(0.9), "%.2fx"))
-        t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
-                  fleet_ratio(fleet_get(rows, big[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
-                  "(report)", None, "%.2fx"))
-    if small and after:
-        t.append(("claim rate after %s finished >= 0.8x at the start" % "{:,}".format(after[1]),
-                  "%s queued after %s finished / %s queued, steady rate" % (
-                      "{:,}".format(small[1]), "{:,}".format(after[1]), "{:,}".format(small[1])),
-                  fleet_ratio(steady(after[0]), steady(small[0])), ">= 0.8", ge(0.8), "%.2fx"))
-        t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
-                  fleet_ratio(fleet_get(rows, after[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
-                  "(report)", None, "%.2fx"))
-    for c in (big, after):
-        if c:
-            lbl = c[0][1]
-            t.append(("dead tuples at the end (report)", "pg_stat_user_tables.n_dead_tup of chute.jobs, " + lbl,
-                      fleet_get(rows, c[0], "n:n_dead_tup") or None, "(report)", None, "%.0f"))
-            t.append(("jobs_due index at the end (report)", "pg_relation_size, KiB, " + lbl,
-                      fleet_get(rows, c[0], "n:jobs_due_kib") or None, "(report)", None, "%.0f"))
+        def steady(key):
+            out = {}
+            for rnd, v in rows.get(key, {}).items():
+                x = [fleet_num(val) for kk, val in v["n"].items() if kk.startswith("steady_")]
+                if x and x[0] is not None:
+                    out[rnd] = x[0]
+            return out
+        if small and big:
+            t.append(("claim rate with %s queued >= 0.9x with %s queued" % ("{:,}".format(big[1]), "{:,}".format(small[1])),
+                      "one worker --persistent -j 2, local copies on a tmpfs (RuntimeDirectory), steady rate (jobs 10%-100% of those timed, by handler start)",
+                      fleet_ratio(steady(big[0]), steady(small[0])), ">= 0.9", ge(0.9), "%.2fx"))
+            t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
+                      fleet_ratio(fleet_get(rows, big[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
+                      "(report)", None, "%.2fx"))
+        if small and after:
+            t.append(("claim rate after %s finished >= 0.8x at the start" % "{:,}".format(after[1]),
+                      "%s queued after %s finished / %s queued, steady rate" % (
+                          "{:,}".format(small[1]), "{:,}".format(after[1]), "{:,}".format(small[1])),
+                      fleet_ratio(steady(after[0]), steady(small[0])), ">= 0.8", ge(0.8), "%.2fx"))
+            t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
+                      fleet_ratio(fleet_get(rows, after[0], "jobs_per_s"), fleet_get(rows, small[0], "jobs_per_s")),
+                      "(report)", None, "%.2fx"))
+        for c in (big, after):
+            if c:
+                lbl = c[0][1]
+                t.append(("dead tuples at the end (report)", "pg_stat_user_tables.n_dead_tup of chute.jobs, " + lbl,
+                          fleet_get(rows, c[0], "n:n_dead_tup") or None, "(report)", None, "%.0f"))
+                t.append(("jobs_due index at the end (report)", "pg_relation_size, KiB, " + lbl,
+                          fleet_get(rows, c[0], "n:jobs_due_kib") or None, "(report)", None, "%.0f"))
 
-    w("### Targets\n")
-    w("| target | compared | median | min | max | required | met |")
-    w("|---|---|---|---|---|---|---|")
-    for name, what, rounds, req, test, f in t:
-        if not rounds:
-            w("| %s | %s | n/a | | | %s | not measured |" % (name, what, req))
-            continue
-        med, lo, hi, _ = stats(rounds)
-        met = "" if test is None else ("yes" if test(med) else "**no**")
-        w("| %s | %s | %s | %s | %s | %s | %s |" % (name, what, f % med, f % lo, f % hi, req, met))
-    w("")
+        return t
+
+    def table(t):
+        w("| target | compared | median | min | max | required | met |")
+        w("|---|---|---|---|---|---|---|")
+        for name, what, rounds, req, test, f in t:
+            if not rounds:
+                w("| %s | %s | n/a | | | %s | not measured |" % (name, what, req))
+                continue
+            med, lo, hi, _ = stats(rounds)
+            met = "" if test is None else ("yes" if test(med) else "**no**")
+            w("| %s | %s | %s | %s | %s | %s | %s |" % (name, what, f % med, f % lo, f % hi, req, met))
+        w("")
+
+    variants = [("", "### Targets\n", None)]
+    if any(k[1].endswith(PIN_SFX) for k in rows):
+        variants.append((PIN_SFX, "### Targets, server on CPU 0 and workers on CPU 1 (BENCH_FLEET_PIN=1)\n",
+                         "The same comparisons between the rows of a pinned run (config `... pinned`): the PostgreSQL\n"
+                         "server (postmaster and every backend) pinned to CPU 0, every worker side (the peers' node\n"
+                         "driver and worker processes, chute's `chute run` workers and handlers, the helpers) to CPU 1,\n"
+                         "for chute and its peers alike; `pin=` in a row's notes is what a sampler saw during it.\n"))
+        if not any(not k[1].endswith(PIN_SFX) for k in rows):
+            variants = variants[1:]
+    for sfx, head, text in variants:
+        w(head)
+        if text:
+            w(text)
+        table(targets(sfx))
     w("### Every row\n")
     w("Throughput rows: jobs/s from the workers' start to the last job finished (peers: the database")
     w("says so; chute's persistent rows: the last outcome's commit, `exit_s` to both workers' exit;")

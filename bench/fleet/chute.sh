@@ -166,7 +166,9 @@ machine_cpu() { awk '$1 == "cpu" { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9
 # cpu_notes JOBS SECONDS WORKER_S SERVER0 SERVER1 MACHINE0 MACHINE1: the NOTES part, and a line on stderr.
 cpu_notes() {
 	local n=$1 s=$2 w=$3 ncpu srv mach other
-	ncpu=$(nproc)
+	# The machine's CPUs, as /proc/stat counts them and lib.js (os.cpus()) does: not nproc,
+	# which under run.sh's BENCH_FLEET_PIN=1 (taskset -c 1) says 1.
+	ncpu=$(getconf _NPROCESSORS_ONLN)
 	srv=$(calc "$5 - $4")
 	mach=$(calc "$7 - $6")
 	other=$(awk -v m="$mach" -v w="$w" -v v="$srv" -v c="$ncpu" -v s="$s" \

@@ -16,11 +16,14 @@
 # defaults (fsync on, synchronous_commit on, shared_buffers 128MB) except what
 # a benchmark needs to be quiet and bounded. PG_MAX_CONNECTIONS (default 100, the
 # stock value) raises max_connections: the pressure runs (pressure.sh) hold 300
-# idle connections beside the systems' own.
+# idle connections beside the systems' own. PG_CPUS (a taskset(1) CPU list, e.g. 0)
+# starts the server under `taskset -c PG_CPUS`: the postmaster and every backend
+# and auxiliary process it forks inherit that affinity (run.sh's BENCH_FLEET_PIN=1).
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_USER=${PG_USER:-postgres}
 PG_MAX_CONNECTIONS=${PG_MAX_CONNECTIONS:-100}
+PG_CPUS=${PG_CPUS:-}
 
 _pg_as() { runuser -u "$PG_USER" -- "$@"; }
 
@@ -53,8 +56,11 @@ pg_start() {
 		log_min_messages = warning
 		log_checkpoints = off
 	CONF
-	# -w -t: wait for the server to accept connections, at most 60 s.
-	_pg_as "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
+	# -w -t: wait for the server to accept connections, at most 60 s. With PG_CPUS
+	# the postmaster (and so every process it forks) is pinned to those CPUs.
+	local pin=()
+	[[ -z $PG_CPUS ]] || pin=(taskset -c "$PG_CPUS")
+	"${pin[@]}" runuser -u "$PG_USER" -- "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
 		{ tail -20 "$dir/server.log" >&2; return 1; }
 	pg_uri "$dir"
 }

@@ -32,7 +32,25 @@
 #                        chute-latency chute-claim forward (latency: the peers'; chute: its
 #                        throughput; forward: chute forward and the raw INSERT loop)
 #   BENCH_FLEET_NO_INSTALL=1  do not run setup.sh (node_modules must be there)
+#   BENCH_FLEET_PIN=1    the machine split alike for chute and its peers: the PostgreSQL
+#                        server (the postmaster, started under `taskset -c 0`, and every
+#                        backend and auxiliary process it forks) on CPU 0, and every
+#                        measurement (`taskset -c 1` around what bounded() runs: the node
+#                        driver and worker processes of graphile-worker and pg-boss, chute.sh
+#                        with its `chute run` workers and their handlers, pgbench, the
+#                        helpers) on CPU 1. Setup inside a measurement (bulk add, ANALYZE,
+#                        CHECKPOINT) runs pinned too, untimed. While each measurement runs,
+#                        a sampler (itself on CPU 1, bash builtins only, every 0.5 s) reads
+#                        Cpus_allowed_list of the postmaster's tree and of the measurement's,
+#                        and the CPU each last ran on; every row's notes get
+#                        pin=server:LIST;workers:LIST (what it saw), pin_ran=... (CPUs they
+#                        ran on) and pin_procs=S;W (processes seen), the run stops if the
+#                        pinning did not hold, and the processes seen go to OUT.pin.
+#                        report.py keys such rows as "CONFIG pinned". Needs 2 CPUs.
 #   CHUTE_BIN            the chute measured (default build/chute; chute-pgsql next to it)
+#
+# Other load on the machine (another user's build) is not pinned: with BENCH_FLEET_PIN=1
+# it still shares both CPUs, and other_load_pct in the notes says how much it took.
 #
 # TSV columns: system config round jobs seconds jobs_per_s p50_ms p99_ms notes ("-"
 # where not applicable; notes are key=value,...: CPU per job, the claim rows' steady
@@ -62,6 +80,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 CHUTE_BIN=${CHUTE_BIN:-$ROOT/build/chute}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 export FLEET_TIMEOUT=$TIMEOUT   # the node runners' own bound, inside timeout(1)'s
+PIN=${BENCH_FLEET_PIN:-0}
+PIN_SERVER=0 PIN_WORKERS=1
 sizes=("$JOBS")
 [[ ${BENCH_FLEET_BIG:-0} == 1 ]] && sizes+=(100000)
 
@@ -80,6 +100,15 @@ if ((want_chute)); then
 	[[ -x $CHUTE_BIN && -x $(dirname "$CHUTE_BIN")/chute-pgsql ]] ||
 		{ log "no $CHUTE_BIN with chute-pgsql next to it (make first)"; exit 1; }
 	pkg-config --exists libpq 2>/dev/null || { log "no libpq-dev (apt-get install libpq-dev)"; exit 1; }
+fi
+PIN_CMD=()
+if [[ $PIN == 1 ]]; then
+	command -v taskset >/dev/null || { log "BENCH_FLEET_PIN=1: no taskset (apt-get install util-linux)"; exit 1; }
+	if ! taskset -c "$PIN_SERVER" true 2>/dev/null || ! taskset -c "$PIN_WORKERS" true 2>/dev/null; then
+		log "BENCH_FLEET_PIN=1: CPUs $PIN_SERVER and $PIN_WORKERS are not both available here"; exit 1
+	fi
+	export PG_CPUS=$PIN_SERVER   # pg.sh: pg_ctl start under taskset
+	PIN_CMD=(taskset -c "$PIN_WORKERS")
 fi
 [[ ${BENCH_FLEET_NO_INSTALL:-0} == 1 ]] || "$HERE/setup.sh" >&2
 
@@ -102,22 +131,113 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
+# BENCH_FLEET_PIN=1: what the processes of a measurement are allowed to run on.
+# pin_walk SIDE PID: PID and its descendants (/proc/PID/task/*/children); the first
+# time a PID is seen, "proc SIDE PID NAME CPUS_ALLOWED_LIST" on stdout; every time,
+# "ran SIDE CPU" for a CPU it last ran on (/proc/PID/stat field 39) not yet reported.
+# Bash builtins only: no fork per sample.
+declare -A PIN_SEEN=() PIN_RAN=()
+pin_walk() {
+	local side=$1 p=$2 k v name="" allowed="" line t kids f
+	if [[ -z ${PIN_SEEN[$p]:-} ]]; then
+		while IFS=$'\t' read -r k v; do
+			case $k in
+			Name:) name=$v ;;
+			Cpus_allowed_list:) allowed=$v; break ;;
+			esac
+		done 2>/dev/null <"/proc/$p/status" || true
+		[[ -n $allowed ]] || return 0 # gone
+		PIN_SEEN[$p]=1
+		printf 'proc %s %s %s %s\n' "$side" "$p" "$name" "$allowed"
+	fi
+	if { read -r line; } 2>/dev/null <"/proc/$p/stat"; then
+		read -r -a f <<<"${line##*) }" # f[0] is field 3 (state): processor is f[36]
+		if [[ -n ${f[36]:-} && -z ${PIN_RAN[$side.${f[36]}]:-} ]]; then
+			PIN_RAN[$side.${f[36]}]=1
+			printf 'ran %s %s\n' "$side" "${f[36]}"
+		fi
+	fi
+	for t in /proc/"$p"/task/*/children; do
+		kids=()
+		{ read -r -a kids; } 2>/dev/null <"$t" || true
+		for k in "${kids[@]}"; do pin_walk "$side" "$k"; done
+	done
+}
+
+# pin_sampler ROOT: on CPU $PIN_WORKERS, every 0.5 s while ROOT lives, the postmaster's
+# tree (server) and ROOT's (workers), through pin_walk. The wait is read -t on a FIFO
+# nobody writes: no sleep(1) process twice a second.
+pin_sampler() {
+	local root=$1 pm fd
+	taskset -cp "$PIN_WORKERS" "$BASHPID" >/dev/null
+	pm=$(head -1 "$DIR/data/postmaster.pid")
+	exec {fd}<>"$DIR/pin.fifo"
+	while kill -0 "$root" 2>/dev/null; do
+		pin_walk server "$pm"
+		pin_walk workers "$root"
+		read -r -t 0.5 -u "$fd" _ || true
+	done
+}
+
+# pin_note FILE: the sampler's lines -> "pin=server:L;workers:L,pin_ran=...,pin_procs=S;W"
+# (L: the distinct Cpus_allowed_list values seen, "+"-joined; "?" where none).
+pin_note() {
+	awk -v want_s="$PIN_SERVER" -v want_w="$PIN_WORKERS" '
+		function add(a, what, side, x) { if (!((what, side, x) in seen)) { seen[what, side, x] = 1; a[side] = a[side] == "" ? x : a[side] "+" x } }
+		$1 == "proc" { add(allowed, "a", $2, $5); n[$2]++ }
+		$1 == "ran" { add(ran, "r", $2, $3) }
+		function g(a, side) { return a[side] == "" ? "?" : a[side] }
+		END {
+			printf "pin=server:%s;workers:%s,pin_ran=server:%s;workers:%s,pin_procs=%d;%d\n",
+				g(allowed, "server"), g(allowed, "workers"), g(ran, "server"), g(ran, "workers"), n["server"], n["workers"]
+			exit !(allowed["server"] == want_s && allowed["workers"] == want_w)
+		}' "$1"
+}
+
 # Run a measurement in the background, its stdout into $RES, so that a signal
 # to this script is seen at once (bash runs traps only between commands, and
-# not while it reads a command substitution), bounded by timeout(1).
+# not while it reads a command substitution), bounded by timeout(1). With
+# BENCH_FLEET_PIN=1 on CPU $PIN_WORKERS (taskset execs timeout: $CHILD is still
+# timeout's process group), sampled by pin_sampler; PIN_NOTE is then its note.
+PIN_NOTE=
 bounded() {
-	timeout --kill-after=10 "$TIMEOUT" "$@" >"$RES" &
+	local rc=0 sampler="" pinlog
+	"${PIN_CMD[@]}" timeout --kill-after=10 "$TIMEOUT" "$@" >"$RES" &
 	CHILD=$!
-	local rc=0
+	if [[ $PIN == 1 ]]; then
+		pinlog=$(mktemp "$DIR/pin.XXXXXX")
+		pin_sampler "$CHILD" >"$pinlog" &
+		sampler=$!
+	fi
 	wait "$CHILD" || rc=$?
 	CHILD=
+	if [[ -n $sampler ]]; then
+		kill "$sampler" 2>/dev/null || true
+		wait "$sampler" 2>/dev/null || true
+		{ printf '# %s\n' "${*##*/}"; cat "$pinlog"; } >>"$OUT.pin"
+		PIN_NOTE=$(pin_note "$pinlog") || { log "pinning did not hold ($PIN_NOTE; see $OUT.pin): ${*##*/}"; exit 1; }
+		log "  $PIN_NOTE"
+	fi
 	((rc == 0)) || { log "failed ($rc): ${*##*/}"; exit 1; }
+}
+# pin_notes NOTES: NOTES with PIN_NOTE added (pinned runs), NOTES otherwise.
+pin_notes() {
+	if [[ -z $PIN_NOTE ]]; then printf '%s' "$1"
+	elif [[ $1 == - || -z $1 ]]; then printf '%s' "$PIN_NOTE"
+	else printf '%s,%s' "$1" "$PIN_NOTE"; fi
 }
 
 DIR=$(mktemp -d "$TMPBASE/chute-fleet.XXXXXX")
 RES=$DIR/result
 pg_start "$DIR" >/dev/null
 log "cluster in $DIR ($("$PG_BIN/postgres" --version))"
+if [[ $PIN == 1 ]]; then
+	mkfifo "$DIR/pin.fifo"
+	: >"$OUT.pin"
+	pm_cpus=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "/proc/$(head -1 "$DIR/data/postmaster.pid")/status")
+	[[ $pm_cpus == "$PIN_SERVER" ]] || { log "BENCH_FLEET_PIN=1: the postmaster may run on $pm_cpus, not $PIN_SERVER"; exit 1; }
+	log "pinned: server (postmaster) on CPU $pm_cpus, measurements on CPU $PIN_WORKERS"
+fi
 
 # chute's side: a private copy of the binaries (a rebuild during the run changes
 # nothing measured), and the helpers compiled next to them.
@@ -147,6 +267,7 @@ meta nproc "$(nproc)"
 meta rounds "$ROUNDS"
 meta postgres "$("$PG_BIN/postgres" --version | awk '{ print $3 }')"
 meta node "$(node --version)"
+((PIN)) && meta pin "server:$PIN_SERVER;workers:$PIN_WORKERS"
 ((want_chute)) && meta chute "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 
 # The JSON line in $RES from a runner -> TSV row.
@@ -167,9 +288,10 @@ json_row() {
 		}
 		if (r.startup_s !== undefined) notes.push(`startup_s=${r.startup_s.toFixed(2)}`);
 		if (r.max_ms !== undefined) notes.push(`max_ms=${r.max_ms.toFixed(1)}`);
+		if (process.argv[3]) notes.push(process.argv[3]);
 		console.log([r.system, cfg, process.argv[2], r.jobs, f(r.seconds, 3), f(r.jobs_per_s, 0), f(r.p50_ms, 1), f(r.p99_ms, 1),
 			notes.length ? notes.join(",") : "-"].join("\t"));
-	' "$json" "$round" >>"$OUT"
+	' "$json" "$round" "$PIN_NOTE" >>"$OUT"
 }
 
 # The disk's commit latency decides most figures below; record it: 8 kB
@@ -200,7 +322,7 @@ chute_row() {
 	export FLEET_WORK
 	bounded "$HERE/${ROW_SH:-chute.sh}" "$@"
 	read -r jobs s rate p50 p99 notes <"$RES"
-	row "$sys" "$cfg" "$round" "$jobs" "$s" "$rate" "$p50" "$p99" "$notes"
+	row "$sys" "$cfg" "$round" "$jobs" "$s" "$rate" "$p50" "$p99" "$(pin_notes "$notes")"
 	ran_any=1
 }
 
@@ -243,7 +365,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				db raw
 				bounded "$HERE/raw.sh" "$URI" "$n" "$b" 2
 				read -r s rate <"$RES"
-				row raw-claim-ack "b$b-c2" "$round" "$n" "$s" "$rate" - - -
+				row raw-claim-ack "b$b-c2" "$round" "$n" "$s" "$rate" - - "$(pin_notes -)"
 				ran_any=1
 			done
 		fi
