@@ -31,6 +31,9 @@
 #   BENCH_FLEET_ONLY     space-separated subset of: gw boss raw latency chute chute-exec
 #                        chute-latency chute-claim forward (latency: the peers'; chute: its
 #                        throughput; forward: chute forward and the raw INSERT loop)
+#   BENCH_FLEET_GW_CONFIGS    graphile-worker's configs run (default "defaults batched")
+#   BENCH_FLEET_CHUTE_CONFIGS chute's throughput configs run (default
+#                        "persistent-2x2 persistent-2x2-tmp")
 #   BENCH_FLEET_NO_INSTALL=1  do not run setup.sh (node_modules must be there)
 #   BENCH_FLEET_PIN=1    the machine split alike for chute and its peers: the PostgreSQL
 #                        server (the postmaster, started under `taskset -c 0`, and every
@@ -70,6 +73,8 @@ OUT=${BENCH_FLEET_OUT:-$HERE/results.tsv}
 TMPBASE=${BENCH_FLEET_TMPDIR:-/var/tmp}
 TIMEOUT=${BENCH_FLEET_TIMEOUT:-600}
 ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim forward} "
+GW_CONFIGS=${BENCH_FLEET_GW_CONFIGS:-defaults batched}
+CHUTE_CONFIGS=${BENCH_FLEET_CHUTE_CONFIGS:-persistent-2x2 persistent-2x2-tmp}
 FWD_BATCH=256 FWD_SIZE=100
 LAT_JOBS=200 LAT_RATE=20
 EXEC_JOBS=${BENCH_FLEET_EXEC_JOBS:-2000}
@@ -342,7 +347,7 @@ t_all=$(date +%s)
 for ((round = 1; round <= ROUNDS; round++)); do
 	for n in "${sizes[@]}"; do
 		if want gw; then
-			for cfg in defaults batched; do
+			for cfg in $GW_CONFIGS; do
 				log "round $round: graphile-worker $cfg, $n jobs (load $(load))"
 				db gw
 				bounded node "$HERE/gw.js" throughput "$URI" "$n" "$cfg"
@@ -372,12 +377,16 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		if want chute; then
 			# As contrib/chute-worker@.service runs it: local copies in its
 			# RuntimeDirectory= (a tmpfs); then with them in /tmp, on this disk.
-			log "round $round: chute --persistent, 2 processes x -j 2, $n jobs (load $(load))"
-			db chute
-			on_shm chute_row chute persistent-2x2 "$round" throughput "$URI" "$n"
-			log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"
-			db chute
-			chute_row chute persistent-2x2-tmp "$round" throughput "$URI" "$n"
+			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2 "* ]]; then
+				log "round $round: chute --persistent, 2 processes x -j 2, $n jobs (load $(load))"
+				db chute
+				on_shm chute_row chute persistent-2x2 "$round" throughput "$URI" "$n"
+			fi
+			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-tmp "* ]]; then
+				log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"
+				db chute
+				chute_row chute persistent-2x2-tmp "$round" throughput "$URI" "$n"
+			fi
 		fi
 		if want forward; then
 			cfg=b$FWD_BATCH-s$FWD_SIZE

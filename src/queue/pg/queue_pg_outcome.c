@@ -30,7 +30,19 @@
  * ends (done, failed) moves to chute.finished with the attempt's log in
  * its row: a DELETE of the hot row, which touches no index, and an
  * append, where an UPDATE of a state its indexes name was a new row
- * version and an entry in each (fleet.md, "Version 5").  A refusal means
+ * version and an entry in each (fleet.md, "Version 5").  Each row is
+ * found by one probe of jobs_claimed per token (a LATERAL subquery the
+ * planner cannot flatten, so no plan but that one), then changed by its
+ * ctid, its outcome taken from its token's place in the arrays: no join
+ * for the planner to choose.  The generic plan of a join chose, whenever
+ * the statistics said the table was nearly empty (as a drained queue's
+ * are), a nested loop of the queue's every claim by the batch, 40 ms a
+ * batch of 200; of a token = ANY(), a scan of every claim of the queue
+ * (the planner takes the array's probes for dearer than one range); of
+ * the ctids with the queue and state beside them, the same scan.  So the
+ * change names no indexed column but the ctid, and its guards (a ctid is
+ * unique in one table only: see the claim) are the worker and the ID
+ * that the token's place in the arrays names.  A refusal means
  * someone else decides that job now; it is said, and nothing else is
  * done.  The statement is sent
  * without waiting for it (flush_send): the owner goes on giving workers
@@ -39,35 +51,40 @@
  * the outcomes stay pending: their leases are renewed, and a lost
  * connection sends them again.
  */
+#define K	"array_position($3::bigint[], j.token)"	/* the row's outcome */
+#define HIT(f)	"j.ctid = ANY (ARRAY(SELECT ctid FROM hit WHERE " f "))" \
+		" AND j.worker = $9 AND j.id = ($2::text[])[" K "]"
 static const char flush_sql[] =
-    "WITH o AS (SELECT * FROM unnest($2::text[], $3::bigint[],"
-    " $4::text[], $5::bigint[], $6::boolean[], $7::text[], $8::text[])"
-    " AS o(id, token, state, delay, counted, last, log)),"
+    /* Each token's row: one probe of jobs_claimed (queue, token) each. */
+    "WITH hit AS MATERIALIZED (SELECT x.ctid, ($4::text[])[o.n] IN ('done',"
+    " 'failed') AS ends FROM unnest($3::bigint[]) WITH ORDINALITY AS"
+    " o(token, n) CROSS JOIN LATERAL (SELECT ctid FROM chute.live x"
+    " WHERE x.queue = $1 AND x.token = o.token AND x.state = 'cur'"
+    " OFFSET 0) x),"
     /* done and failed: out of chute.live, appended to chute.finished. */
-    " gone AS (DELETE FROM chute.live j USING o WHERE j.queue = $1"
-    " AND j.id = o.id AND j.token = o.token AND j.state = 'cur'"
-    " AND j.worker = $9 AND o.state IN ('done', 'failed')"
-    " RETURNING j.id, o.state, o.delay, j.attempts - CASE WHEN o.counted"
-    " THEN 0 ELSE 1 END AS attempts, o.last, j.size, j.created, j.claimed,"
-    " o.log),"
+    " gone AS (DELETE FROM chute.live j WHERE " HIT("ends")
+    " RETURNING j.id, j.attempts, j.size, j.created, j.claimed, " K " AS k),"
     " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ", log)"
-    " SELECT $1, id, state, now() + delay * interval '1 millisecond',"
-    " attempts, last, size, created, claimed, CASE WHEN log <> ''"
-    " THEN decode(log, 'hex') END FROM gone),"
+    " SELECT $1, id, ($4::text[])[k], now() + ($5::bigint[])[k] *"
+    " interval '1 millisecond', attempts - CASE WHEN ($6::boolean[])[k]"
+    " THEN 0 ELSE 1 END, ($7::text[])[k], size, created, claimed,"
+    " CASE WHEN ($8::text[])[k] <> '' THEN decode(($8::text[])[k], 'hex')"
+    " END FROM gone),"
     /* defer, or new (handed back): the row stays, its log in chute.logs. */
-    " rec AS (UPDATE chute.live j SET state = o.state,"
-    " run_at = CASE o.state WHEN 'new' THEN j.run_at"
-    " ELSE now() + o.delay * interval '1 millisecond' END,"
-    " attempts = j.attempts - CASE WHEN o.counted THEN 0 ELSE 1 END,"
-    " last = o.last, token = NULL, worker = NULL, lease_until = NULL"
-    " FROM o WHERE j.queue = $1 AND j.id = o.id AND j.token = o.token"
-    " AND j.state = 'cur' AND j.worker = $9"
-    " AND o.state NOT IN ('done', 'failed') RETURNING j.id),"
+    " rec AS (UPDATE chute.live j SET state = ($4::text[])[" K "],"
+    " run_at = CASE ($4::text[])[" K "] WHEN 'new' THEN j.run_at"
+    " ELSE now() + ($5::bigint[])[" K "] * interval '1 millisecond' END,"
+    " attempts = j.attempts - CASE WHEN ($6::boolean[])[" K "] THEN 0"
+    " ELSE 1 END, last = ($7::text[])[" K "], token = NULL, worker = NULL,"
+    " lease_until = NULL WHERE " HIT("NOT ends") " RETURNING j.id),"
     /* A refused outcome's log is kept too, as before: chute.logs. */
     " logged AS (INSERT INTO chute.logs (queue, id, body)"
-    " SELECT $1, o.id, decode(o.log, 'hex') FROM o WHERE o.log <> ''"
-    " AND NOT EXISTS (SELECT FROM gone WHERE gone.id = o.id))"
+    " SELECT $1, o.id, decode(o.log, 'hex') FROM unnest($2::text[],"
+    " $8::text[]) WITH ORDINALITY AS o(id, log, n) WHERE o.log <> ''"
+    " AND NOT o.n = ANY (ARRAY(SELECT k FROM gone)))"
     " SELECT id FROM rec UNION ALL SELECT id FROM gone";
+#undef HIT
+#undef K
 
 /* Send the pending outcomes' statement: 0, or -1 (they stay pending). */
 static int
