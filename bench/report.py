@@ -482,6 +482,9 @@ FLEET_BEGIN = "## Fleet: chute's PostgreSQL queue and its peers (issue 9)"
 # Rows of a BENCH_FLEET_PIN=1 run (a pin=... note: server on CPU 0, workers on CPU 1) are
 # keyed with this after their config, apart from the unpinned rows of the same config.
 PIN_SFX = " pinned"
+# Rows of a BENCH_FLEET_XMIN=1 run (an xmin=held note: a session held a transaction ID open
+# through the measurement) are keyed with this after their config (and after PIN_SFX).
+XMIN_SFX = " xmin"
 
 
 def fleet_load(tsv):
@@ -507,6 +510,8 @@ def fleet_load(tsv):
             v["n"] = notes
             if "pin" in notes:
                 v["config"] += PIN_SFX
+            if notes.get("xmin") == "held":
+                v["config"] += XMIN_SFX
             rnd = int(v["round"]) if v["round"].isdigit() else 0
             rows.setdefault((v["system"], v["config"], jobs), {})[rnd] = v
     return rows, meta
@@ -571,6 +576,16 @@ def cmd_fleet(tsv, spawn_ms=None):
                       "chute --persistent 2x2 / graphile-worker localQueue 100, completeJobBatchDelay 0",
                       fleet_ratio(c, tput("graphile-worker", "batched", str(n))),
                       ">= 1" if big else "(report)", ge(1) if big else None, "%.2fx"))
+            if big:
+                cpu = lambda sysname, cfg: {r: w_ + s_ for r, w_ in fleet_get(rows, (sysname, cfg + sfx, str(n)), "n:cpu_worker_us").items()
+                                            for r2, s_ in fleet_get(rows, (sysname, cfg + sfx, str(n)), "n:cpu_server_us").items() if r2 == r}
+                t.append((pre + "total CPU per job at or below graphile-worker batched's",
+                          "chute (workers, handlers, server) / graphile-worker batched (workers, server), CPU us per job",
+                          fleet_ratio(cpu("chute", "persistent-2x2"), cpu("graphile-worker", "batched")), "<= 1", le(1), "%.2fx"))
+                t.append((pre + "chute's total CPU per job, us (report)", "workers + handlers + server",
+                          cpu("chute", "persistent-2x2") or None, "(report)", None, "%.0f"))
+                t.append((pre + "graphile-worker batched's total CPU per job, us (report)", "workers + server",
+                          cpu("graphile-worker", "batched") or None, "(report)", None, "%.0f"))
             t.append((pre + "pg-boss b1000, 2 s poll (report)", "chute --persistent 2x2 / pg-boss b1000",
                       fleet_ratio(c, tput("pg-boss", "b1000", str(n))), "(report)", None, "%.2fx"))
             t.append((pre + "the database's limit at a batch of 100 (report)",
@@ -587,7 +602,8 @@ def cmd_fleet(tsv, spawn_ms=None):
                       fleet_ratio(tput("chute", "exec-true-2x2", n), sp), ">= 0.8", ge(0.8), "%.2fx"))
             t.append(("exec per job, one process (report)", "chute URL, 1 process x -j 2 / chute SPOOL -j 2",
                       fleet_ratio(tput("chute", "exec-true-1x2", n), sp), "(report)", None, "%.2fx"))
-        for k in sorted(k for k in rows if k[0] == "chute-forward" and k[1].endswith(PIN_SFX) == bool(sfx)):
+        for k in sorted(k for k in rows if k[0] == "chute-forward" and k[1].endswith(sfx) and
+                        (sfx or not k[1].endswith((PIN_SFX, XMIN_SFX)))):
             raw = ("forward-raw-insert", k[1], k[2])
             t.append(("chute forward, %s jobs (%s): >= 0.8x a raw batched INSERT of the same batch" % (
                           "{:,}".format(int(k[2])), k[1]),
@@ -673,15 +689,23 @@ def cmd_fleet(tsv, spawn_ms=None):
             w("| %s | %s | %s | %s | %s | %s | %s |" % (name, what, f % med, f % lo, f % hi, req, met))
         w("")
 
-    variants = [("", "### Targets\n", None)]
-    if any(k[1].endswith(PIN_SFX) for k in rows):
-        variants.append((PIN_SFX, "### Targets, server on CPU 0 and workers on CPU 1 (BENCH_FLEET_PIN=1)\n",
-                         "The same comparisons between the rows of a pinned run (config `... pinned`): the PostgreSQL\n"
-                         "server (postmaster and every backend) pinned to CPU 0, every worker side (the peers' node\n"
-                         "driver and worker processes, chute's `chute run` workers and handlers, the helpers) to CPU 1,\n"
-                         "for chute and its peers alike; `pin=` in a row's notes is what a sampler saw during it.\n"))
-        if not any(not k[1].endswith(PIN_SFX) for k in rows):
-            variants = variants[1:]
+    pin_text = ("The same comparisons between the rows of a pinned run (config `... pinned`): the PostgreSQL\n"
+                "server (postmaster and every backend) pinned to CPU 0, every worker side (the peers' node\n"
+                "driver and worker processes, chute's `chute run` workers and handlers, the helpers) to CPU 1,\n"
+                "for chute and its peers alike; `pin=` in a row's notes is what a sampler saw during it.\n")
+    xmin_text = ("The same comparisons under a held xmin (BENCH_FLEET_XMIN=1, config `... xmin`): a session of\n"
+                 "the measured database held a transaction ID open, idle in transaction, from before the jobs\n"
+                 "were added until the measurement ended, for chute and its peers alike: vacuum could remove\n"
+                 "nothing meanwhile.\n")
+    variants = []
+    for sfx, head, text in (("", "### Targets\n", None),
+                            (PIN_SFX, "### Targets, server on CPU 0 and workers on CPU 1 (BENCH_FLEET_PIN=1)\n", pin_text),
+                            (XMIN_SFX, "### Targets under a held xmin (BENCH_FLEET_XMIN=1)\n", xmin_text),
+                            (PIN_SFX + XMIN_SFX, "### Targets, pinned, under a held xmin\n", pin_text + xmin_text)):
+        have = any(k[1].endswith(sfx) and not (sfx == "" and k[1].endswith((PIN_SFX, XMIN_SFX))) and
+                   not (sfx == PIN_SFX and k[1].endswith(XMIN_SFX)) for k in rows)
+        if have:
+            variants.append((sfx, head, text))
     for sfx, head, text in variants:
         w(head)
         if text:

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "suites.h"
@@ -75,6 +76,10 @@ START_TEST(test_a_job_submitted_runs_and_every_command_sees_it)
 	EXPECT(CHUTE("status", t_uri, "job1") == 0 && strcmp(T.out,
 	    "job1 done attempts=1 exit=0\n") == 0, "status: %s", T.out);
 	EXPECT(CHUTE("wait", t_uri, "job1") == 0, "wait: %s", T.err);
+	/* "--" ends the options, as on a spool; it is not a job's ID. */
+	EXPECT(CHUTE("status", t_uri, "--", "job1") == 0 && strcmp(T.out,
+	    "job1 done attempts=1 exit=0\n") == 0, "status -- job1: %s%s",
+	    T.out, T.err);
 	EXPECT(CHUTE("ls", t_uri) == 0 && t_line_of(T.out, "done") != NULL &&
 	    t_token(T.out, "job1"), "ls: %s", T.out);
 	EXPECT(CHUTE("stats", t_uri) == 0 && t_line_of(T.out, "done") &&
@@ -192,6 +197,53 @@ START_TEST(test_cancel_from_another_process_stops_the_running_handler)
 	    "c failed->new\n") == 0, "retry: %s", T.out);
 	EXPECT(CHUTE("status", t_uri, "c") == 0 && strcmp(T.out,
 	    "c new attempts=0\n") == 0, "after retry: %s", T.out);
+}
+END_TEST
+
+/* utime + stime of pid, in clock ticks; -1 if it cannot be read. */
+static long
+cpu_ticks(pid_t pid)
+{
+	char *stat = t_slurp(P("/proc/%ld/stat", (long)pid)), *p;
+	unsigned long ut, st;
+	long n = -1;
+
+	/* The fields after the name in parentheses, which may hold spaces. */
+	if (stat != NULL && (p = strrchr(stat, ')')) != NULL && sscanf(p + 2,
+	    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) ==
+	    2)
+		n = (long)(ut + st);
+	free(stat);
+	return n;
+}
+
+/*
+ * A worker whose every slot is busy, with work waiting, sleeps until a
+ * slot is free.  It took every wake-up (a notification, a claim that
+ * filled its request) for a reason to turn its loop at once, and spun a
+ * core until a slot freed: for as long as the running job took.  The
+ * bound is loose on purpose (a fifth of the core over two seconds): a
+ * spinning worker takes most of it, a sleeping one next to nothing.
+ */
+START_TEST(test_a_worker_with_every_slot_busy_sleeps_while_work_waits)
+{
+	struct timespec two = { 2, 0 };
+	long before, after, hz = sysconf(_SC_CLK_TCK);
+	pid_t w, h;
+
+	t_fleet_submit("default", "busy", "x");
+	w = WORKER("-j", "1", "--", h_block());
+	WAIT_UNTIL((h = t_handler_pid("busy")) > 0, 20000, "the handler to start");
+	for (int i = 0; i < 5; i++)	/* each one a notification: a wake-up */
+		t_fleet_submit("default", P("waiting%d", i), "x");
+	before = cpu_ticks(w);
+	nanosleep(&two, NULL);	/* the window measured, not a wait for it */
+	after = cpu_ticks(w);
+	EXPECT(before >= 0 && after >= 0 && after - before < 2 * hz / 5,
+	    "the worker used %ld of %ld ticks while its one slot was busy",
+	    after - before, 2 * hz);
+	t_release();
+	EXPECT(t_stop(w) == 0, "the worker stops cleanly");
 }
 END_TEST
 
@@ -1682,6 +1734,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_exit_75_and_timeout_back_off_then_fail_at_max_attempts);
 	tcase_add_test(tc, test_delay_and_at_defer_a_job_until_its_time);
 	tcase_add_test(tc, test_cancel_from_another_process_stops_the_running_handler);
+	tcase_add_test(tc, test_a_worker_with_every_slot_busy_sleeps_while_work_waits);
 	tcase_add_test(tc, test_a_killed_worker_s_job_runs_again_after_its_lease_and_never_at_once);
 	tcase_add_test(tc, test_a_killed_worker_s_handler_s_grandchild_dies_with_it);
 	tcase_add_test(tc, test_a_killed_persistent_worker_s_grandchild_dies_with_it);

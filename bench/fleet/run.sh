@@ -31,6 +31,11 @@
 #   BENCH_FLEET_ONLY     space-separated subset of: gw boss raw latency chute chute-exec
 #                        chute-latency chute-claim forward (latency: the peers'; chute: its
 #                        throughput; forward: chute forward and the raw INSERT loop)
+#   BENCH_FLEET_XMIN=1   every measurement under a held xmin: a session of the measured
+#                        database holds a transaction ID (BEGIN; SELECT txid_current()) from
+#                        before the jobs are added until the measurement ends, so that vacuum
+#                        can remove nothing meanwhile (issue 24); rows get the note xmin=held
+#                        and report.py keys them as `CONFIG xmin`
 #   BENCH_FLEET_GW_CONFIGS    graphile-worker's configs run (default "defaults batched")
 #   BENCH_FLEET_CHUTE_CONFIGS chute's throughput configs run (default
 #                        "persistent-2x2 persistent-2x2-tmp")
@@ -86,6 +91,7 @@ CHUTE_BIN=${CHUTE_BIN:-$ROOT/build/chute}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 export FLEET_TIMEOUT=$TIMEOUT   # the node runners' own bound, inside timeout(1)'s
 PIN=${BENCH_FLEET_PIN:-0}
+XMIN=${BENCH_FLEET_XMIN:-0}
 PIN_SERVER=0 PIN_WORKERS=1
 sizes=("$JOBS")
 [[ ${BENCH_FLEET_BIG:-0} == 1 ]] && sizes+=(100000)
@@ -124,6 +130,7 @@ DIR= CHILD=
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM HUP
+	[[ -z $XMIN_PID ]] || kill "$XMIN_PID" 2>/dev/null || true
 	if [[ -n $CHILD ]] && kill -0 "$CHILD" 2>/dev/null; then
 		kill -TERM "$CHILD" 2>/dev/null || true
 		sleep 1
@@ -206,7 +213,9 @@ pin_note() {
 # timeout's process group), sampled by pin_sampler; PIN_NOTE is then its note.
 PIN_NOTE=
 bounded() {
-	local rc=0 sampler="" pinlog
+	local rc=0 sampler="" pinlog cpus0
+	xmin_hold
+	cpus0=$(cpu_ticks)
 	"${PIN_CMD[@]}" timeout --kill-after=10 "$TIMEOUT" "$@" >"$RES" &
 	CHILD=$!
 	if [[ $PIN == 1 ]]; then
@@ -223,13 +232,68 @@ bounded() {
 		PIN_NOTE=$(pin_note "$pinlog") || { log "pinning did not hold ($PIN_NOTE; see $OUT.pin): ${*##*/}"; exit 1; }
 		log "  $PIN_NOTE"
 	fi
+	xmin_release
+	CPU_NOTE=$(cpu_busy "$cpus0" "$(cpu_ticks)")
 	((rc == 0)) || { log "failed ($rc): ${*##*/}"; exit 1; }
+}
+
+# Each CPU's busy and total ticks from /proc/stat ("busy/total" per CPU, in order).
+cpu_ticks() {
+	awk '/^cpu[0-9]/ { t = 0; for (i = 2; i <= NF; i++) t += $i; printf "%d/%d ", t - $5 - $6, t }' /proc/stat
+}
+# cpu_busy BEFORE AFTER -> "cpu_busy_pct=A;B": how busy each CPU was over the measurement
+# (set-up included), whoever used it: the saturated resource, where there is one.
+CPU_NOTE=
+cpu_busy() {
+	local a=($1) b=($2) out="" i x y
+	for ((i = 0; i < ${#b[@]}; i++)); do
+		x=${a[i]:-0/0} y=${b[i]}
+		out+="${out:+;}$(( (100 * (${y%/*} - ${x%/*})) / ((${y#*/} - ${x#*/}) > 0 ? (${y#*/} - ${x#*/}) : 1) ))"
+	done
+	printf 'cpu_busy_pct=%s' "$out"
+}
+
+# BENCH_FLEET_XMIN=1: a session of $URI holds a transaction ID open, idle in
+# transaction, for the length of one measurement; XMIN_NOTE is then its note.
+XMIN_NOTE= XMIN_PID= XMIN_FD= XMIN_OUT=
+xmin_hold() {
+	local xid=
+	XMIN_NOTE=
+	[[ $XMIN == 1 ]] || return 0
+	rm -f "$DIR/xmin.in" "$DIR/xmin.out"
+	mkfifo "$DIR/xmin.in" "$DIR/xmin.out"
+	"$PG_BIN/psql" "$URI" -qAtX -v ON_ERROR_STOP=1 <"$DIR/xmin.in" >"$DIR/xmin.out" 2>&1 &
+	XMIN_PID=$!
+	exec {XMIN_FD}>"$DIR/xmin.in" {XMIN_OUT}<"$DIR/xmin.out"
+	printf 'BEGIN;\nSELECT txid_current();\n' >&"$XMIN_FD"
+	read -r -t 30 -u "$XMIN_OUT" xid || true
+	[[ $xid =~ ^[0-9]+$ ]] || { log "BENCH_FLEET_XMIN=1: the holding session said '$xid'"; exit 1; }
+	XMIN_NOTE="xmin=held,xmin_xid=$xid"
+	log "  holding xid $xid"
+}
+xmin_release() {
+	[[ -n $XMIN_PID ]] || return 0
+	printf 'ROLLBACK;\n' >&"$XMIN_FD" 2>/dev/null || true
+	exec {XMIN_FD}>&- {XMIN_OUT}<&-
+	wait "$XMIN_PID" 2>/dev/null || true
+	XMIN_PID=
+}
+
+# extra_notes: the notes every row of the measurement just made gets.
+extra_notes() {
+	local x out=
+	for x in "$PIN_NOTE" "$XMIN_NOTE" "$CPU_NOTE"; do
+		[[ -z $x ]] || out+="${out:+,}$x"
+	done
+	printf '%s' "$out"
 }
 # pin_notes NOTES: NOTES with PIN_NOTE added (pinned runs), NOTES otherwise.
 pin_notes() {
-	if [[ -z $PIN_NOTE ]]; then printf '%s' "$1"
-	elif [[ $1 == - || -z $1 ]]; then printf '%s' "$PIN_NOTE"
-	else printf '%s,%s' "$1" "$PIN_NOTE"; fi
+	local x
+	x=$(extra_notes)
+	if [[ -z $x ]]; then printf '%s' "$1"
+	elif [[ $1 == - || -z $1 ]]; then printf '%s' "$x"
+	else printf '%s,%s' "$1" "$x"; fi
 }
 
 DIR=$(mktemp -d "$TMPBASE/chute-fleet.XXXXXX")
@@ -273,6 +337,7 @@ meta rounds "$ROUNDS"
 meta postgres "$("$PG_BIN/postgres" --version | awk '{ print $3 }')"
 meta node "$(node --version)"
 ((PIN)) && meta pin "server:$PIN_SERVER;workers:$PIN_WORKERS"
+((XMIN)) && meta xmin held
 ((want_chute)) && meta chute "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 
 # The JSON line in $RES from a runner -> TSV row.
@@ -296,7 +361,7 @@ json_row() {
 		if (process.argv[3]) notes.push(process.argv[3]);
 		console.log([r.system, cfg, process.argv[2], r.jobs, f(r.seconds, 3), f(r.jobs_per_s, 0), f(r.p50_ms, 1), f(r.p99_ms, 1),
 			notes.length ? notes.join(",") : "-"].join("\t"));
-	' "$json" "$round" "$PIN_NOTE" >>"$OUT"
+	' "$json" "$round" "$(extra_notes)" >>"$OUT"
 }
 
 # The disk's commit latency decides most figures below; record it: 8 kB

@@ -145,6 +145,21 @@ pgcmd_each_id(int argc, char **argv, const char *cmd,
 
 	if ((rc = pgcmd_open(&argc, argv, cmd, &pg)) != 0)
 		return pgcmd_done(&pg, rc);
+	/*
+	 * "--" ends the options, as on a spool: what follows is IDs.  It
+	 * moves past the last argument rather than out of argv, as in
+	 * cmd_each_id: setproctitle_init's copies are reachable only there.
+	 */
+	for (int i = 1; i < argc; i++) {
+		char *dashes = argv[i];
+
+		if (strcmp(dashes, "--") != 0)
+			continue;
+		memmove(argv + i, argv + i + 1, (size_t)(argc - i - 1) *
+		    sizeof(*argv));
+		argv[--argc] = dashes;
+		break;
+	}
 	if ((rc = check_ids(argc - 1, argv + 1, cmd)) != 0)
 		return pgcmd_done(&pg, rc);
 	for (int i = 1; i < argc; i++)

@@ -141,6 +141,9 @@ int	 pg_cmd(struct pg *pg, const char *sql, int n,
 int	 pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
 	    const char *const *params, const int *lens, const int *fmts);
 PGresult	*pg_await(struct pg *pg);
+/* pg_send for a statement of text parameters whose result is binary. */
+int	 pg_send_bin(struct pg *pg, const char *sql, int n,
+	    const char *const *params);
 /*
  * A PostgreSQL array in its text form ({"a","b\\"c"}), for unnest() and
  * = ANY(): elements quoted, " and \\ escaped.  Start from { 0 };

@@ -539,6 +539,21 @@ pg_send(struct pg *pg, const char *sql, int n, const Oid *types,
 	    0) ? 0 : -1;
 }
 
+int
+pg_send_bin(struct pg *pg, const char *sql, int n, const char *const *params)
+{
+	char name[16];
+	int k;
+
+	if (pg->conn == NULL || (k = prepared(pg, sql, n, NULL, name)) == -1)
+		return -1;
+	if (k == 1)
+		return PQsendQueryPrepared(pg->conn, name, n, params, NULL, NULL,
+		    1) ? 0 : -1;
+	return PQsendQueryParams(pg->conn, sql, n, NULL, params, NULL, NULL,
+	    1) ? 0 : -1;
+}
+
 PGresult *
 pg_await(struct pg *pg)
 {

@@ -49,6 +49,9 @@ struct pgq {
 	bool		 up, said_down, fatal;
 	msec_t		 reconnect_at, reconnect_delay;
 	bool		 wake;		/* claim at the next chance */
+	/* The last hand-out (pq_claim) left slots idle: a wake is worth a
+	 * turn of the loop at once; else the next free slot asks anyway. */
+	bool		 starved;
 	msec_t		 next_poll;	/* ...or at the latest then (mono) */
 	msec_t		 next_renew, next_recover;
 	msec_t		 next_reap;	/* gone workers' rows deleted then (mono) */
@@ -64,6 +67,12 @@ struct pgq {
 	 * loop goes on running jobs while the server commits them. */
 	bool		 flushing;
 	size_t		 nsent;
+	/* A claim in flight (claim_send): the loop goes on handing out the
+	 * jobs claimed ahead meanwhile; never with outcomes in flight, one
+	 * statement at a time. */
+	bool		 claiming;
+	int		 claim_want;
+	msec_t		 claim_sent;	/* mono */
 	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
 	struct pumps	*pumps;		/* exec'd handlers' output (pump.c) */
 	size_t		 queued, deferred;	/* for the title, as last seen */
@@ -162,12 +171,19 @@ void	 pgq_expire(struct pgq *pq, msec_t mono);
  */
 void	 pgq_recover(struct pgq *pq, msec_t mono);
 
+/*
+ * The reply r to the claim in flight (NULL: none came): its rows taken
+ * as claimed ahead.  How many, or -1 (the connection's state says why).
+ */
+int	 pgq_claim_take(struct pgq *pq, PGresult *r);
+
 /* queue_pg_outcome.c */
 /*
- * Wait for the outcomes in flight, if any: every other statement on the
- * connection waits for them (one statement at a time), as does the end.
- * 0, or -1 (the batch was refused, or the connection went down: pq->up
- * tells which; the outcomes stay pending either way).
+ * Wait for the statement in flight, if any, the outcomes' or a claim's:
+ * every other statement on the connection waits for it (one statement at
+ * a time), as does the end.  0, or -1 (the batch was refused, or the
+ * connection went down: pq->up tells which; the outcomes stay pending
+ * either way).
  */
 int	 pgq_await_outcomes(struct pgq *pq);
 /*

@@ -99,8 +99,8 @@ pq_wake(struct queue *q)
 		return pq->fatal ? -1 : 0;
 	}
 	notifies(pq);
-	/* The outcomes in flight have their reply: take it. */
-	if (pq->flushing && !PQisBusy(pq->pg.conn)) {
+	/* The statement in flight has its reply: take it. */
+	if ((pq->flushing || pq->claiming) && !PQisBusy(pq->pg.conn)) {
 		pgq_arm(pq, mono_ms());
 		pgq_await_outcomes(pq);
 	}
@@ -175,7 +175,7 @@ pq_due(struct queue *q, msec_t mono)
 	 * them, and the loop goes on meanwhile only if nothing waits.  Their
 	 * result wakes the loop (pq_wake), and then it is sent.
 	 */
-	if (pq->up && pq->view_owed && !pq->flushing &&
+	if (pq->up && pq->view_owed && !pq->flushing && !pq->claiming &&
 	    mono >= pq->view_at + PGV_NOTIFY_MS)
 		tell_views(pq, mono);
 }
@@ -192,12 +192,23 @@ pq_next(struct queue *q, msec_t mono)
 	if (!pq->up)
 		t = pq->reconnect_at;
 	else {
-		t = pq->wake ? mono : pq->next_poll;
+		/*
+		 * Work may be waiting (a wake-up), or the safety poll is due:
+		 * a turn then only if slots wait for work and no statement is
+		 * in flight.  With every slot busy the next one freed asks
+		 * for work, and a statement's reply wakes us: a turn before
+		 * would only spin (under a deep queue no claim comes back
+		 * short, and next_poll stays in the past).
+		 */
+		if (!pq->starved || pq->flushing || pq->claiming)
+			t = INT64_MAX;
+		else
+			t = pq->wake ? mono : pq->next_poll;
 		if (t > pq->next_recover)
 			t = pq->next_recover;
 		if (pq->next_renew != 0 && t > pq->next_renew)
 			t = pq->next_renew;
-		if (pq->view_owed && !pq->flushing &&
+		if (pq->view_owed && !pq->flushing && !pq->claiming &&
 		    t > pq->view_at + PGV_NOTIFY_MS)
 			t = pq->view_at + PGV_NOTIFY_MS;
 	}
@@ -236,7 +247,8 @@ pq_drained(struct queue *q)
 	PGresult *r;
 	bool empty;
 
-	if (!pq->up || pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0)
+	if (!pq->up || pq->nheld > 0 || pq->nahead > 0 || pq->npend > 0 ||
+	    pq->claiming)
 		return false;
 	pgq_arm(pq, mono_ms());
 	if ((r = pgq_exec(pq, sql, 1, p, false)) == NULL) {
@@ -511,6 +523,7 @@ reconnect(struct pgq *pq, msec_t mono)
 	pq->reconnect_delay = 0;
 	pq->flush_again = 0;	/* outcomes a lost connection kept: at once */
 	pq->wake = true;
+	pq->starved = true;	/* ask at once, whatever the slots did */
 	pq->pause_heard = true;	/* paused or resumed while we were away? */
 	pq->next_recover = mono;
 	/* Our row in chute.workers, and the leases we hold, at once. */

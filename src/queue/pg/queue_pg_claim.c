@@ -109,59 +109,91 @@ open_log(struct pgq *pq, struct claim *c)
  * fencing token each, and their payloads, in one round trip (binary
  * results: the payload's bytes as they are).  The picking is SKIP LOCKED,
  * so workers never wait for one another.  The claims are appended to the
- * prefetched ones.  Returns how many, or -1 (the connection's state says
- * why).
+ * prefetched ones (pgq_claim_take).
+ *
+ * Sent without waiting for its reply (claim_send), as the outcomes are:
+ * the loop goes on handing out the jobs claimed ahead while the server
+ * claims more, and takes the reply when it comes (pq_wake) or before the
+ * next statement (pgq_await_outcomes).  A worker that waited for each
+ * claim left its slots idle meanwhile: its handlers finished their jobs
+ * and found nothing handed to them until the reply came.
  */
+/*
+ * Prepared, and planned once for every LIMIT (pg_conn.c): so the
+ * rows picked are updated by their ctid (a row we hold locked keeps
+ * it) and each payload is fetched by its key, where a join would be
+ * planned for a guessed number of rows and could scan both tables.
+ * A ctid is unique in one table only: where tables inherit from
+ * chute.live, rows of theirs at a picked ctid are updated too, so the
+ * update repeats the pick's conditions (never a finished job or
+ * another's claim), and its reply may hold more rows than asked for
+ * (queue_pg_take hands them back).  A paused queue gives nothing:
+ * the pick's NOT EXISTS names only parameters, so it is planned as
+ * a one-time filter, one lookup of chute.queues' key per claim
+ * before any row of chute.live is read (fleet.md, "Pause").
+ */
+static const char claim_sql[] =
+    "WITH picked AS MATERIALIZED ("
+    " SELECT ctid FROM chute.live"
+    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
+    " AND NOT EXISTS (SELECT FROM chute.queues q WHERE q.queue = $1"
+    " AND q.paused)"
+    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
+    " claimed AS (UPDATE chute.live j SET state = 'cur',"
+    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
+    " worker = $3, lease_until = now() + $4::bigint * interval"
+    " '1 millisecond', cancel = false, claimed = now()"
+    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
+    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
+    " AND j.run_at <= now()"
+    " RETURNING j.id, j.token, j.attempts, j.run_at)"
+    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM"
+    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)"
+    " FROM claimed c ORDER BY c.run_at, c.id";
+
+/* Send the claim of n rows: 0, or -1 (the connection's state says why). */
 static int
-claim_rows(struct pgq *pq, int n)
+claim_send(struct pgq *pq, int n, msec_t mono)
 {
-	/*
-	 * Prepared, and planned once for every LIMIT (pg_conn.c): so the
-	 * rows picked are updated by their ctid (a row we hold locked keeps
-	 * it) and each payload is fetched by its key, where a join would be
-	 * planned for a guessed number of rows and could scan both tables.
-	 * A ctid is unique in one table only: where tables inherit from
-	 * chute.live, rows of theirs at a picked ctid are updated too, so the
-	 * update repeats the pick's conditions (never a finished job or
-	 * another's claim), and its reply may hold more rows than asked for
-	 * (queue_pg_take hands them back).  A paused queue gives nothing:
-	 * the pick's NOT EXISTS names only parameters, so it is planned as
-	 * a one-time filter, one lookup of chute.queues' key per claim
-	 * before any row of chute.live is read (fleet.md, "Pause").
-	 */
-	static const char sql[] =
-	    "WITH picked AS MATERIALIZED ("
-	    " SELECT ctid FROM chute.live"
-	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
-	    " AND NOT EXISTS (SELECT FROM chute.queues q WHERE q.queue = $1"
-	    " AND q.paused)"
-	    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
-	    " claimed AS (UPDATE chute.live j SET state = 'cur',"
-	    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
-	    " worker = $3, lease_until = now() + $4::bigint * interval"
-	    " '1 millisecond', cancel = false, claimed = now()"
-	    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
-	    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
-	    " AND j.run_at <= now()"
-	    " RETURNING j.id, j.token, j.attempts, j.run_at)"
-	    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM"
-	    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)"
-	    " FROM claimed c ORDER BY c.run_at, c.id";
 	char nb[16], lease[24];
 	const char *p[4] = { pq->pg.queue, nb, pq->worker, lease };
-	PGresult *r;
-	int got;
 
 	snprintf(nb, sizeof(nb), "%d", n);
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	if ((r = pgq_exec(pq, sql, 4, p, true)) == NULL)
+	if (pg_send_bin(&pq->pg, claim_sql, 4, p) == -1)
 		return -1;
-	got = queue_pg_take(&pq->q, r, n);
+	pq->claiming = true;
+	pq->claim_want = n;
+	pq->claim_sent = mono;
+	return 0;
+}
+
+static void	look_ahead(struct pgq *pq, msec_t mono);
+
+int
+pgq_claim_take(struct pgq *pq, PGresult *r)
+{
+	int want = pq->claim_want, got;
+	msec_t mono = mono_ms();
+
+	pq->claiming = false;
+	if (pg_result(&pq->pg, r) != PGRES_TUPLES_OK) {
+		PQclear(r);
+		pgq_failed(pq, "claim");
+		return -1;
+	}
+	got = queue_pg_take(&pq->q, r, want);
 	PQclear(r);
 	if (got > 0) {
 		pgq_moved(pq);
 		pgq_set_paused(pq, false, "");	/* a paused queue gives none */
 	}
+	if (got > 0 && pq->renew_sent == 0)
+		pq->renew_sent = pq->claim_sent;	/* the leases date from then */
+	else if (got == want)
+		pq->wake = true;	/* there may be more */
+	else if (pq->up)
+		look_ahead(pq, mono);
 	return got;
 }
 
@@ -400,22 +432,20 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 	pgq_arm(pq, mono);
 
 	ahead = target_ahead(pq, mono);
-	if (pq->nahead <= ahead / 4 && pq->up &&
-	    (pq->wake || mono >= pq->next_poll)) {
+	/*
+	 * Not while a statement is in flight (one at a time): after the
+	 * outcomes' reply, which wakes the loop, or the claim's own.
+	 */
+	if (pq->nahead <= ahead / 4 && pq->up && !pq->claiming &&
+	    !pq->flushing && (pq->wake || mono >= pq->next_poll)) {
 		want = n + ahead - pq->nahead;
 		if ((size_t)(want + pq->nahead) > pq->capahead)
 			want = (int)pq->capahead - pq->nahead;
 		pq->wake = false;
 		if (want <= 0)
 			pq->wake = true;
-		else if ((got = claim_rows(pq, want)) == -1)
+		else if (claim_send(pq, want, mono) == -1)
 			pgq_failed(pq, "claim");
-		else if (got > 0 && pq->renew_sent == 0)
-			pq->renew_sent = mono;	/* the leases date from about now */
-		else if (got == want)
-			pq->wake = true;	/* there may be more */
-		else
-			look_ahead(pq, mono);
 		if (pq->next_renew == 0 || pq->next_renew > mono + pq->lease / 3)
 			pq->next_renew = mono + pq->lease / 3;
 	}
@@ -424,6 +454,7 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 	 * after a pause (SIGSTOP, a suspended VM) renew first, and what the
 	 * database no longer gives us is dropped (drop_ahead).
 	 */
+	pq->starved = true;
 	if (pq->nahead > 0 && mono - pq->renew_sent >= pq->lease / 3) {
 		if (!pq->up || pgq_renew(pq, mono) == -1)
 			return 0;
@@ -437,6 +468,7 @@ pq_claim(struct queue *q, struct claim *const *c, int n)
 		hold(pq, c[got]);
 		got++;
 	}
+	pq->starved = got < n;
 	return got;
 }
 
@@ -453,6 +485,7 @@ pgq_hand_back(struct pgq *pq)
 	char t[24];
 	const char *p[2] = { pq->pg.queue, NULL };
 
+	pgq_await_outcomes(pq);	/* a claim in flight: its rows go back too */
 	for (int i = pq->first; i < pq->first + pq->nahead; i++) {
 		snprintf(t, sizeof(t), "%llu",
 		    (unsigned long long)pq->ahead[i].token);
@@ -473,6 +506,13 @@ pgq_hand_back(struct pgq *pq)
 void
 pgq_set_paused(struct pgq *pq, bool paused, const char *by)
 {
+	/*
+	 * A claim in flight first: rows it brings were claimed before the
+	 * pause (they go back with the rest), and its reply must not say
+	 * "resumed" in the middle of this.
+	 */
+	if (paused && pq->claiming)
+		pgq_await_outcomes(pq);
 	if (paused == pq->paused)
 		return;
 	pq->paused = paused;
@@ -588,12 +628,15 @@ pgq_renew(struct pgq *pq, msec_t mono)
 {
 	struct pg_tarr b = { 0 };
 	char lease[24], slots[16];
-	const char *p[9] = { pq->pg.queue, tokens(pq, &b), lease, pq->worker,
+	const char *p[9] = { pq->pg.queue, NULL, lease, pq->worker,
 	    pq->host, pq->pid, slots, CHUTE_VERSION, pq->registered ? "f" : "t" };
 	PGresult *r;
 
 	pq->next_renew = mono + pq->lease / 3;
-	if (p[1] == NULL) {
+	/* A claim in flight first: its rows are renewed with the rest. */
+	if (pgq_await_outcomes(pq) == -1 && !pq->up)
+		return -1;
+	if ((p[1] = tokens(pq, &b)) == NULL) {
 		free(b.p);
 		return -1;	/* out of memory: the next turn tries again */
 	}

@@ -36,6 +36,8 @@ pgq_down(struct pgq *pq, const char *what)
 	pq->up = false;
 	pq->flushing = false;	/* its outcomes stay pending: sent again */
 	pq->nsent = 0;
+	/* Its rows, if it was committed, go back when their leases run out. */
+	pq->claiming = false;
 	pq->reconnect_delay = pq->reconnect_delay == 0 ? PG_RECONNECT_MIN_MS :
 	    pq->reconnect_delay * 2;
 	if (pq->reconnect_delay > PG_RECONNECT_MAX_MS)

@@ -164,6 +164,9 @@ flush_take(struct pgq *pq, PGresult *r)
 int
 pgq_await_outcomes(struct pgq *pq)
 {
+	if (pq->claiming && pgq_claim_take(pq, pg_await(&pq->pg)) == -1 &&
+	    !pq->up)
+		return -1;
 	if (!pq->flushing)
 		return 0;
 	return flush_take(pq, pg_await(&pq->pg));
@@ -324,7 +327,8 @@ pq_commit(struct queue *q, bool busy)
 	struct pgq *pq = (struct pgq *)q;
 	msec_t mono;
 
-	if (pq->npend == 0 || (pq->up && pq->flushing))
+	/* The reply to the statement in flight wakes the loop: then. */
+	if (pq->npend == 0 || (pq->up && (pq->flushing || pq->claiming)))
 		return INT64_MAX;
 	if (!pq->up)
 		return pq->reconnect_at;
