@@ -73,6 +73,10 @@ struct pgq {
 	bool		 claiming;
 	int		 claim_want;
 	msec_t		 claim_sent;	/* mono */
+	/* pgq_claim_take, which pgq_await_outcomes calls through this:
+	 * queue_pg_claim.c uses queue_pg_outcome.c's statements, and the
+	 * objects' arrows go one way (tests/build/layers.sh). */
+	int		(*claim_take)(struct pgq *pq, PGresult *r);
 	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
 	struct pumps	*pumps;		/* exec'd handlers' output (pump.c) */
 	size_t		 queued, deferred;	/* for the title, as last seen */

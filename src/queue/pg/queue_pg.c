@@ -432,6 +432,7 @@ queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
 	pq->prefetch_max = prefetch;
 	pq->capahead = (size_t)slots + (size_t)prefetch;
 	pq->done_t0 = mono_ms();
+	pq->claim_take = pgq_claim_take;
 	pq->dirfd = -1;
 	pq->pumps = pumps_new(PG_LOG_CAP);
 	gethostname(host, sizeof(host) - 1);

@@ -164,7 +164,7 @@ flush_take(struct pgq *pq, PGresult *r)
 int
 pgq_await_outcomes(struct pgq *pq)
 {
-	if (pq->claiming && pgq_claim_take(pq, pg_await(&pq->pg)) == -1 &&
+	if (pq->claiming && pq->claim_take(pq, pg_await(&pq->pg)) == -1 &&
 	    !pq->up)
 		return -1;
 	if (!pq->flushing)
