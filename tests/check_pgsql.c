@@ -1410,35 +1410,39 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 }
 
 /*
- * `chute init URL` upgrades a database that chute of schema version 4
- * made and used (tests/data/schema-v4.sql: jobs in every state, logs, a
- * job forwarded from a spool, a claim whose worker was killed) to version
- * 5 in place, in one run: the finished jobs move to chute.finished, where
- * a forwarded job came from to its payload, and every command reads and
- * acts on them as before.  A second init changes nothing.
+ * A database that chute of schema version N made and used, as dumped in
+ * tests/data/schema-vN.sql (jobs in every state with their logs, a job
+ * forwarded from a spool, a claim whose worker was killed), upgraded by
+ * `chute init URL` in place, in one run: the finished jobs move to
+ * chute.finished, where a forwarded job came from to its payload, and
+ * every command reads and acts on them as before.  A second init changes
+ * nothing.  workers: the rows of chute.workers the dump holds.
  */
-START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
+static void
+upgrade_and_drive(int version, const char *spool, int workers)
 {
 	const char *src = getenv("CHUTE_SRCDIR");
-	char *sql = t_slurp(P("%s/tests/data/schema-v4.sql", src ? src : "."));
+	char *sql = t_slurp(P("%s/tests/data/schema-v%d.sql", src ? src : ".",
+	    version));
 	static const char *const want[][2] = { { "n1", "n1 done attempts=1"
 	    " exit=0" }, { "ok1", "ok1 done attempts=1 exit=0" }, { "bad1",
 	    "bad1 failed attempts=1 exit=1" }, { "d1", "d1 defer attempts=0" },
 	    { "c1", "c1 cur attempts=1" }, { "fw2", "fw2 new attempts=0" } };
 
-	EXPECT(sql != NULL, "tests/data/schema-v4.sql: not found");
+	EXPECT(sql != NULL, "tests/data/schema-v%d.sql: not found", version);
 	free(t_uri);
 	t_uri = t_pg_newdb();
-	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version 4: %s",
-	    t_pg_error());
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version %d: %s",
+	    version, t_pg_error());
 	free(sql);
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
-	    "schema version 4"), "status on version 4: %s", T.err);
+	    P("schema version %d", version)), "status on version %d: %s",
+	    version, T.err);
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 5 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
-	    t_sqln("SELECT count(*) FROM chute.workers") == 2 &&
+	    t_sqln("SELECT count(*) FROM chute.workers") == workers &&
 	    t_sqln("SELECT count(*) FROM chute.logs") == 3, "rows: %s",
 	    t_sql("SELECT string_agg(id || ' ' || state, ', ') FROM chute.jobs"));
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -1448,8 +1452,8 @@ START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
 	EXPECT(CHUTE("log", t_uri, "ok1") == 0 && strstr(T.out, "out of ok1\n")
 	    && strstr(T.out, "attempt=1 exit=0"), "log ok1: %s", T.out);
 	EXPECT(strcmp(t_sql("SELECT origin || ' ' || origin_spool || ' ' ||"
-	    " origin_id FROM chute.payloads WHERE id = 'fw2'"), "vm /tmp/exp/sp"
-	    " fw2") == 0, "fw2's origin is in its payload");
+	    " origin_id FROM chute.payloads WHERE id = 'fw2'"), P("vm %s fw2",
+	    spool)) == 0, "fw2's origin is in its payload");
 	EXPECT(CHUTE("ls", t_uri, "failed") == 0 && strstr(T.out, "bad1"),
 	    "ls failed: %s", T.out);
 	EXPECT(CHUTE("retry", t_uri, "bad1") == 0 && CHUTE("cancel", t_uri,
@@ -1471,6 +1475,21 @@ START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
 	    t_sqln("SELECT count(*) FROM chute.payloads") == 0, "all gone");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
 	    "init again: %s%s", T.out, T.err);
+}
+
+/*
+ * Databases made by the releases of versions 4 and 2 (commits f3cbbaa and
+ * 45b421e), as they left them, upgrade to version 5 and keep working.
+ */
+START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
+{
+	upgrade_and_drive(4, "/tmp/exp/sp", 2);
+}
+END_TEST
+
+START_TEST(test_init_upgrades_a_version_2_database_as_that_release_left_it)
+{
+	upgrade_and_drive(2, "/tmp/exp/sp2", 0);
 }
 END_TEST
 
@@ -1765,6 +1784,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_init_upgrades_a_version_4_database_as_that_release_left_it);
+	tcase_add_test(tc, test_init_upgrades_a_version_2_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
 	tcase_add_test(tc, test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why);
 	tcase_add_test(tc, test_a_worker_row_with_an_absurd_lease_breaks_no_statement);
