@@ -677,18 +677,6 @@ def cmd_fleet(tsv, spawn_ms=None):
 
         return t
 
-    def table(t):
-        w("| target | compared | median | min | max | required | met |")
-        w("|---|---|---|---|---|---|---|")
-        for name, what, rounds, req, test, f in t:
-            if not rounds:
-                w("| %s | %s | n/a | | | %s | not measured |" % (name, what, req))
-                continue
-            med, lo, hi, _ = stats(rounds)
-            met = "" if test is None else ("yes" if test(med) else "**no**")
-            w("| %s | %s | %s | %s | %s | %s | %s |" % (name, what, f % med, f % lo, f % hi, req, met))
-        w("")
-
     pin_text = ("The same comparisons between the rows of a pinned run (config `... pinned`): the PostgreSQL\n"
                 "server (postmaster and every backend) pinned to CPU 0, every worker side (the peers' node\n"
                 "driver and worker processes, chute's `chute run` workers and handlers, the helpers) to CPU 1,\n"
@@ -710,7 +698,7 @@ def cmd_fleet(tsv, spawn_ms=None):
         w(head)
         if text:
             w(text)
-        table(targets(sfx))
+        target_table(w, targets(sfx))
     w("### Every row\n")
     w("Throughput rows: jobs/s from the workers' start to the last job finished (peers: the database")
     w("says so; chute's persistent rows: the last outcome's commit, `exit_s` to both workers' exit;")
