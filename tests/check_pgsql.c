@@ -50,7 +50,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 5, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 6, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -1345,7 +1345,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 5,
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 6,
 	    "the current version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
 	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
@@ -1384,9 +1384,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 5 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 6 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 5 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 6 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1401,7 +1401,7 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 5 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 6 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
@@ -1415,11 +1415,13 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
  * forwarded from a spool, a claim whose worker was killed), upgraded by
  * `chute init URL` in place, in one run: the finished jobs move to
  * chute.finished, where a forwarded job came from to its payload, and
- * every command reads and acts on them as before.  A second init changes
- * nothing.  workers: the rows of chute.workers the dump holds.
+ * every command reads and acts on them as before; names compare as
+ * bytes (version 6).  A second init changes nothing.  workers: the rows
+ * of chute.workers the dump holds; logs: of chute.logs once upgraded
+ * (version 5 keeps a finished job's last log in its row).
  */
 static void
-upgrade_and_drive(int version, const char *spool, int workers)
+upgrade_and_drive(int version, const char *spool, int workers, int logs)
 {
 	const char *src = getenv("CHUTE_SRCDIR");
 	char *sql = t_slurp(P("%s/tests/data/schema-v%d.sql", src ? src : ".",
@@ -1438,13 +1440,18 @@ upgrade_and_drive(int version, const char *spool, int workers)
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 5 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 6 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.workers") == workers &&
-	    t_sqln("SELECT count(*) FROM chute.logs") == 3, "rows: %s",
+	    t_sqln("SELECT count(*) FROM chute.logs") == logs, "rows: %s",
 	    t_sql("SELECT string_agg(id || ' ' || state, ', ') FROM chute.jobs"));
+	EXPECT(t_sqln("SELECT count(*) FROM pg_attribute WHERE attrelid IN"
+	    " ('chute.live'::regclass, 'chute.finished'::regclass,"
+	    " 'chute.payloads'::regclass, 'chute.logs'::regclass) AND attname"
+	    " IN ('queue', 'id') AND attcollation = 'pg_catalog.\"C\"'::"
+	    "regcollation") == 8, "queue and id compare as bytes");
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		EXPECT(CHUTE("status", t_uri, want[i][0]) == 0 &&
 		    strncmp(T.out, want[i][1], strlen(want[i][1])) == 0,
@@ -1478,18 +1485,25 @@ upgrade_and_drive(int version, const char *spool, int workers)
 }
 
 /*
- * Databases made by the releases of versions 4 and 2 (commits f3cbbaa and
- * 45b421e), as they left them, upgrade to version 5 and keep working.
+ * Databases made by the releases of versions 5, 4 and 2 (commits ced1966,
+ * f3cbbaa and 45b421e), as they left them, upgrade to version 6 and keep
+ * working.
  */
+START_TEST(test_init_upgrades_a_version_5_database_as_that_release_left_it)
+{
+	upgrade_and_drive(5, "/tmp/exp/sp", 2, 0);
+}
+END_TEST
+
 START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
 {
-	upgrade_and_drive(4, "/tmp/exp/sp", 2);
+	upgrade_and_drive(4, "/tmp/exp/sp", 2, 3);
 }
 END_TEST
 
 START_TEST(test_init_upgrades_a_version_2_database_as_that_release_left_it)
 {
-	upgrade_and_drive(2, "/tmp/exp/sp2", 0);
+	upgrade_and_drive(2, "/tmp/exp/sp2", 0, 3);
 }
 END_TEST
 
@@ -1507,16 +1521,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 5: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 6: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 6");
+	t_sql("UPDATE chute.version SET version = 7");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 6") == 78 &&
-	    strstr(t_log_of(w), "schema version 6, this chute speaks 5: "
-	    "upgrade chute") != NULL, "on version 6: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 7") == 78 &&
+	    strstr(t_log_of(w), "schema version 7, this chute speaks 6: "
+	    "upgrade chute") != NULL, "on version 7: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
@@ -1783,6 +1797,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_a_version_5_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_4_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_2_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);

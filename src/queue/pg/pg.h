@@ -13,9 +13,10 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	5		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	6		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
-					   5: finished jobs in a table of their own */
+					   5: finished jobs in a table of their own;
+					   6: names compared as bytes (COLLATE "C") */
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created, claimed"
 #define PG_LOG_LAST_SEQ		"9223372036854775807"	/* chute.job_logs: the last attempt's */

@@ -192,6 +192,21 @@ static const char schema[] =
 " ON queue, state FROM chute.jobs;\n";
 
 /*
+ * The views of version 5 (below), made again by version 6, whose change
+ * of their columns' collation they would forbid.  The last attempt's log
+ * sorts after every row of the job's.
+ */
+#define VIEWS \
+"CREATE VIEW chute.jobs AS SELECT queue, id, state, run_at, attempts," \
+" last, token, worker, lease_until, cancel, size, created, claimed" \
+" FROM chute.live UNION ALL SELECT queue, id, state, run_at, attempts, last," \
+" NULL::bigint, NULL::text, NULL::timestamptz, false, size, created," \
+" claimed FROM chute.finished;\n" \
+"CREATE VIEW chute.job_logs AS SELECT queue, id, seq, body FROM chute.logs" \
+" UNION ALL SELECT queue, id, " PG_LOG_LAST_SEQ ", log FROM chute.finished" \
+" WHERE log IS NOT NULL;\n"
+
+/*
  * Version 5: finished jobs leave the hot table.  A job's row lives in
  * chute.live while it is new, cur or defer, and moves to chute.finished
  * when it ends (an outcome's DELETE ... RETURNING feeding an INSERT, one
@@ -259,15 +274,46 @@ static const char schema5[] =
 " WHERE state = 'failed';\n"
 "  CREATE STATISTICS chute.finished_queue_state (mcv) ON queue, state"
 " FROM chute.finished;\n"
-"  CREATE VIEW chute.jobs AS SELECT queue, id, state, run_at, attempts,"
-" last, token, worker, lease_until, cancel, size, created, claimed"
-" FROM chute.live UNION ALL SELECT queue, id, state, run_at, attempts, last,"
-" NULL::bigint, NULL::text, NULL::timestamptz, false, size, created,"
-" claimed FROM chute.finished;\n"
-/* The last attempt's log sorts after every row of the job's. */
-"  CREATE VIEW chute.job_logs AS SELECT queue, id, seq, body FROM chute.logs"
-" UNION ALL SELECT queue, id, " PG_LOG_LAST_SEQ ", log FROM chute.finished"
-" WHERE log IS NOT NULL;\n"
+"  " VIEWS
+" END IF;\n"
+"END $$;\n";
+
+/*
+ * Version 6: queue names, IDs, worker names and origins compare as bytes
+ * (COLLATE "C"), whatever the database's collation.  Every claim, outcome
+ * and renewal walks keys of (queue, id) and (queue, token); under a
+ * locale's collation each comparison of two names was a copy of both and
+ * a strcoll(), a tenth of the server's time in a busy queue (perf, bench/
+ * RESULTS.md), where C is a memcmp.  chute's names are bytes everywhere
+ * else too: a spool lists them in strcmp() order, and an ID is ASCII in
+ * practice (id_valid() takes any byte but '/' and controls), whose order
+ * under C.UTF-8 or en_US and under C differs only in ties of punctuation
+ * and case.  The views name these columns, so they are made again.  The
+ * tables keep their rows (same type, no rewrite); each index on a column
+ * changed is rebuilt, in the one transaction: a big table's upgrade takes
+ * as long as those builds.  Once only: a later init finds the collation.
+ */
+static const char schema6[] =
+"DO $$ BEGIN\n"
+" IF (SELECT attcollation FROM pg_attribute WHERE attrelid ="
+" 'chute.live'::regclass AND attname = 'id') <> 'pg_catalog.\"C\"'::regcollation"
+" THEN\n"
+"  DROP VIEW chute.jobs, chute.job_logs;\n"
+"  ALTER TABLE chute.live ALTER queue TYPE text COLLATE \"C\","
+" ALTER id TYPE text COLLATE \"C\", ALTER worker TYPE text COLLATE \"C\";\n"
+"  ALTER TABLE chute.finished ALTER queue TYPE text COLLATE \"C\","
+" ALTER id TYPE text COLLATE \"C\";\n"
+"  ALTER TABLE chute.payloads ALTER queue TYPE text COLLATE \"C\","
+" ALTER id TYPE text COLLATE \"C\", ALTER origin TYPE text COLLATE \"C\","
+" ALTER origin_spool TYPE text COLLATE \"C\","
+" ALTER origin_id TYPE text COLLATE \"C\","
+" ALTER origin_birth TYPE text COLLATE \"C\";\n"
+"  ALTER TABLE chute.logs ALTER queue TYPE text COLLATE \"C\","
+" ALTER id TYPE text COLLATE \"C\";\n"
+"  ALTER TABLE chute.workers ALTER worker TYPE text COLLATE \"C\","
+" ALTER queue TYPE text COLLATE \"C\";\n"
+"  ALTER TABLE chute.queues ALTER queue TYPE text COLLATE \"C\";\n"
+"  " VIEWS
 " END IF;\n"
 "END $$;\n";
 
@@ -329,6 +375,7 @@ pg_schema_init(struct pg *pg)
 	 */
 	if ((was < 5 && pg_cmd(pg, schema, 0, NULL) == -1) ||
 	    pg_cmd(pg, schema5, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
