@@ -886,6 +886,46 @@ START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 END_TEST
 
 /*
+ * One batch of outcomes, one of them refused: each row's reply is its
+ * place in the arrays, which are sent in the order of their tokens, not
+ * the order the jobs ended in.  The refusal must name the job whose
+ * claim was taken, and the others must stand.  b's claim is given a new
+ * token behind the worker's back (as another worker's claim would);
+ * the three handlers end together, once released, so their outcomes go
+ * in one statement.
+ */
+START_TEST(test_a_refusal_in_a_batch_of_outcomes_names_its_own_job)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
+	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "exit 0\n");
+	const char *ids[] = { "a", "b", "c" };
+	pid_t w;
+
+	for (size_t i = 0; i < 3; i++)
+		t_fleet_submit("default", ids[i], "x");
+	w = WORKER("-j", "3", "--lease", "60s", "--", h);
+	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1) &&
+	    t_journal_has("c", 1), 20000, "three runs at once");
+	EXPECT(t_sqln("WITH s AS (UPDATE chute.live SET token ="
+	    " nextval('chute.fence') WHERE id = 'b' AND state = 'cur'"
+	    " RETURNING 1) SELECT count(*) FROM s") == 1, "b's claim taken");
+	t_release();
+	await_state("a", "done", 15000);
+	await_state("c", "done", 15000);
+	WAIT_UNTIL(strstr(t_log_of(w), "job=b outcome") != NULL ||
+	    strstr(t_log_of(w), "job=b lease") != NULL, 15000, "b's outcome "
+	    "refused: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "job=a outcome") == NULL &&
+	    strstr(t_log_of(w), "job=c outcome") == NULL, "no other refusal: %s",
+	    t_log_of(w));
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	EXPECT(CHUTE("status", t_uri, "b") == 0 && t_token(T.out, "cur"),
+	    "b's current state stands: %s", T.out);
+}
+END_TEST
+
+/*
  * A server that stops answering on a live connection (its session and its
  * postmaster stopped: no reset, no error, no timeout on the server's side)
  * must not hold the worker's loop past its lease: its own deadline drops
@@ -1773,6 +1813,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_killed_persistent_worker_s_grandchild_dies_with_it);
 	tcase_add_test(tc, test_a_killed_reaper_is_replaced_and_knows_the_running_groups);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
+	tcase_add_test(tc, test_a_refusal_in_a_batch_of_outcomes_names_its_own_job);
 	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
 	tcase_add_test(tc, test_an_oversized_job_is_refused_and_a_flooding_log_is_capped);

@@ -17,6 +17,8 @@
 struct pending {
 	char		 id[NAME_MAX + 1];
 	char		 token[24];
+	uint64_t	 tok;		/* token, as a number: the sort key */
+	bool		 took;		/* in the reply of the statement sent */
 	const char	*to;
 	msec_t		 delay;
 	bool		 counted;
