@@ -86,6 +86,9 @@ START_TEST(test_help_and_help_option_print_the_overview_on_stdout)
 	EXPECT(code == 0 && T.err[0] == '\0' && strstr(T.out, "usage:\n") ==
 	    T.out, "chute --help: exit %d, stdout '%s', stderr '%s'", code,
 	    T.out, T.err);
+	EXPECT(strstr(T.out, "\nSPOOL may be a PostgreSQL URI (postgresql://")
+	    && strstr(T.out, "`chute COMMAND URL --help`"), "the overview says "
+	    "where the URL forms are: '%s'", T.out);
 	overview = strdup(T.out);
 	code = CHUTE("help");
 	EXPECT(code == 0 && strcmp(T.out, overview) == 0, "chute help: exit "

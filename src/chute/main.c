@@ -71,6 +71,21 @@ static const struct cmd cmds[] = {
 	    " [--allow-actions] [--auth-file FILE]" },
 };
 
+/*
+ * The overview: the table's lines, then where the fleet's forms are.  A
+ * subcommand given a postgresql:// URI for SPOOL runs chute-pgsql's own,
+ * with options of its own (--queue, --lease, ...), which its --help
+ * lists.
+ */
+static void
+overview(FILE *f)
+{
+	cmd_usage_all(f);
+	fprintf(f, "SPOOL may be a PostgreSQL URI (postgresql://..., a queue "
+	    "that a fleet of workers\nshares): `chute COMMAND URL --help` "
+	    "shows that form's options; see chute(1).\n");
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -85,7 +100,7 @@ main(int argc, char *argv[])
 		return cmd_help(argv[2]);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
-		cmd_usage_all(stdout);
+		overview(stdout);
 		return cmd_flush_stdout(0);
 	}
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
@@ -105,6 +120,6 @@ main(int argc, char *argv[])
 		fprintf(stderr, "chute: missing subcommand\n");
 	else
 		fprintf(stderr, "chute: unknown subcommand: %s\n", argv[1]);
-	cmd_usage_all(stderr);
+	overview(stderr);
 	return EX_USAGE;
 }
