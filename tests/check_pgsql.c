@@ -1535,6 +1535,37 @@ START_TEST(test_init_upgrades_a_version_5_database_as_that_release_left_it)
 }
 END_TEST
 
+/*
+ * A view of the operator's own over chute.jobs stops the upgrade to
+ * version 6, which makes the views again: init says which view (exit
+ * 74), and the database is left at version 5, whole; without the view,
+ * init goes through.
+ */
+START_TEST(test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	char *sql = t_slurp(P("%s/tests/data/schema-v5.sql", src ? src : "."));
+	int code;
+
+	EXPECT(sql != NULL, "tests/data/schema-v5.sql: not found");
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version 5: %s",
+	    t_pg_error());
+	free(sql);
+	t_sql("CREATE VIEW public.mine AS SELECT id, state FROM chute.jobs");
+	code = CHUTE("init", t_uri);
+	EXPECT(code == 74 && strstr(T.err, "view mine depends on view "
+	    "chute.jobs") && strchr(T.err, '\n') == T.err + strlen(T.err) - 1,
+	    "init: one line naming the view, 74: %d %s", code, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 5 &&
+	    t_sqln("SELECT count(*) FROM chute.jobs") == 6, "left at 5, whole");
+	t_sql("DROP VIEW public.mine");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init without the view: %s%s", T.out, T.err);
+}
+END_TEST
+
 START_TEST(test_init_upgrades_a_version_4_database_as_that_release_left_it)
 {
 	upgrade_and_drive(4, "/tmp/exp/sp", 2, 3);
@@ -1839,6 +1870,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_init_upgrades_a_version_5_database_as_that_release_left_it);
+	tcase_add_test(tc, test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name);
 	tcase_add_test(tc, test_init_upgrades_a_version_4_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_2_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs);
