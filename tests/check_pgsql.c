@@ -1449,6 +1449,22 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    "version 4, the check validated, the new tables there");
 }
 
+/* A new database (t_uri) holding tests/data/schema-vN.sql. */
+static void
+load_release(int version)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	char *sql = t_slurp(P("%s/tests/data/schema-v%d.sql", src ? src : ".",
+	    version));
+
+	EXPECT(sql != NULL, "tests/data/schema-v%d.sql: not found", version);
+	free(t_uri);
+	t_uri = t_pg_newdb();
+	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version %d: %s",
+	    version, t_pg_error());
+	free(sql);
+}
+
 /*
  * A database that chute of schema version N made and used, as dumped in
  * tests/data/schema-vN.sql (jobs in every state with their logs, a job
@@ -1463,20 +1479,12 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 static void
 upgrade_and_drive(int version, const char *spool, int workers, int logs)
 {
-	const char *src = getenv("CHUTE_SRCDIR");
-	char *sql = t_slurp(P("%s/tests/data/schema-v%d.sql", src ? src : ".",
-	    version));
 	static const char *const want[][2] = { { "n1", "n1 done attempts=1"
 	    " exit=0" }, { "ok1", "ok1 done attempts=1 exit=0" }, { "bad1",
 	    "bad1 failed attempts=1 exit=1" }, { "d1", "d1 defer attempts=0" },
 	    { "c1", "c1 cur attempts=1" }, { "fw2", "fw2 new attempts=0" } };
 
-	EXPECT(sql != NULL, "tests/data/schema-v%d.sql: not found", version);
-	free(t_uri);
-	t_uri = t_pg_newdb();
-	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version %d: %s",
-	    version, t_pg_error());
-	free(sql);
+	load_release(version);
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
@@ -1543,16 +1551,9 @@ END_TEST
  */
 START_TEST(test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name)
 {
-	const char *src = getenv("CHUTE_SRCDIR");
-	char *sql = t_slurp(P("%s/tests/data/schema-v5.sql", src ? src : "."));
 	int code;
 
-	EXPECT(sql != NULL, "tests/data/schema-v5.sql: not found");
-	free(t_uri);
-	t_uri = t_pg_newdb();
-	EXPECT(t_pg_sql(t_uri, sql, NULL, 0) == 0, "loading version 5: %s",
-	    t_pg_error());
-	free(sql);
+	load_release(5);
 	t_sql("CREATE VIEW public.mine AS SELECT id, state FROM chute.jobs");
 	code = CHUTE("init", t_uri);
 	EXPECT(code == 74 && strstr(T.err, "view mine depends on view "
