@@ -125,18 +125,6 @@ pgcmd_done(struct pg *pg, int rc)
 }
 
 int
-pgcmd_note(struct pg *pg, const char *id, const char *text)
-{
-	static const char sql[] = "INSERT INTO chute.logs (queue, id, body)"
-	    " VALUES ($1, $2, convert_to('@chute ' || to_char(now() AT TIME"
-	    " ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || $3 ||"
-	    " E'\\n', 'UTF8'))";
-	const char *p[3] = { pg->queue, id, text };
-
-	return pg_cmd(pg, sql, 3, p);
-}
-
-int
 pgcmd_each_id(int argc, char **argv, const char *cmd,
     int (*fn)(struct pg *, const char *))
 {
@@ -166,27 +154,6 @@ pgcmd_each_id(int argc, char **argv, const char *cmd,
 		if ((r = fn(&pg, argv[i])) != 0 && r > rc)
 			rc = r;
 	return pgcmd_done(&pg, rc);
-}
-
-int
-pgcmd_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
-    size_t len)
-{
-	static const char sql[] =
-	    "SELECT state FROM chute.jobs WHERE queue = $1 AND id = $2";
-	const char *p[2] = { pg->queue, id };
-	PGresult *r = pg_exec(pg, sql, 2, p);
-
-	if (r == NULL)
-		return pg_fail_msg(pg, cmd, msg, len);
-	if (PQntuples(r) == 0)
-		snprintf(msg, len, "%s: unknown job", id);
-	else if (strcmp(cmd, "retry") == 0)
-		snprintf(msg, len, "%s: not failed (%s)", id, PQgetvalue(r, 0, 0));
-	else
-		snprintf(msg, len, "%s: already %s", id, PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return EXIT_NO;
 }
 
 int

@@ -17,120 +17,34 @@
 #include "store/spool.h"
 #include "cli/listing.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/store_pg.h"
 #include "chute-pgsql/pg_cmd.h"
 
-/*
- * stats URL: one statement, one snapshot.  Columns: the counts in new,
- * cur, defer, done, failed (listing_states' order), then the SC_* below.
- * A job in cur whose lease has run out belongs to a worker that died or
- * lost the database, and waits for recovery: it is not running.  Workers
- * are counted by their sessions (pg_connect names a worker's
- * chute-worker), as the server knows no other list of them, nor which
- * queue a session serves; and by their rows in chute.workers, alive
- * (schema version 4).  The pause: chute.queues' row, NULL when not paused.
- * There is no longest running time: the schema
- * keeps no start of an attempt (a claim leaves run_at alone, a renewal
- * moves lease_until, the log arrives with the outcome).
- */
-enum { SC_OLDEST = LISTING_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
-	SC_ALIVE, SC_PAUSED_BY, SC_PAUSED_AT, SC_N };
-
-static const char stats_sql[] = "SELECT"
-    " count(*) FILTER (WHERE state = 'new'),"
-    " count(*) FILTER (WHERE state = 'cur'),"
-    " count(*) FILTER (WHERE state = 'defer'),"
-    " count(*) FILTER (WHERE state = 'done'),"
-    " count(*) FILTER (WHERE state = 'failed'),"
-    " greatest(0, coalesce(extract(epoch FROM now() -"
-    "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
-    " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
-    " count(DISTINCT worker) FILTER (WHERE state = 'cur'"
-    "  AND lease_until > now()),"
-    " (SELECT count(*) FROM pg_stat_activity"
-    "  WHERE datname = current_database()"
-    "  AND application_name = 'chute-worker'),"
-    " (SELECT count(*) FROM chute.workers w WHERE w.queue = $1"
-    "  AND w.stopped IS NULL"
-    "  AND w.seen + " PG_WORKER_LEASE("w.") " > now()),"
-    " (SELECT coalesce(paused_by, '') FROM chute.queues"
-    "  WHERE queue = $1 AND paused),"
-    " (SELECT (extract(epoch FROM paused_at) * 1000)::bigint"
-    "  FROM chute.queues WHERE queue = $1 AND paused)"
-    " FROM chute.jobs WHERE queue = $1";
-
-static double
-stats_col(PGresult *r, int col)
-{
-	return strtod(PQgetvalue(r, 0, col), NULL);
-}
-
 static void
-stats_prometheus(FILE *f, PGresult *r, const char *queue)
-{
-	struct prom_stats p = { .label = "queue", .name = queue };
-
-	for (int i = 0; i < LISTING_NSTATES; i++)
-		p.jobs[i] = stats_col(r, i);
-	p.v[PM_OLDEST] = stats_col(r, SC_OLDEST);
-	p.v[PM_RUNNING] = stats_col(r, SC_RUNNING);
-	p.v[PM_CLAIMING] = stats_col(r, SC_CLAIMING);
-	p.v[PM_CONNECTED] = stats_col(r, SC_CONNECTED);
-	p.v[PM_ALIVE] = stats_col(r, SC_ALIVE);
-	p.v[PM_PAUSED] = !PQgetisnull(r, 0, SC_PAUSED_BY);
-	p.v[PM_TIME] = now_ms() / 1000.0;
-	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_CLAIMING] = true;
-	p.has[PM_CONNECTED] = p.has[PM_TIME] = true;
-	p.has[PM_ALIVE] = p.has[PM_PAUSED] = true;
-	prom_print(f, &p);
-}
-
-static void
-stats_text(PGresult *r)
+stats_text(const struct pg_stats *s)
 {
 	char age[32] = "-", vis[128], text[256];
 
 	for (int i = 0; i < LISTING_NSTATES; i++)
-		printf("%-17s %s\n", state_names[listing_states[i]],
-		    PQgetvalue(r, 0, i));
+		printf("%-17s %lld\n", state_names[listing_states[i]],
+		    s->jobs[i]);
 	/* Stored text, whoever wrote it: escaped. */
-	vis_text(PQgetvalue(r, 0, SC_PAUSED_BY), vis, sizeof(vis));
-	if (stats_col(r, 0) > 0)
-		dur_format((msec_t)(stats_col(r, SC_OLDEST) * 1000), age,
-		    sizeof(age));
-	printf("%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n%-17s %s\n",
-	    "oldest_queued_age", age, "running", PQgetvalue(r, 0, SC_RUNNING),
-	    "workers", PQgetvalue(r, 0, SC_CLAIMING), "workers_connected",
-	    PQgetvalue(r, 0, SC_CONNECTED), "workers_alive",
-	    PQgetvalue(r, 0, SC_ALIVE));
-	cmd_paused_text(!PQgetisnull(r, 0, SC_PAUSED_BY), vis, strtoll(
-	    PQgetvalue(r, 0, SC_PAUSED_AT), NULL, 10), text, sizeof(text));
-	printf("%-17s %s\n", "paused", PQgetisnull(r, 0, SC_PAUSED_BY) ? "no" :
-	    text + 7);
-}
-
-int
-pgcmd_stats_prometheus(FILE *f, struct pg *pg)
-{
-	const char *p[1] = { pg->queue };
-	PGresult *r;
-
-	if ((r = pg_exec(pg, stats_sql, 1, p)) == NULL)
-		return pg_fail(pg, "stats");
-	if (pg_rows(r, SC_N, 1, NULL) != 1) {
-		PQclear(r);
-		return pg_fail(pg, "stats");
-	}
-	stats_prometheus(f, r, pg->queue);
-	PQclear(r);
-	return 0;
+	vis_text(s->paused_by, vis, sizeof(vis));
+	if (s->jobs[0] > 0)
+		dur_format((msec_t)(s->oldest_s * 1000), age, sizeof(age));
+	printf("%-17s %s\n%-17s %lld\n%-17s %lld\n%-17s %lld\n%-17s %lld\n",
+	    "oldest_queued_age", age, "running", s->running, "workers",
+	    s->claiming, "workers_connected", s->connected, "workers_alive",
+	    s->alive);
+	cmd_paused_text(s->paused, vis, s->paused_at, text, sizeof(text));
+	printf("%-17s %s\n", "paused", !s->paused ? "no" : text + 7);
 }
 
 int
 pgcmd_stats(int argc, char **argv)
 {
-	const char *p[1];
+	struct pg_stats s;
 	struct pg pg;
-	PGresult *r;
 	bool prom;
 	int rc;
 
@@ -140,16 +54,11 @@ pgcmd_stats(int argc, char **argv)
 	if (argc > 2 || (argc == 2 && !prom))
 		return pgcmd_done(&pg, usage_error("stats", "want URL "
 		    "[--prometheus]"));
+	if ((rc = pg_stats_read(&pg, &s)) != 0)
+		return pgcmd_done(&pg, rc);
 	if (prom)
-		return pgcmd_done(&pg, pgcmd_stats_prometheus(stdout, &pg));
-	p[0] = pg.queue;
-	if ((r = pg_exec(&pg, stats_sql, 1, p)) == NULL)
-		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
-	if (pg_rows(r, SC_N, 1, NULL) != 1) {
-		PQclear(r);
-		return pgcmd_done(&pg, pg_fail(&pg, "stats"));
-	}
-	stats_text(r);
-	PQclear(r);
+		prom_print_queue(stdout, &s, pg.queue);
+	else
+		stats_text(&s);
 	return pgcmd_done(&pg, 0);
 }

@@ -14,6 +14,7 @@
 #include "cli/top.h"
 #include "top/top_view.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/store_pg.h"
 #include "chute-pgsql/pg_cmd.h"
 
 /* The first look, before the screen: what stops it is said plainly. */

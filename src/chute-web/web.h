@@ -169,8 +169,16 @@ struct web_store_ops {
  */
 int	 web_spool_open(const char *path, struct web_hour *h,
 	    const struct web_store_ops **ops, void **st);
+/*
+ * web_pg.c is linked into chute-web-pgsql only (with libpq): chute-web,
+ * the dashboard of a spool, is the same objects but that one, so that a
+ * host that runs only spools installs no libpq for its dashboard.  Weak:
+ * web_pg_open is NULL in chute-web.  chute execs chute-web-pgsql for a
+ * URI (cmd_exec_web); web_main.c says so to a chute-web run by hand.
+ */
 int	 web_pg_open(const char *uri, const char *queue, struct web_hour *h,
-	    const struct web_store_ops **ops, void **st, const char **name);
+	    const struct web_store_ops **ops, void **st, const char **name)
+	    __attribute__((weak));
 
 /* ---- web_live.c: the main thread's reading of the overview ---- */
 

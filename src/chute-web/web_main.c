@@ -22,7 +22,6 @@
 #include "base/notify.h"
 #include "base/util.h"
 #include "cli/cmd.h"
-#include "queue/pg/pg.h"
 #include "chute-web/web.h"
 
 struct opts {
@@ -73,7 +72,7 @@ parse(int argc, char **argv, struct opts *o)
 		return usage_error("web", "--allow-actions needs --auth-file "
 		    "FILE (its users and their password hashes: a password "
 		    "never goes on the command line)");
-	if (o->queue != NULL && !pg_is_uri(o->target))
+	if (o->queue != NULL && !cmd_is_pg_uri(o->target))
 		return usage_error("web", "--queue is for a postgresql:// URI");
 	return 0;
 }
@@ -246,6 +245,20 @@ serve(struct web *w, const struct opts *o)
 	return rc;
 }
 
+/* A URI: web_pg.c's store, which only chute-web-pgsql has (web.h). */
+static int
+open_queue(const struct opts *o, struct web *w)
+{
+	if (web_pg_open == NULL) {
+		fprintf(stderr, "chute: web: a PostgreSQL queue's dashboard is "
+		    "chute-web-pgsql's, not chute-web's (Debian: the "
+		    "chute-web-pgsql package)\n");
+		return EX_UNAVAILABLE;
+	}
+	return web_pg_open(o->target, o->queue ? o->queue : "default",
+	    &w->hour, &w->ops, &w->st, &w->target);
+}
+
 static int
 web_cmd(int argc, char **argv)
 {
@@ -260,8 +273,7 @@ web_cmd(int argc, char **argv)
 	if (o.auth != NULL && (w.auth = web_auth_load(o.auth)) == NULL)
 		return EX_CONFIG;
 	w.target = o.target;
-	rc = pg_is_uri(o.target) ? web_pg_open(o.target, o.queue ? o.queue :
-	    "default", &w.hour, &w.ops, &w.st, &w.target) :
+	rc = cmd_is_pg_uri(o.target) ? open_queue(&o, &w) :
 	    web_spool_open(o.target, &w.hour, &w.ops, &w.st);
 	if (rc != 0) {
 		web_auth_free(w.auth);

@@ -17,10 +17,11 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "cli/listing.h"
 #include "cli/top.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
-#include "chute-pgsql/pg_cmd.h"
+#include "queue/pg/store_pg.h"
 #include "chute-web/web.h"
 
 #define WAIT_MS		3000	/* a page's statements wait this long, at most */
@@ -354,6 +355,7 @@ static int
 wpg_metrics(void *st, FILE *f)
 {
 	struct wpg *g = st;
+	struct pg_stats s;
 	char err[512];
 	int rc;
 
@@ -361,7 +363,8 @@ wpg_metrics(void *st, FILE *f)
 		fprintf(stderr, "chute: web: %s\n", err);
 		return -1;
 	}
-	rc = pgcmd_stats_prometheus(f, &g->req);
+	if ((rc = pg_stats_read(&g->req, &s)) == 0)
+		prom_print_queue(f, &s, g->req.queue);
 	give(g);
 	return rc == 0 ? 0 : -1;
 }
@@ -422,9 +425,9 @@ wpg_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
 	if (take(g, msg, len) == -1)
 		return EX_TEMPFAIL;
 	if (a == WA_CANCEL)
-		rc = pgcmd_cancel_job(&g->req, id, by, msg, len);
+		rc = pg_cancel_job(&g->req, id, by, msg, len);
 	else if (a == WA_RETRY)
-		rc = pgcmd_retry_job(&g->req, id, by, msg, len);
+		rc = pg_retry_job(&g->req, id, by, msg, len);
 	else
 		rc = pause_queue(g, a == WA_PAUSE, by, msg, len);
 	if (*msg == '\0')	/* the server failed: its words */

@@ -253,11 +253,17 @@ cmd_write_log(const char *buf, size_t len)
 }
 
 bool
+cmd_is_pg_uri(const char *s)
+{
+	return strncmp(s, "postgresql://", 13) == 0 ||
+	    strncmp(s, "postgres://", 11) == 0;
+}
+
+bool
 cmd_wants_pgsql(int argc, char **argv)
 {
 	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strncmp(argv[i], "postgresql://", 13) == 0 ||
-		    strncmp(argv[i], "postgres://", 11) == 0)
+		if (cmd_is_pg_uri(argv[i]))
 			return true;
 	return false;
 }
@@ -302,9 +308,22 @@ cmd_exec_pgsql(char **argv)
 	    "the chute-pgsql package; from source: make)");
 }
 
+/*
+ * A spool's dashboard is chute-web, which needs no libpq; a queue's is
+ * chute-web-pgsql, the same program with the queue's store and libpq.
+ */
 int
 cmd_exec_web(char **argv)
 {
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	if (cmd_wants_pgsql(argc, argv))
+		return exec_sibling("chute-web-pgsql", argv, "chute web URL "
+		    "needs chute-web-pgsql, which is neither next to chute nor "
+		    "on PATH (Debian: the chute-web-pgsql package; from "
+		    "source: make)");
 	return exec_sibling("chute-web", argv, "chute web needs chute-web, "
 	    "which is neither next to chute nor on PATH (Debian: the "
 	    "chute-web package; from source: make)");

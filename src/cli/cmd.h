@@ -125,6 +125,8 @@ int	 cmd_check_args(const struct cmd *c, int argc, char **argv);
  * the command is chute-pgsql's.
  */
 bool	 cmd_wants_pgsql(int argc, char **argv);
+/* Is s a postgresql:// or postgres:// URI?  (pg_is_uri, without libpq.) */
+bool	 cmd_is_pg_uri(const char *s);
 
 /*
  * Hand the command line to chute-pgsql: the one next to this chute (a
@@ -132,7 +134,10 @@ bool	 cmd_wants_pgsql(int argc, char **argv);
  * on failure, with the exit status (69: not installed).
  */
 int	 cmd_exec_pgsql(char **argv);
-/* The same for `chute web ...`, which is chute-web's (argv[1] is "web"). */
+/*
+ * The same for `chute web ...` (argv[1] is "web", argv NULL-terminated):
+ * chute-web's for a spool, chute-web-pgsql's for a URI.
+ */
 int	 cmd_exec_web(char **argv);
 
 /* Who runs this command, for a pause's author: "user@host". */

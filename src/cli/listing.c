@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "store/spool.h"
 #include "cli/listing.h"
+#include "queue/pg/store_pg.h"
 
 const int listing_states[LISTING_NSTATES] = {
 	ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED,
@@ -283,6 +284,26 @@ prom_print(FILE *f, const struct prom_stats *s)
 		prom_family(f, prom_metrics[m].name, prom_metrics[m].help);
 		prom_sample(f, prom_metrics[m].name, labels, NULL, s->v[m]);
 	}
+}
+
+void
+prom_print_queue(FILE *f, const struct pg_stats *q, const char *queue)
+{
+	struct prom_stats p = { .label = "queue", .name = queue };
+
+	for (int i = 0; i < LISTING_NSTATES; i++)
+		p.jobs[i] = q->jobs[i];
+	p.v[PM_OLDEST] = q->oldest_s;
+	p.v[PM_RUNNING] = q->running;
+	p.v[PM_CLAIMING] = q->claiming;
+	p.v[PM_CONNECTED] = q->connected;
+	p.v[PM_ALIVE] = q->alive;
+	p.v[PM_PAUSED] = q->paused;
+	p.v[PM_TIME] = now_ms() / 1000.0;
+	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_CLAIMING] = true;
+	p.has[PM_CONNECTED] = p.has[PM_TIME] = true;
+	p.has[PM_ALIVE] = p.has[PM_PAUSED] = true;
+	prom_print(f, &p);
 }
 
 /* ---- chute workers ---- */

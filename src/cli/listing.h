@@ -82,6 +82,15 @@ struct prom_stats {
 void	 prom_print(FILE *f, const struct prom_stats *s);
 
 /*
+ * A queue's numbers (store_pg.h: the library reads them, with libpq; this
+ * prints them, without) as `chute stats URL --prometheus` and `chute web
+ * URL`'s /metrics show them.
+ */
+struct pg_stats;
+void	 prom_print_queue(FILE *f, const struct pg_stats *q,
+	    const char *queue);
+
+/*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),
  * in one format: a header, a line per worker, and under a gone one a line
  * per job whose claim it still holds.  Every field is one word: the

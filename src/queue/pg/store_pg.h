@@ -1,0 +1,92 @@
+/*
+ * store_pg.h: a PostgreSQL queue's read and admin side, as library code
+ * that chute-pgsql's subcommands, `chute top URL` and `chute web URL`
+ * share: a job cancelled or retried (store_pg_act.c), the queue's numbers
+ * for `stats` (store_pg_stats.c), and its live source for a view
+ * (pg_top_source.c).  Nothing here prints on stdout: the callers format.
+ */
+#ifndef STORE_PG_H
+#define STORE_PG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+
+struct pg;
+
+/* ---- store_pg_act.c: a job acted on ---- */
+
+/*
+ * Cancel job id of pg's queue as `chute cancel URL` does: new, defer or
+ * cur -> failed in one statement, a note in its log ("cancelled by BY in
+ * STATE"), its worker told (a job that waited: the views).  msg gets one
+ * line: "ID STATE->failed", or why not, or why the server failed
+ * ("NAME: cancel: reason"; nothing is said on stderr: `chute top URL`
+ * draws it on its screen).  Returns 0, EXIT_NO (unknown, or already
+ * finished), or pg_fail's status.
+ */
+int	 pg_cancel_job(struct pg *pg, const char *id, const char *by,
+	    char *msg, size_t len);
+/*
+ * Retry job id as `chute retry URL` does: failed -> new, attempts reset,
+ * a "reset by BY" note, the workers woken.  msg and the returns as for
+ * pg_cancel_job.
+ */
+int	 pg_retry_job(struct pg *pg, const char *id, const char *by,
+	    char *msg, size_t len);
+/*
+ * Why cmd ("cancel", "retry") did not take job id: unknown, or already
+ * finished (not failed, for retry), in the spool's words, into msg.
+ * Returns EXIT_NO, or pg_fail's status with msg saying why (pg_fail_msg).
+ */
+int	 pg_why_not(struct pg *pg, const char *id, const char *cmd,
+	    char *msg, size_t len);
+/* An "@chute TIME text" line in the job's log, as on a spool. */
+int	 pg_note(struct pg *pg, const char *id, const char *text);
+
+/* ---- store_pg_stats.c: the numbers of `chute stats URL` ---- */
+
+#define PG_STATS_NSTATES	5	/* new, cur, defer, done, failed */
+
+/*
+ * One snapshot of the queue, one statement.  A job in cur whose lease has
+ * run out is not running.  There is no longest running time: the schema
+ * keeps no start of an attempt.
+ */
+struct pg_stats {
+	long long	 jobs[PG_STATS_NSTATES];	/* listing_states' order */
+	double		 oldest_s;	/* the oldest queued job's age; 0 none */
+	long long	 running;	/* claims with a live lease */
+	long long	 claiming;	/* workers holding those claims */
+	long long	 connected;	/* chute-worker sessions on the server */
+	long long	 alive;		/* chute.workers rows alive */
+	bool		 paused;
+	char		 paused_by[512];	/* stored text, not escaped */
+	msec_t		 paused_at;	/* ms since the epoch */
+};
+/* Returns 0, or pg_fail's status after saying why (what: "stats"). */
+int	 pg_stats_read(struct pg *pg, struct pg_stats *s);
+
+/* ---- pg_top_source.c: a queue as a live view's source ---- */
+
+/*
+ * For `chute top URL` and `chute web URL`.  pgtop_new takes pg (parsed
+ * and connected: its connection is the source's from then on; pgtop_pg
+ * gives it back) and returns NULL when out of memory.  pgtop_start fills
+ * src, LISTENs and makes the first reading: 0, or pg_fail's status after
+ * saying why.  pgtop_read makes one reading (the summary of a stdout that
+ * is no terminal): 0, or -1 (pg_error).  pgtop_model is what it keeps
+ * current.  The keys act through pg_cancel_job and pg_retry_job.
+ */
+struct pgtop;
+struct top;
+struct top_source;
+struct pgtop	*pgtop_new(const struct pg *pg);
+int	 pgtop_start(struct pgtop *q, struct top_source *src);
+int	 pgtop_read(struct pgtop *q);
+struct top	*pgtop_model(struct pgtop *q);
+struct pg	*pgtop_pg(struct pgtop *q);
+void	 pgtop_free(struct pgtop *q);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * store_pg_stats.c: the numbers `chute stats URL` prints, as text or in
+ * Prometheus's format, and `chute web URL`'s /metrics: one statement, one
+ * snapshot, read into struct pg_stats.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "queue/pg/pg.h"
+#include "queue/pg/store_pg.h"
+
+/*
+ * stats URL: one statement, one snapshot.  Columns: the counts in new,
+ * cur, defer, done, failed (listing_states' order), then the SC_* below.
+ * A job in cur whose lease has run out belongs to a worker that died or
+ * lost the database, and waits for recovery: it is not running.  Workers
+ * are counted by their sessions (pg_connect names a worker's
+ * chute-worker), as the server knows no other list of them, nor which
+ * queue a session serves; and by their rows in chute.workers, alive
+ * (schema version 4).  The pause: chute.queues' row, NULL when not paused.
+ * There is no longest running time: the schema
+ * keeps no start of an attempt (a claim leaves run_at alone, a renewal
+ * moves lease_until, the log arrives with the outcome).
+ */
+enum { SC_OLDEST = PG_STATS_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
+	SC_ALIVE, SC_PAUSED_BY, SC_PAUSED_AT, SC_N };
+
+static const char stats_sql[] = "SELECT"
+    " count(*) FILTER (WHERE state = 'new'),"
+    " count(*) FILTER (WHERE state = 'cur'),"
+    " count(*) FILTER (WHERE state = 'defer'),"
+    " count(*) FILTER (WHERE state = 'done'),"
+    " count(*) FILTER (WHERE state = 'failed'),"
+    " greatest(0, coalesce(extract(epoch FROM now() -"
+    "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
+    " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
+    " count(DISTINCT worker) FILTER (WHERE state = 'cur'"
+    "  AND lease_until > now()),"
+    " (SELECT count(*) FROM pg_stat_activity"
+    "  WHERE datname = current_database()"
+    "  AND application_name = 'chute-worker'),"
+    " (SELECT count(*) FROM chute.workers w WHERE w.queue = $1"
+    "  AND w.stopped IS NULL"
+    "  AND w.seen + " PG_WORKER_LEASE("w.") " > now()),"
+    " (SELECT coalesce(paused_by, '') FROM chute.queues"
+    "  WHERE queue = $1 AND paused),"
+    " (SELECT (extract(epoch FROM paused_at) * 1000)::bigint"
+    "  FROM chute.queues WHERE queue = $1 AND paused)"
+    " FROM chute.jobs WHERE queue = $1";
+
+static double
+stats_col(PGresult *r, int col)
+{
+	return strtod(PQgetvalue(r, 0, col), NULL);
+}
+
+int
+pg_stats_read(struct pg *pg, struct pg_stats *s)
+{
+	const char *p[1] = { pg->queue };
+	PGresult *r;
+
+	if ((r = pg_exec(pg, stats_sql, 1, p)) == NULL)
+		return pg_fail(pg, "stats");
+	if (pg_rows(r, SC_N, 1, NULL) != 1) {
+		PQclear(r);
+		return pg_fail(pg, "stats");
+	}
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < PG_STATS_NSTATES; i++)
+		s->jobs[i] = strtoll(PQgetvalue(r, 0, i), NULL, 10);
+	s->oldest_s = stats_col(r, SC_OLDEST);
+	s->running = strtoll(PQgetvalue(r, 0, SC_RUNNING), NULL, 10);
+	s->claiming = strtoll(PQgetvalue(r, 0, SC_CLAIMING), NULL, 10);
+	s->connected = strtoll(PQgetvalue(r, 0, SC_CONNECTED), NULL, 10);
+	s->alive = strtoll(PQgetvalue(r, 0, SC_ALIVE), NULL, 10);
+	s->paused = !PQgetisnull(r, 0, SC_PAUSED_BY);
+	strlcpy(s->paused_by, PQgetvalue(r, 0, SC_PAUSED_BY),
+	    sizeof(s->paused_by));
+	s->paused_at = strtoll(PQgetvalue(r, 0, SC_PAUSED_AT), NULL, 10);
+	PQclear(r);
+	return 0;
+}
