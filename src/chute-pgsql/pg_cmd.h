@@ -21,7 +21,6 @@ int	 pgcmd_init(int argc, char **argv);
  */
 int	 pgcmd_submit(int argc, char **argv);
 int	 pgcmd_run(int argc, char **argv);
-int	 pgcmd_status(int argc, char **argv);
 /*
  * Poll the IDs' states, from every 50 ms up to every second: done when all
  * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
@@ -32,7 +31,6 @@ int	 pgcmd_retry(int argc, char **argv);
 /* ---- ls, stats ---- */
 int	 pgcmd_ls(int argc, char **argv);
 int	 pgcmd_stats(int argc, char **argv);
-int	 pgcmd_log(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */

@@ -296,20 +296,11 @@ web_cmd(int argc, char **argv)
 int
 main(int argc, char *argv[])
 {
-	const struct cmd *cmd;
-	int rc;
+	static const struct cmd_prog prog = {
+		.own = cmds, .nown = sizeof(cmds) / sizeof(cmds[0]),
+		.title = "web",
+		.unknown = "chute-web: run as `chute web SPOOL|URL ...`",
+	};
 
-	setprogname("chute");
-	/* A URI may hold a password: the title never shows argv again. */
-	setproctitle_init(argc, argv, environ);
-	setproctitle("web");
-	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
-	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
-		if ((rc = cmd_check_args(cmd, argc - 1, argv + 1)) != -1)
-			return rc;
-		return cmd->fn(argc - 1, argv + 1);
-	}
-	fprintf(stderr, "chute-web: run as `chute web SPOOL|URL ...`\n");
-	cmd_usage_all(stderr);
-	return EX_USAGE;
+	return cmd_main(argc, argv, &prog);
 }

@@ -112,6 +112,15 @@ cmd_known_opt(const char *args, const char *arg, bool *value)
 	return found == 1;
 }
 
+bool
+cmd_opt_has_value(const struct cmd *c, const char *arg)
+{
+	bool value = false;
+
+	return c != NULL && cmd_known_opt(c->args, arg, &value) && value &&
+	    strchr(arg, '=') == NULL;
+}
+
 int
 cmd_check_args(const struct cmd *c, int argc, char **argv)
 {

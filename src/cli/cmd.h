@@ -119,6 +119,11 @@ int	 cmd_help(const char *name);
  * both alike.  Returns -1 to go on, or the exit status.
  */
 int	 cmd_check_args(const struct cmd *c, int argc, char **argv);
+/*
+ * Does arg, an option of c's usage line, take the next argument as its
+ * value ("--timeout DUR", not "--timeout=DUR")?
+ */
+bool	 cmd_opt_has_value(const struct cmd *c, const char *arg);
 
 /*
  * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
@@ -149,6 +154,57 @@ void	 cmd_who(char *buf, size_t len);
  */
 void	 cmd_paused_text(bool paused, const char *by, msec_t at, char *buf,
 	    size_t len);
+
+/* ---- cmd_main.c: the one table, and the programs' main ---- */
+
+/* What a program chooses; main() is cmd_main(argc, argv, &prog). */
+struct cmd_prog {
+	const struct store_ops	*store;	/* the store of the table's rows; NULL none */
+	const struct cmd	*own;	/* the program's own subcommands */
+	size_t			 nown;
+	/* The process title after the start: NULL argv's, "" argv[1]. */
+	const char		*title;
+	/* Before the table: -1 to go on, or the exit status (--help...). */
+	int	(*help)(int argc, char **argv);
+	/* Before cmd runs: -1 to go on, or the exit status. */
+	int	(*before)(const struct cmd *cmd, int argc, char **argv);
+	const char		*unknown;	/* the line for no subcommand; NULL chute's */
+	void	(*overview)(FILE *f);		/* NULL: cmd_usage_all */
+};
+int	 cmd_main(int argc, char **argv, const struct cmd_prog *p);
+
+/* ---- cmd_store.c: the subcommands over a store (queue/store.h) ---- */
+
+struct store;
+struct store_ops;
+/* The program's store: store_spool_ops in chute, store_pg_ops in chute-pgsql. */
+extern const struct store_ops *cmd_backend;
+/*
+ * Keep the arguments keep[] says, in order, then the NULL, then the others:
+ * they stay in the array (setproctitle_init made them copies that only
+ * argv points to), out of the command's sight.
+ */
+void	 cmd_compact(int *argc, char **argv, const bool *keep);
+/*
+ * Take the store's own arguments out of argv (argv[0] is the command):
+ * a spool's path, its first operand; a queue's URI, anywhere before
+ * "--", and --queue NAME (*queue; NULL when not given).  s->target is
+ * NULL when a spool's is missing: the command's own usage error comes
+ * first, then cmd_store_open's.  Returns 0, or a usage error's status.
+ */
+int	 cmd_store_take(int *argc, char **argv, struct store *s,
+	    const char **queue);
+/* Open s (taken): 0, or an exit status after saying why. */
+int	 cmd_store_open(struct store *s, const char *cmd, const char *queue);
+/* Close s, flush stdout: rc, or 74. */
+int	 cmd_store_done(struct store *s, int rc);
+/*
+ * `chute CMD STORE ID...`: take the store, check every ID, open it and
+ * call fn on each ID in turn; fn prints its own result and returns an
+ * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
+ */
+int	 cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
+	    const char *));
 
 /* cmd_pause.c: `chute pause SPOOL`, `chute resume SPOOL` */
 int	 cmd_pause(int argc, char **argv);

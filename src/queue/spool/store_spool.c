@@ -1,0 +1,215 @@
+/*
+ * store_spool.c: a spool as the store of the read and admin side
+ * (queue/store.h): a job's state from the directory it is in, its
+ * attempts and last outcome from its log, where `chute forward` sent it;
+ * the pause from SPOOL/paused; the log as it is.  The spool is opened
+ * read-only (spool_open): no lock, no owner needed.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/chute.h"
+#include "base/util.h"
+#include "store/joblog.h"
+#include "store/pause.h"
+#include "store/spool.h"
+#include "queue/store.h"
+
+#define FORWARDED	"forwarded to "
+
+static struct spool *
+sp_of(struct store *s)
+{
+	return s->be;
+}
+
+static int
+ss_open(struct store *s, const char *path, const char *queue)
+{
+	struct spool *sp = calloc(1, sizeof(*sp));
+
+	if (sp == NULL) {
+		fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
+		return EX_SOFTWARE;
+	}
+	if (spool_open(sp, path) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			fprintf(stderr, "chute: %s: not a spool (%s); create it "
+			    "with `chute init %s`\n", path, strerror(errno),
+			    path);
+		else
+			fprintf(stderr, "chute: %s: cannot open the spool: %s\n",
+			    path, strerror(errno));
+		free(sp);
+		return EX_IOERR;
+	}
+	s->be = sp;
+	return 0;
+}
+
+static void
+ss_close(struct store *s)
+{
+	if (s->be == NULL)
+		return;
+	spool_close(s->be);
+	free(s->be);
+	s->be = NULL;
+}
+
+static const char *
+ss_title(struct store *s)
+{
+	return s->target;
+}
+
+/*
+ * A job `chute forward` moved into a database queue is in done/ with a
+ * "forwarded to QUEUE at URI as ID" line in its log (the last one counts:
+ * a job sent again after a crash has two), or "... at URI under the same
+ * ID", the line its log may share with the rest of its batch.  That
+ * line's text after "forwarded " into buf, always with "as ID"; false if
+ * the log has none.
+ */
+static bool
+forwarded(struct spool *sp, const char *id, char *buf, size_t len)
+{
+	struct stat st;
+	const char *p, *end, *found = NULL;
+	char *map = MAP_FAILED;
+	int fd;
+
+	fd = openat(sp->dir[ST_LOG], id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return false;
+	/* "@chute TIME forwarded to ...": our lines begin a line. */
+	for (p = map, end = map + st.st_size; p < end; ) {
+		const char *nl = memchr(p, '\n', end - p), *eol = nl ? nl : end;
+		const char *sp1 = memchr(p, ' ', eol - p), *sp2;
+
+		if (eol - p > 7 && memcmp(p, "@chute ", 7) == 0 && sp1 != NULL &&
+		    (sp2 = memchr(sp1 + 1, ' ', eol - sp1 - 1)) != NULL &&
+		    (size_t)(eol - sp2 - 1) > strlen(FORWARDED) &&
+		    memcmp(sp2 + 1, FORWARDED, strlen(FORWARDED)) == 0) {
+			size_t n, same = strlen(" " FWD_SAME_ID);
+
+			found = sp2 + 1 + strlen("forwarded ");
+			n = (size_t)(eol - found);
+			if (n > same && memcmp(eol - same, " " FWD_SAME_ID,
+			    same) == 0)
+				snprintf(buf, len, "%.*s as %s",
+				    (int)(n - same), found, id);
+			else
+				snprintf(buf, len, "%.*s", (int)n, found);
+		}
+		p = eol + 1;
+	}
+	munmap(map, st.st_size);
+	return found != NULL;
+}
+
+/* The directory it is in, its log's attempts and last outcome. */
+static int
+ss_job(struct store *s, const char *id, struct store_job *j)
+{
+	struct joblog_info ji;
+	struct stat st;
+
+	memset(j, 0, sizeof(*j));
+	if ((j->state = spool_locate(sp_of(s), id, &st)) == ST_NONE)
+		return EXIT_NO;
+	joblog_read(sp_of(s), id, &ji);
+	j->attempts = ji.attempts;
+	strlcpy(j->last, ji.last, sizeof(j->last));
+	if (j->state == ST_DEFER)
+		iso_time((msec_t)st.st_mtim.tv_sec * 1000 +
+		    st.st_mtim.tv_nsec / 1000000, j->next, sizeof(j->next));
+	if (j->state == ST_DONE)
+		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
+	return 0;
+}
+
+static int
+ss_pause(struct store *s, struct store_pause *p)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if ((r = spool_paused(sp_of(s), p->by, sizeof(p->by), &p->at)) == -1) {
+		fprintf(stderr, "chute: %s/%s: %s\n", s->target, PAUSE_FILE,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	p->paused = r == 1;
+	return 0;
+}
+
+/* No log/ID: fine for a job that has not run yet, else an unknown job. */
+static int
+no_log(struct spool *sp, const char *id)
+{
+	if (errno != ENOENT) {
+		fprintf(stderr, "chute: %s/log/%s: %s\n", sp->path, id,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	if (spool_locate(sp, id, NULL) != ST_NONE)
+		return 0;
+	return EXIT_NO;
+}
+
+static int
+copy_log(struct spool *sp, const char *id, int fd,
+    int (*out)(const char *, size_t))
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read_full(fd, buf, sizeof(buf))) > 0)
+		if (out(buf, (size_t)n) == -1)
+			return -1;
+	if (n == -1) {
+		fprintf(stderr, "chute: %s/log/%s: %s\n", sp->path, id,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	return 0;
+}
+
+static int
+ss_log(struct store *s, const char *id, int (*out)(const char *, size_t))
+{
+	struct spool *sp = sp_of(s);
+	int fd, rc;
+
+	fd = openat(sp->dir[ST_LOG], id, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return no_log(sp, id);
+	rc = copy_log(sp, id, fd, out);
+	close(fd);
+	return rc;
+}
+
+const struct store_ops store_spool_ops = {
+	.usage = "SPOOL",
+	.missing = "no spool given",
+	.noun = "SPOOL",
+	.uri = false,
+	.open = ss_open,
+	.close = ss_close,
+	.title = ss_title,
+	.job = ss_job,
+	.pause = ss_pause,
+	.log = ss_log,
+};

@@ -1,0 +1,112 @@
+/*
+ * store.h: the read and admin side of a store of jobs, whatever it is: a
+ * spool (src/queue/spool/store_spool.c) or a PostgreSQL queue
+ * (src/queue/pg/store_pg.c).  queue.h is what the owner drives to run
+ * jobs; this is what every other command asks: the state of a job, its
+ * log, the jobs in a state, the numbers of `stats`, the workers.  The
+ * subcommands (src/cli/cmd_*.c) are written once over it: they parse the
+ * arguments, format the output and choose the exit status; a store only
+ * answers, in a form both can give, and prints nothing on stdout.  Where
+ * the two differ in what they show, the difference is data here (a field
+ * a store has or has not), not a second command.
+ *
+ * Every function returning int returns 0, or an exit status (sysexits)
+ * after one line on stderr saying why, naming the store; EXIT_NO is "no
+ * such job", said by the caller.
+ */
+#ifndef QUEUE_STORE_H
+#define QUEUE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+
+#define STORE_NSTATES	5	/* new, cur, defer, done, failed: listing_states */
+
+struct store;
+
+/* One job, as `chute status` shows it. */
+struct store_job {
+	int		 state;		/* ST_NEW ... ST_FAILED */
+	long long	 attempts;
+	char		 last[1100];	/* the last outcome: stored text, not escaped */
+	char		 next[48];	/* a deferred job's next try (ISO 8601), or "" */
+	/* A spool's job forwarded to a queue: "to QUEUE at URI as ID", or "". */
+	char		 forwarded[1024];
+};
+
+/* The store's pause, as status and stats show it. */
+struct store_pause {
+	bool		 paused;
+	char		 by[512];	/* who: escaped, as it is shown */
+	msec_t		 at;		/* ms since the epoch */
+};
+
+/*
+ * The numbers of `chute stats`.  A store fills what it knows; has_* says
+ * which of the optional lines it has (a spool has an owner and a longest
+ * running time, a queue has workers), so that each store's output keeps
+ * its own lines.
+ */
+struct store_stats {
+	long long	 jobs[STORE_NSTATES];	/* listing_states' order */
+	bool		 has_oldest;	/* a job is queued */
+	msec_t		 oldest_ms;	/* ... since this long */
+	double		 oldest_s;	/* ... in seconds, for Prometheus */
+	long long	 running;
+	bool		 has_longest;	/* a spool: the longest running attempt */
+	msec_t		 longest_ms;
+	bool		 has_owner;	/* a spool: its owner's pid, 0 none, -1 unknown */
+	long		 owner;
+	bool		 has_workers;	/* a queue: claiming, connected, alive */
+	long long	 claiming, connected, alive;
+	struct store_pause pause;
+	msec_t		 now;		/* now_ms() of the reading */
+};
+
+/*
+ * A store's operations.  target is what the command line named it by;
+ * queue is --queue's value (a queue only, NULL when not given).
+ */
+struct store_ops {
+	/*
+	 * How the command line names it: "SPOOL", or "URL [--queue NAME]"
+	 * (its usage lines), and what a missing one is called in the usage
+	 * error ("no spool given").  uri: it is a postgresql:// URI found
+	 * anywhere before "--", with --queue; else the first operand.
+	 */
+	const char	*usage;
+	const char	*missing;
+	const char	*noun;		/* "SPOOL" or "URL", in "want SPOOL and one ID" */
+	bool		 uri;
+	int	(*open)(struct store *s, const char *target, const char *queue);
+	void	(*close)(struct store *s);
+	/* The name status prints before its pause: the path, the queue. */
+	const char	*(*title)(struct store *s);
+	/* Job id into *j: 0, EXIT_NO when there is no such job, or a status. */
+	int	(*job)(struct store *s, const char *id, struct store_job *j);
+	int	(*pause)(struct store *s, struct store_pause *p);
+	/*
+	 * Job id's log, in pieces, to out (which returns -1 with errno set
+	 * to stop: the caller says why).  0 (a job without a log yet too),
+	 * EXIT_NO for no such job, -1 when out failed, or a status.
+	 */
+	int	(*log)(struct store *s, const char *id,
+		    int (*out)(const char *buf, size_t len));
+	int	(*stats)(struct store *s, struct store_stats *st);
+};
+
+/* An open store: its operations and their state. */
+struct store {
+	const struct store_ops	*ops;
+	const char		*target;	/* as given */
+	void			*be;		/* the store's own */
+};
+
+/* store_spool.c and store_pg.c: the two stores. */
+extern const struct store_ops store_spool_ops;
+extern const struct store_ops store_pg_ops;
+
+#endif
