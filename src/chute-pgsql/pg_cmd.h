@@ -30,7 +30,6 @@ int	 pgcmd_cancel(int argc, char **argv);
 int	 pgcmd_retry(int argc, char **argv);
 /* ---- ls, stats ---- */
 int	 pgcmd_ls(int argc, char **argv);
-int	 pgcmd_stats(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */

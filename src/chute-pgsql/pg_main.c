@@ -32,7 +32,6 @@ static const struct cmd own[] = {
 	{ "cancel", pgcmd_cancel, "URL [--queue NAME] ID..." },
 	{ "retry", pgcmd_retry, "URL [--queue NAME] ID..." },
 	{ "ls", pgcmd_ls, "URL [--queue NAME] [new|cur|defer|done|failed]" },
-	{ "stats", pgcmd_stats, "URL [--queue NAME] [--prometheus]" },
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
 	{ "top", pgcmd_top, "URL [--queue NAME]" },

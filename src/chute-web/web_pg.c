@@ -17,11 +17,11 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
-#include "cli/listing.h"
 #include "cli/top.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/store_pg.h"
+#include "queue/store.h"
 #include "chute-web/web.h"
 
 #define WAIT_MS		3000	/* a page's statements wait this long, at most */
@@ -355,7 +355,7 @@ static int
 wpg_metrics(void *st, FILE *f)
 {
 	struct wpg *g = st;
-	struct pg_stats s;
+	struct store s;
 	char err[512];
 	int rc;
 
@@ -363,8 +363,9 @@ wpg_metrics(void *st, FILE *f)
 		fprintf(stderr, "chute: web: %s\n", err);
 		return -1;
 	}
-	if ((rc = pg_stats_read(&g->req, &s)) == 0)
-		prom_print_queue(f, &s, g->req.queue);
+	s = (struct store){ .ops = &store_pg_ops, .target = g->req.name,
+	    .be = &g->req };
+	rc = cmd_stats_prometheus(f, &s);
 	give(g);
 	return rc == 0 ? 0 : -1;
 }

@@ -21,6 +21,7 @@
 #include "store/pause.h"
 #include "store/spool.h"
 #include "store/watch.h"
+#include "queue/store.h"
 #include "chute-web/web.h"
 #include "chute-web/web_spool.h"
 
@@ -113,8 +114,10 @@ static int
 wsp_metrics(void *st, FILE *f)
 {
 	struct wspool *s = st;
+	struct store store = { .ops = &store_spool_ops, .target = s->path,
+	    .be = &s->sp };
 
-	return stats_spool_prometheus(f, &s->sp, s->path) == 0 ? 0 : -1;
+	return cmd_stats_prometheus(f, &store) == 0 ? 0 : -1;
 }
 
 /* As `chute pause` and `chute resume` say it. */

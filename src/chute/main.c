@@ -62,7 +62,6 @@ static const struct cmd own[] = {
 	{ "cancel", cmd_cancel, "SPOOL ID..." },
 	{ "retry", cmd_retry, "SPOOL ID..." },
 	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
-	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
 	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
 	{ "top", cmd_top, "SPOOL" },
 	{ "workers", cmd_workers, "SPOOL" },

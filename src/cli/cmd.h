@@ -44,11 +44,12 @@ int	 cmd_ls(int argc, char **argv);
 
 int	 cmd_stats(int argc, char **argv);
 /*
- * What `chute stats SPOOL --prometheus` prints, to f; path is the label's
- * value, as given.  Returns 0, or an exit status after saying why on
- * stderr.
+ * What `chute stats STORE --prometheus` prints, to f: s open (a spool's
+ * label is its path as given, a queue's its name).  Returns 0, or an exit
+ * status after saying why on stderr.  `chute web` calls it too.
  */
-int	 stats_spool_prometheus(FILE *f, struct spool *sp, const char *path);
+struct store;
+int	 cmd_stats_prometheus(FILE *f, struct store *s);
 
 int	 cmd_log(int argc, char **argv);
 
@@ -187,13 +188,20 @@ extern const struct store_ops *cmd_backend;
 void	 cmd_compact(int *argc, char **argv, const bool *keep);
 /*
  * Take the store's own arguments out of argv (argv[0] is the command):
- * a spool's path, its first operand; a queue's URI, anywhere before
+ * a spool's path, its first argument (after "--", if that is first); a
+ * queue's URI, anywhere before
  * "--", and --queue NAME (*queue; NULL when not given).  s->target is
  * NULL when a spool's is missing: the command's own usage error comes
  * first, then cmd_store_open's.  Returns 0, or a usage error's status.
  */
 int	 cmd_store_take(int *argc, char **argv, struct store *s,
 	    const char **queue);
+/*
+ * The same for a command whose options may come before a spool's path
+ * (options: its first operand, as getopt_long would find it).
+ */
+int	 cmd_store_take_opts(int *argc, char **argv, struct store *s,
+	    const char **queue, bool options);
 /* Open s (taken): 0, or an exit status after saying why. */
 int	 cmd_store_open(struct store *s, const char *cmd, const char *queue);
 /* Close s, flush stdout: rc, or 74. */

@@ -30,7 +30,7 @@ static const struct cmd rows[] = {
 	{ "cancel", NULL, NULL },
 	{ "retry", NULL, NULL },
 	{ "ls", NULL, NULL },
-	{ "stats", NULL, NULL },
+	{ "stats", cmd_stats, "[--prometheus]" },
 	{ "log", cmd_log, "ID" },
 	{ "purge", NULL, NULL },
 	{ "top", NULL, NULL },

@@ -34,12 +34,12 @@ cmd_compact(int *argc, char **argv, const bool *keep)
 }
 
 /*
- * A spool is the command's first operand: not an option, nor an option's
- * value (as its usage line shows it), or the first argument after "--".
- * Its index, or 0.
+ * A spool is the command's first argument, or the one after a first "--";
+ * with options, its first operand: not an option, nor an option's value
+ * (as its usage line shows it).  Its index, or 0.
  */
 static int
-first_operand(int argc, char **argv)
+first_operand(int argc, char **argv, bool options)
 {
 	const struct cmd *c = cmd_find(argv[0]);
 
@@ -48,6 +48,8 @@ first_operand(int argc, char **argv)
 			return i + 1 < argc ? i + 1 : 0;
 		if (argv[i][0] != '-' || argv[i][1] == '\0')
 			return i;
+		if (!options)
+			return 0;
 		if (cmd_opt_has_value(c, argv[i]))
 			i++;
 	}
@@ -92,6 +94,13 @@ take_uri(int argc, char **argv, bool *keep, const char **target,
 int
 cmd_store_take(int *argc, char **argv, struct store *s, const char **queue)
 {
+	return cmd_store_take_opts(argc, argv, s, queue, false);
+}
+
+int
+cmd_store_take_opts(int *argc, char **argv, struct store *s,
+    const char **queue, bool options)
+{
 	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
 	int rc = 0, at;
 
@@ -106,7 +115,7 @@ cmd_store_take(int *argc, char **argv, struct store *s, const char **queue)
 	} else {
 		for (int i = 0; i < *argc; i++)
 			keep[i] = true;
-		if ((at = first_operand(*argc, argv)) != 0) {
+		if ((at = first_operand(*argc, argv, options)) != 0) {
 			s->target = argv[at];
 			keep[at] = false;
 		}

@@ -1,8 +1,7 @@
 /*
- * listing.h: what `chute ls` and `chute stats` read straight from the job
- * state directories: a count and the oldest mtime per state, and for ls
- * every entry too; for stats, when a running job started, and the
- * Prometheus text format its --prometheus prints.
+ * listing.h: the Prometheus text format `chute stats --prometheus` prints,
+ * and the lines of `chute workers`; and, from queue/spool/spool_list.h,
+ * what `chute ls` and `chute stats` read from a spool's directories.
  */
 #ifndef LISTING_H
 #define LISTING_H
@@ -11,44 +10,7 @@
 
 #include "base/util.h"
 #include "store/spool.h"
-
-#define LISTING_NSTATES	5
-extern const int listing_states[LISTING_NSTATES];	/* new/ to failed/ */
-
-struct listing_entry {
-	msec_t	 mtime;
-	int	 state;
-	char	*id;
-};
-
-struct listing {
-	struct spool		*sp;
-	bool			 keep;		/* remember every entry (ls) */
-	bool			 new_only;	/* stats: a stat in new/ only */
-	struct listing_entry	*v;		/* keep: oldest first */
-	size_t			 n, cap;
-	size_t			 count[ST_NDIRS];
-	msec_t			 oldest[ST_NDIRS];	/* 0: none */
-	int			 state;		/* the directory being read */
-};
-
-/*
- * Read every job state directory into l (l->sp and l->keep set by the
- * caller), or only the one state only if it is not ST_NONE.  Returns 0,
- * or an exit status after printing why.
- */
-int	 listing_read(struct listing *l, int only);
-void	 listing_free(struct listing *l);
-/*
- * When the attempt of job id now running started: the time of the last
- * "@chute" line of log/ID, if that line is "attempt=N start".  The owner
- * writes it after the claim and before the spawn, and nothing of chute's
- * after it until the attempt ends, so only the handler's own output of
- * this attempt is read, backwards.  0 when the job has not started yet
- * (claimed, the line not yet written) or its log cannot be read: a stats
- * then leaves the job out of the longest running time, rather than fail.
- */
-msec_t	 listing_started(struct spool *sp, const char *id);
+#include "queue/spool/spool_list.h"
 
 /*
  * The Prometheus text exposition format, for `stats --prometheus` of a
@@ -80,15 +42,6 @@ struct prom_stats {
 
 /* Every metric s has, each with its HELP and TYPE, labelled alike, to f. */
 void	 prom_print(FILE *f, const struct prom_stats *s);
-
-/*
- * A queue's numbers (store_pg.h: the library reads them, with libpq; this
- * prints them, without) as `chute stats URL --prometheus` and `chute web
- * URL`'s /metrics show them.
- */
-struct pg_stats;
-void	 prom_print_queue(FILE *f, const struct pg_stats *q,
-	    const char *queue);
 
 /*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),

@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
+#include "queue/pg/store_pg.h"
 #include "queue/store.h"
 
 static struct pg *
@@ -144,6 +145,12 @@ sp_log(struct store *s, const char *id, int (*out)(const char *, size_t))
 	return rc;
 }
 
+static int
+sp_stats(struct store *s, struct store_stats *st)
+{
+	return pg_stats_read(pg_of(s), st);
+}
+
 const struct store_ops store_pg_ops = {
 	.usage = "URL [--queue NAME]",
 	.missing = "no postgresql:// URI given",
@@ -155,4 +162,5 @@ const struct store_ops store_pg_ops = {
 	.job = sp_job,
 	.pause = sp_pause,
 	.log = sp_log,
+	.stats = sp_stats,
 };

@@ -5,8 +5,8 @@
  * for `stats` (store_pg_stats.c), and its live source for a view
  * (pg_top_source.c).  Nothing here prints on stdout: the callers format.
  */
-#ifndef STORE_PG_H
-#define STORE_PG_H
+#ifndef QUEUE_STORE_PG_H
+#define QUEUE_STORE_PG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,26 +47,14 @@ int	 pg_note(struct pg *pg, const char *id, const char *text);
 
 /* ---- store_pg_stats.c: the numbers of `chute stats URL` ---- */
 
-#define PG_STATS_NSTATES	5	/* new, cur, defer, done, failed */
-
 /*
  * One snapshot of the queue, one statement.  A job in cur whose lease has
  * run out is not running.  There is no longest running time: the schema
- * keeps no start of an attempt.
+ * keeps no start of an attempt.  Returns 0, or pg_fail's status after
+ * saying why (what: "stats").
  */
-struct pg_stats {
-	long long	 jobs[PG_STATS_NSTATES];	/* listing_states' order */
-	double		 oldest_s;	/* the oldest queued job's age; 0 none */
-	long long	 running;	/* claims with a live lease */
-	long long	 claiming;	/* workers holding those claims */
-	long long	 connected;	/* chute-worker sessions on the server */
-	long long	 alive;		/* chute.workers rows alive */
-	bool		 paused;
-	char		 paused_by[512];	/* stored text, not escaped */
-	msec_t		 paused_at;	/* ms since the epoch */
-};
-/* Returns 0, or pg_fail's status after saying why (what: "stats"). */
-int	 pg_stats_read(struct pg *pg, struct pg_stats *s);
+struct store_stats;
+int	 pg_stats_read(struct pg *pg, struct store_stats *s);
 
 /* ---- pg_top_source.c: a queue as a live view's source ---- */
 

@@ -1,7 +1,7 @@
 /*
  * store_pg_stats.c: the numbers `chute stats URL` prints, as text or in
  * Prometheus's format, and `chute web URL`'s /metrics: one statement, one
- * snapshot, read into struct pg_stats.
+ * snapshot, read into struct store_stats (queue/store.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "base/util.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/store_pg.h"
+#include "queue/store.h"
 
 /*
  * stats URL: one statement, one snapshot.  Columns: the counts in new,
@@ -23,7 +24,7 @@
  * keeps no start of an attempt (a claim leaves run_at alone, a renewal
  * moves lease_until, the log arrives with the outcome).
  */
-enum { SC_OLDEST = PG_STATS_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
+enum { SC_OLDEST = STORE_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
 	SC_ALIVE, SC_PAUSED_BY, SC_PAUSED_AT, SC_N };
 
 static const char stats_sql[] = "SELECT"
@@ -56,7 +57,7 @@ stats_col(PGresult *r, int col)
 }
 
 int
-pg_stats_read(struct pg *pg, struct pg_stats *s)
+pg_stats_read(struct pg *pg, struct store_stats *s)
 {
 	const char *p[1] = { pg->queue };
 	PGresult *r;
@@ -68,17 +69,21 @@ pg_stats_read(struct pg *pg, struct pg_stats *s)
 		return pg_fail(pg, "stats");
 	}
 	memset(s, 0, sizeof(*s));
-	for (int i = 0; i < PG_STATS_NSTATES; i++)
+	for (int i = 0; i < STORE_NSTATES; i++)
 		s->jobs[i] = strtoll(PQgetvalue(r, 0, i), NULL, 10);
 	s->oldest_s = stats_col(r, SC_OLDEST);
+	s->has_oldest = s->jobs[0] > 0;
+	s->oldest_ms = (msec_t)(s->oldest_s * 1000);
 	s->running = strtoll(PQgetvalue(r, 0, SC_RUNNING), NULL, 10);
+	s->has_workers = true;
 	s->claiming = strtoll(PQgetvalue(r, 0, SC_CLAIMING), NULL, 10);
 	s->connected = strtoll(PQgetvalue(r, 0, SC_CONNECTED), NULL, 10);
 	s->alive = strtoll(PQgetvalue(r, 0, SC_ALIVE), NULL, 10);
-	s->paused = !PQgetisnull(r, 0, SC_PAUSED_BY);
-	strlcpy(s->paused_by, PQgetvalue(r, 0, SC_PAUSED_BY),
-	    sizeof(s->paused_by));
-	s->paused_at = strtoll(PQgetvalue(r, 0, SC_PAUSED_AT), NULL, 10);
+	s->pause.paused = !PQgetisnull(r, 0, SC_PAUSED_BY);
+	/* Stored text, whoever wrote it: escaped. */
+	vis_text(PQgetvalue(r, 0, SC_PAUSED_BY), s->pause.by, 128);
+	s->pause.at = strtoll(PQgetvalue(r, 0, SC_PAUSED_AT), NULL, 10);
+	s->now = now_ms();
 	PQclear(r);
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "store/joblog.h"
 #include "store/pause.h"
 #include "store/spool.h"
+#include "queue/spool/store_spool.h"
 #include "queue/store.h"
 
 #define FORWARDED	"forwarded to "
@@ -201,6 +202,12 @@ ss_log(struct store *s, const char *id, int (*out)(const char *, size_t))
 	return rc;
 }
 
+static int
+ss_stats(struct store *s, struct store_stats *st)
+{
+	return spool_stats_read(sp_of(s), st);
+}
+
 const struct store_ops store_spool_ops = {
 	.usage = "SPOOL",
 	.missing = "no spool given",
@@ -212,4 +219,5 @@ const struct store_ops store_spool_ops = {
 	.job = ss_job,
 	.pause = ss_pause,
 	.log = ss_log,
+	.stats = ss_stats,
 };
