@@ -21,23 +21,15 @@ int	 pgcmd_init(int argc, char **argv);
  */
 int	 pgcmd_submit(int argc, char **argv);
 int	 pgcmd_run(int argc, char **argv);
-/*
- * Poll the IDs' states, from every 50 ms up to every second: done when all
- * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
- */
-int	 pgcmd_wait(int argc, char **argv);
 int	 pgcmd_cancel(int argc, char **argv);
 int	 pgcmd_retry(int argc, char **argv);
 /* ---- ls, stats ---- */
-int	 pgcmd_ls(int argc, char **argv);
 /* Finished jobs older than DUR go, with their payloads and logs, at once. */
 int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
 /* pg_cmd_pause.c: a queue paused (no claims) and resumed */
 int	 pgcmd_pause(int argc, char **argv);
 int	 pgcmd_resume(int argc, char **argv);
-/* pg_cmd_workers.c: the queue's workers, alive and gone, from chute.workers */
-int	 pgcmd_workers(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */

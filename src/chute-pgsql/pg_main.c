@@ -28,14 +28,11 @@ static const struct cmd own[] = {
 	    " [--persistent] [--lease DUR] [--prefetch N] [--poll DUR]"
 	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "wait", pgcmd_wait, "URL [--queue NAME] [--timeout DUR] ID..." },
 	{ "cancel", pgcmd_cancel, "URL [--queue NAME] ID..." },
 	{ "retry", pgcmd_retry, "URL [--queue NAME] ID..." },
-	{ "ls", pgcmd_ls, "URL [--queue NAME] [new|cur|defer|done|failed]" },
 	{ "purge", pgcmd_purge,
 	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
 	{ "top", pgcmd_top, "URL [--queue NAME]" },
-	{ "workers", pgcmd_workers, "URL [--queue NAME]" },
 	{ "pause", pgcmd_pause, "URL [--queue NAME]" },
 	{ "resume", pgcmd_resume, "URL [--queue NAME]" },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"

@@ -58,13 +58,10 @@ static const struct cmd own[] = {
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
 	{ "cancel", cmd_cancel, "SPOOL ID..." },
 	{ "retry", cmd_retry, "SPOOL ID..." },
-	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
 	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
 	{ "top", cmd_top, "SPOOL" },
-	{ "workers", cmd_workers, "SPOOL" },
 	{ "pause", cmd_pause, "SPOOL" },
 	{ "resume", cmd_resume, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"

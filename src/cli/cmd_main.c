@@ -26,15 +26,15 @@ static const struct cmd rows[] = {
 	{ "submit", NULL, NULL },
 	{ "run", NULL, NULL },
 	{ "status", cmd_status, "[ID...]" },
-	{ "wait", NULL, NULL },
+	{ "wait", cmd_wait, "[--timeout DUR] ID..." },
 	{ "cancel", NULL, NULL },
 	{ "retry", NULL, NULL },
-	{ "ls", NULL, NULL },
+	{ "ls", cmd_ls, "[new|cur|defer|done|failed]" },
 	{ "stats", cmd_stats, "[--prometheus]" },
 	{ "log", cmd_log, "ID" },
 	{ "purge", NULL, NULL },
 	{ "top", NULL, NULL },
-	{ "workers", NULL, NULL },
+	{ "workers", cmd_workers, "" },
 	{ "pause", NULL, NULL },
 	{ "resume", NULL, NULL },
 	{ "forward", NULL, NULL },
@@ -66,8 +66,9 @@ build(const struct cmd_prog *p)
 		if ((c = own_cmd(p, rows[i].name)) != NULL) {
 			table[n++] = *c;
 		} else if (rows[i].fn != NULL && p->store != NULL) {
-			snprintf(usage[n], sizeof(usage[n]), "%s %s",
-			    p->store->usage, rows[i].args);
+			snprintf(usage[n], sizeof(usage[n]), "%s%s%s",
+			    p->store->usage, *rows[i].args ? " " : "",
+			    rows[i].args);
 			table[n] = rows[i];
 			table[n].args = usage[n];
 			n++;

@@ -161,7 +161,7 @@ word(const char *s, char *buf, size_t len)
 }
 
 void
-workers_line(const struct worker_line *w)
+workers_line(const struct store_worker *w)
 {
 	char worker[512], host[512], queue[1024], version[128];
 	char slots[16] = "-", started[32], seen[32];

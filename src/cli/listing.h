@@ -11,6 +11,7 @@
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/spool/spool_list.h"
+#include "queue/store.h"
 
 /*
  * The Prometheus text exposition format, for `stats --prometheus` of a
@@ -50,16 +51,8 @@ void	 prom_print(FILE *f, const struct prom_stats *s);
  * caller passes text from elsewhere (a host, a queue's name) as it is,
  * and it is escaped here.
  */
-struct worker_line {
-	const char	*worker, *host, *queue, *version;	/* "-": not known */
-	const char	*state;		/* alive, gone, stopped */
-	long		 pid;
-	int		 slots;		/* -1: not known */
-	long		 running;
-	msec_t		 started_ago, seen_ago;	/* -1: not known */
-};
 void	 workers_header(void);
-void	 workers_line(const struct worker_line *w);
+void	 workers_line(const struct store_worker *w);
 /*
  * "  holds ID lease=DUR", DUR negative once the lease has run out; a
  * spool's owner holds no lease: "  holds ID" (WORKERS_NO_LEASE).

@@ -66,6 +66,43 @@ struct store_stats {
 	msec_t		 now;		/* now_ms() of the reading */
 };
 
+/* One row of `chute ls`. */
+struct store_row {
+	int		 state;
+	msec_t		 age;		/* since its time (mtime, run_at); negative: to come */
+	long long	 attempts;
+	const char	*id;		/* not escaped */
+	/* A queue's claim (ls cur): its worker (NULL: none), the lease left. */
+	const char	*worker;
+	bool		 has_lease;
+	msec_t		 lease;
+};
+
+/*
+ * A worker, as `chute workers` shows it: a queue's (chute.workers), or a
+ * spool's owner.  Every field is one word, given as it is (the caller
+ * escapes it); "-": not known.
+ */
+struct store_worker {
+	const char	*worker, *host, *queue, *version;
+	const char	*state;		/* alive, gone, stopped */
+	long		 pid;
+	int		 slots;		/* -1: not known */
+	long		 running;
+	msec_t		 started_ago, seen_ago;	/* -1: not known */
+};
+
+/* What `chute workers` is told, in order. */
+struct store_workers_out {
+	void	(*worker)(void *arg, const struct store_worker *w);
+	/* A job whose claim the worker above still holds (a gone one). */
+	void	(*held)(void *arg, const char *id, bool has_lease,
+		    msec_t lease_left);
+	/* A persistent worker of the worker above (a spool's owner), by pid. */
+	void	(*child)(void *arg, const char *pid);
+	void	*arg;
+};
+
 /*
  * A store's operations.  target is what the command line named it by;
  * queue is --queue's value (a queue only, NULL when not given).
@@ -81,6 +118,14 @@ struct store_ops {
 	const char	*missing;
 	const char	*noun;		/* "SPOOL" or "URL", in "want SPOOL and one ID" */
 	bool		 uri;
+	/* Its running jobs have claims: a worker and a lease (ls cur). */
+	bool		 claims;
+	/*
+	 * `chute wait`: draw its progress line (a spool's); say each unknown
+	 * ID (NULL), or this one line for all (a queue's).
+	 */
+	bool		 wait_progress;
+	const char	*wait_unknown;
 	int	(*open)(struct store *s, const char *target, const char *queue);
 	void	(*close)(struct store *s);
 	/* The name status prints before its pause: the path, the queue. */
@@ -96,6 +141,29 @@ struct store_ops {
 	int	(*log)(struct store *s, const char *id,
 		    int (*out)(const char *buf, size_t len));
 	int	(*stats)(struct store *s, struct store_stats *st);
+	/*
+	 * The jobs in state (ST_NONE: all), oldest first (mtime, run_at;
+	 * then the ID), each handed to row(arg, r).
+	 */
+	int	(*list)(struct store *s, int state,
+		    void (*row)(void *arg, const struct store_row *r), void *arg);
+	/*
+	 * `chute wait`: the states of ids (ST_NONE: no such job) into st;
+	 * and a wait for a change: wait_start before the first look (a
+	 * spool's watch, so that a job finishing meanwhile is seen), then
+	 * wait_nap until something may have changed or max ms passed
+	 * (-1: no bound), wait_end.
+	 */
+	int	(*states)(struct store *s, char *const *ids, int n, int *st);
+	int	(*wait_start)(struct store *s, void **w);
+	int	(*wait_nap)(struct store *s, void *w, msec_t max);
+	void	(*wait_end)(struct store *s, void *w);
+	/*
+	 * The workers, each with what it holds; *cut: how many were shown
+	 * when there were more (0: all).
+	 */
+	int	(*workers)(struct store *s, const struct store_workers_out *o,
+		    int *cut);
 };
 
 /* An open store: its operations and their state. */

@@ -4,9 +4,11 @@
  * log (chute.job_logs), each a few short autocommitted statements.  The
  * connection is made at open, its schema checked.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/chute.h"
 #include "base/util.h"
@@ -151,11 +153,114 @@ sp_stats(struct store *s, struct store_stats *st)
 	return pg_stats_read(pg_of(s), st);
 }
 
+/* The jobs in run_at's order, with each claim's worker and lease left. */
+static int
+sp_list(struct store *s, int state,
+    void (*row)(void *, const struct store_row *), void *arg)
+{
+	static const char sql[] = "SELECT state, (extract(epoch FROM now() -"
+	    " run_at) * 1000)::bigint, attempts, id, worker,"
+	    " (extract(epoch FROM lease_until - now()) * 1000)::bigint"
+	    " FROM chute.jobs"
+	    " WHERE queue = $1 AND ($2::text IS NULL OR state = $2)"
+	    " ORDER BY run_at, id";
+	struct pg *pg = pg_of(s);
+	const char *p[2] = { pg->queue, state != ST_NONE ?
+	    state_names[state] : NULL };
+	PGresult *r;
+
+	if ((r = pg_exec(pg, sql, 2, p)) == NULL)
+		return pg_fail(pg, "ls");
+	for (int i = 0; i < PQntuples(r); i++) {
+		struct store_row w = {
+			.state = state_from_name(PQgetvalue(r, i, 0)),
+			.age = strtoll(PQgetvalue(r, i, 1), NULL, 10),
+			.attempts = strtoll(PQgetvalue(r, i, 2), NULL, 10),
+			.id = PQgetvalue(r, i, 3),
+			.worker = PQgetisnull(r, i, 4) ? NULL :
+			    PQgetvalue(r, i, 4),
+			.has_lease = !PQgetisnull(r, i, 5),
+			.lease = strtoll(PQgetvalue(r, i, 5), NULL, 10),
+		};
+
+		row(arg, &w);
+	}
+	PQclear(r);
+	return 0;
+}
+
+/* ---- wait ---- */
+
+static int
+sp_states(struct store *s, char *const *ids, int n, int *st)
+{
+	static const char sql[] = "SELECT id, state FROM chute.jobs"
+	    " WHERE queue = $1 AND id = ANY($2::text[])";
+	struct pg *pg = pg_of(s);
+	const char *p[2] = { pg->queue, NULL };
+	char *arr;
+	PGresult *r;
+
+	if ((arr = pg_text_array((const char *const *)ids, n)) == NULL) {
+		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
+		return EX_SOFTWARE;
+	}
+	p[1] = arr;
+	r = pg_exec(pg, sql, 2, p);
+	free(arr);
+	if (r == NULL)
+		return pg_fail(pg, "wait");
+	for (int i = 0; i < n; i++) {
+		st[i] = ST_NONE;
+		for (int k = 0; k < PQntuples(r); k++)
+			if (strcmp(PQgetvalue(r, k, 0), ids[i]) == 0)
+				st[i] = state_from_name(PQgetvalue(r, k, 1));
+	}
+	PQclear(r);
+	return 0;
+}
+
+/* No watch: the states are polled, from every 50 ms up to every second. */
+static int
+sp_wait_start(struct store *s, void **w)
+{
+	if ((*w = malloc(sizeof(msec_t))) == NULL) {
+		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
+		return EX_SOFTWARE;
+	}
+	*(msec_t *)*w = 50;
+	return 0;
+}
+
+static int
+sp_wait_nap(struct store *s, void *w, msec_t max)
+{
+	msec_t *nap = w, ms = max >= 0 && max < *nap ? max : *nap;
+
+	usleep((useconds_t)ms * 1000);
+	*nap = *nap * 2 > 1000 ? 1000 : *nap * 2;
+	return 0;
+}
+
+static void
+sp_wait_end(struct store *s, void *w)
+{
+	free(w);
+}
+
+static int
+sp_workers(struct store *s, const struct store_workers_out *o, int *cut)
+{
+	return pg_workers_read(pg_of(s), o, cut);
+}
+
 const struct store_ops store_pg_ops = {
 	.usage = "URL [--queue NAME]",
 	.missing = "no postgresql:// URI given",
 	.noun = "URL",
 	.uri = true,
+	.claims = true,
+	.wait_unknown = "unknown job among the IDs",
 	.open = sp_open,
 	.close = sp_close,
 	.title = sp_title,
@@ -163,4 +268,10 @@ const struct store_ops store_pg_ops = {
 	.pause = sp_pause,
 	.log = sp_log,
 	.stats = sp_stats,
+	.list = sp_list,
+	.workers = sp_workers,
+	.states = sp_states,
+	.wait_start = sp_wait_start,
+	.wait_nap = sp_wait_nap,
+	.wait_end = sp_wait_end,
 };

@@ -56,6 +56,13 @@ int	 pg_note(struct pg *pg, const char *id, const char *text);
 struct store_stats;
 int	 pg_stats_read(struct pg *pg, struct store_stats *s);
 
+/* ---- store_pg_workers.c: the workers of `chute workers URL` ---- */
+
+/* Returns 0, or pg_fail's status after saying why (what: "workers"). */
+struct store_workers_out;
+int	 pg_workers_read(struct pg *pg, const struct store_workers_out *o,
+	    int *cut);
+
 /* ---- pg_top_source.c: a queue as a live view's source ---- */
 
 /*

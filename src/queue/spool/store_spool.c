@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,8 @@
 #include "store/joblog.h"
 #include "store/pause.h"
 #include "store/spool.h"
+#include "store/watch.h"
+#include "queue/spool/spool_list.h"
 #include "queue/spool/store_spool.h"
 #include "queue/store.h"
 
@@ -202,6 +206,91 @@ ss_log(struct store *s, const char *id, int (*out)(const char *, size_t))
 	return rc;
 }
 
+/* Every entry, oldest first, with its attempts from its log. */
+static int
+ss_list(struct store *s, int state,
+    void (*row)(void *, const struct store_row *), void *arg)
+{
+	struct listing l = { .sp = sp_of(s), .keep = true };
+	msec_t now = now_ms();
+	int rc;
+
+	if ((rc = listing_read(&l, state)) == 0)
+		for (size_t i = 0; i < l.n; i++) {
+			struct joblog_info ji;
+			struct store_row r = { .state = l.v[i].state,
+			    .age = now - l.v[i].mtime, .id = l.v[i].id };
+
+			joblog_read(l.sp, l.v[i].id, &ji);
+			r.attempts = ji.attempts;
+			row(arg, &r);
+		}
+	listing_free(&l);
+	return rc;
+}
+
+/* ---- wait ---- */
+
+static int
+ss_states(struct store *s, char *const *ids, int n, int *st)
+{
+	for (int i = 0; i < n; i++)
+		st[i] = spool_locate(sp_of(s), ids[i], NULL);
+	return 0;
+}
+
+/* done/ and failed/ watched: each arrival there wakes the wait. */
+static int
+ss_wait_start(struct store *s, void **w)
+{
+	static const int watched[] = { ST_DONE, ST_FAILED };
+
+	if ((*w = watch_open(sp_of(s), watched, 2)) != NULL)
+		return 0;
+	fprintf(stderr, "chute: %s: inotify: %s\n", sp_of(s)->path,
+	    strerror(errno));
+	return EX_IOERR;
+}
+
+static void
+ignore_event(void *arg, const struct watch_event *ev)
+{
+}
+
+/* Sleep on the watch; its events only say: look again. */
+static int
+ss_wait_nap(struct store *s, void *w, msec_t max)
+{
+	struct pollfd pfd = { .fd = watch_fd(w), .events = POLLIN };
+
+	if (poll(&pfd, 1, max > INT32_MAX ? INT32_MAX : (int)max) == -1 &&
+	    errno != EINTR) {
+		fprintf(stderr, "chute: %s: poll: %s\n", sp_of(s)->path,
+		    strerror(errno));
+		return EX_SOFTWARE;
+	}
+	/* EPROTO, a malformed buffer, costs nothing: we look again. */
+	if (watch_read(w, ignore_event, NULL) == -1 && errno != EPROTO) {
+		fprintf(stderr, "chute: %s: inotify: %s\n", sp_of(s)->path,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	return 0;
+}
+
+static void
+ss_wait_end(struct store *s, void *w)
+{
+	watch_close(w);
+}
+
+static int
+ss_workers(struct store *s, const struct store_workers_out *o, int *cut)
+{
+	*cut = 0;
+	return spool_workers(sp_of(s), o);
+}
+
 static int
 ss_stats(struct store *s, struct store_stats *st)
 {
@@ -213,6 +302,7 @@ const struct store_ops store_spool_ops = {
 	.missing = "no spool given",
 	.noun = "SPOOL",
 	.uri = false,
+	.wait_progress = true,
 	.open = ss_open,
 	.close = ss_close,
 	.title = ss_title,
@@ -220,4 +310,10 @@ const struct store_ops store_spool_ops = {
 	.pause = ss_pause,
 	.log = ss_log,
 	.stats = ss_stats,
+	.list = ss_list,
+	.workers = ss_workers,
+	.states = ss_states,
+	.wait_start = ss_wait_start,
+	.wait_nap = ss_wait_nap,
+	.wait_end = ss_wait_end,
 };
