@@ -21,19 +21,11 @@ int	 pgcmd_init(int argc, char **argv);
  */
 int	 pgcmd_submit(int argc, char **argv);
 int	 pgcmd_run(int argc, char **argv);
-int	 pgcmd_cancel(int argc, char **argv);
-int	 pgcmd_retry(int argc, char **argv);
 /* ---- ls, stats ---- */
-/* Finished jobs older than DUR go, with their payloads and logs, at once. */
-int	 pgcmd_purge(int argc, char **argv);
 int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
-/* pg_cmd_pause.c: a queue paused (no claims) and resumed */
-int	 pgcmd_pause(int argc, char **argv);
-int	 pgcmd_resume(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
-void	 pgcmd_compact(int *argc, char **argv, const bool *keep);
 /*
  * Take the URI and --queue NAME out of argv (before any "--"), leaving the
  * rest for the command's own options, and parse the URI.  Returns 0, or an
@@ -56,16 +48,4 @@ int	 pgcmd_options(int argc, char **argv, const char *cmd,
 	    void *arg);
 /* Close the connection, flush stdout: the exit status rc, or 74. */
 int	 pgcmd_done(struct pg *pg, int rc);
-/*
- * Open the queue, check the IDs, and call fn(pg, id) for each: the
- * highest status any returned.
- */
-int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
-	    int (*fn)(struct pg *, const char *));
-/*
- * The queue's pause as status prints it ("paused by WHO since TIME", or
- * "not paused"; cmd_paused_text) into text: 0, or -1 (pg_fail-able).
- */
-int	 pgcmd_paused_text(struct pg *pg, char *text, size_t len);
-
 #endif

@@ -28,13 +28,7 @@ static const struct cmd own[] = {
 	    " [--persistent] [--lease DUR] [--prefetch N] [--poll DUR]"
 	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "cancel", pgcmd_cancel, "URL [--queue NAME] ID..." },
-	{ "retry", pgcmd_retry, "URL [--queue NAME] ID..." },
-	{ "purge", pgcmd_purge,
-	    "URL [--queue NAME] --older-than DUR [--state done|failed]" },
 	{ "top", pgcmd_top, "URL [--queue NAME]" },
-	{ "pause", pgcmd_pause, "URL [--queue NAME]" },
-	{ "resume", pgcmd_resume, "URL [--queue NAME]" },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

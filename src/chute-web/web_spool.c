@@ -21,6 +21,7 @@
 #include "store/pause.h"
 #include "store/spool.h"
 #include "store/watch.h"
+#include "queue/spool/store_spool.h"
 #include "queue/store.h"
 #include "chute-web/web.h"
 #include "chute-web/web_spool.h"
@@ -145,9 +146,9 @@ wsp_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
 
 	pthread_mutex_lock(&s->act);
 	if (a == WA_CANCEL)
-		rc = cancel_job(&s->sp, id, by, msg, len);
+		rc = spool_cancel_job(&s->sp, id, by, msg, len);
 	else if (a == WA_RETRY)
-		rc = retry_job(&s->sp, id, by, msg, len);
+		rc = spool_retry_job(&s->sp, id, by, msg, len);
 	else
 		rc = pause_spool(s, a == WA_PAUSE, by, msg, len);
 	pthread_mutex_unlock(&s->act);

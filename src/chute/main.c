@@ -58,12 +58,7 @@ static const struct cmd own[] = {
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "cancel", cmd_cancel, "SPOOL ID..." },
-	{ "retry", cmd_retry, "SPOOL ID..." },
-	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
 	{ "top", cmd_top, "SPOOL" },
-	{ "pause", cmd_pause, "SPOOL" },
-	{ "resume", cmd_resume, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 	{ "web", cmd_web, "SPOOL|URL [--queue NAME] [--listen ADDR:PORT]"

@@ -21,24 +21,8 @@ int	 cmd_status(int argc, char **argv);
 int	 cmd_wait(int argc, char **argv);
 
 int	 cmd_cancel(int argc, char **argv);
-/*
- * Cancel job id as `chute cancel` does: one rename to failed/, a note in
- * its log ("cancelled by BY in STATE/"), the directories synced.  msg gets
- * one line: "ID STATE->failed", or why not.  Returns 0, EXIT_NO (unknown,
- * or already finished) or EX_IOERR.  `chute web` calls it too.
- */
-int	 cancel_job(struct spool *sp, const char *id, const char *by,
-	    char *msg, size_t len);
 
 int	 cmd_retry(int argc, char **argv);
-/*
- * Retry job id as `chute retry` does: the "reset by BY" note, then
- * failed/ -> new/, the directories synced.  msg gets one line: "ID
- * failed->new", or why not.  Returns 0, EXIT_NO (unknown, not failed, or
- * taken meanwhile) or EX_IOERR.
- */
-int	 retry_job(struct spool *sp, const char *id, const char *by,
-	    char *msg, size_t len);
 
 int	 cmd_ls(int argc, char **argv);
 

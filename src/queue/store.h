@@ -159,6 +159,34 @@ struct store_ops {
 	int	(*wait_nap)(struct store *s, void *w, msec_t max);
 	void	(*wait_end)(struct store *s, void *w);
 	/*
+	 * Cancel job id (new, defer or cur -> failed), retry it (failed ->
+	 * new, attempts reset), as the subcommands do; by goes in its log's
+	 * note.  msg gets one line: "ID STATE->failed", "ID failed->new", or
+	 * why not (nothing is said on stderr: `chute top` and `chute web`
+	 * show it).  Returns 0, EXIT_NO (unknown, already finished, not
+	 * failed) or an exit status.
+	 */
+	int	(*cancel)(struct store *s, const char *id, const char *by,
+		    char *msg, size_t len);
+	int	(*retry)(struct store *s, const char *id, const char *by,
+		    char *msg, size_t len);
+	/*
+	 * Pause (on) or resume the store; by says who.  *changed: false when
+	 * it already was so (a pause keeps the first one's author).  After a
+	 * pause that changed it, paused_note (NULL: none) may say on stderr
+	 * why it might not be the one meant.
+	 */
+	int	(*set_pause)(struct store *s, bool on, const char *by,
+		    bool *changed);
+	void	(*paused_note)(struct store *s);
+	/*
+	 * Remove the finished jobs (state ST_DONE, ST_FAILED, or ST_NONE for
+	 * both) older than older ms, with their logs.  *removed: how many,
+	 * or -1 when not even that can be said.
+	 */
+	int	(*purge)(struct store *s, int state, msec_t older,
+		    long long *removed);
+	/*
 	 * The workers, each with what it holds; *cut: how many were shown
 	 * when there were more (0: all).
 	 */

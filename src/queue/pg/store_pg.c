@@ -248,6 +248,47 @@ sp_wait_end(struct store *s, void *w)
 	free(w);
 }
 
+/* ---- acts ---- */
+
+static int
+sp_cancel(struct store *s, const char *id, const char *by, char *msg,
+    size_t len)
+{
+	return pg_cancel_job(pg_of(s), id, by, msg, len);
+}
+
+static int
+sp_retry(struct store *s, const char *id, const char *by, char *msg,
+    size_t len)
+{
+	return pg_retry_job(pg_of(s), id, by, msg, len);
+}
+
+static int
+sp_set_pause(struct store *s, bool on, const char *by, bool *changed)
+{
+	struct pg *pg = pg_of(s);
+	int rc;
+
+	if ((rc = pg_pause(pg, pg->queue, on, by)) == -1)
+		return pg_fail(pg, on ? "pause" : "resume");
+	*changed = rc == 0;
+	return 0;
+}
+
+static void
+sp_paused_note(struct store *s)
+{
+	pg_note_if_unknown(pg_of(s));
+}
+
+static int
+sp_purge(struct store *s, int state, msec_t older, long long *removed)
+{
+	return pg_purge(pg_of(s), state != ST_NONE ? state_names[state] :
+	    NULL, older, removed);
+}
+
 static int
 sp_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
@@ -274,4 +315,9 @@ const struct store_ops store_pg_ops = {
 	.wait_start = sp_wait_start,
 	.wait_nap = sp_wait_nap,
 	.wait_end = sp_wait_end,
+	.cancel = sp_cancel,
+	.retry = sp_retry,
+	.set_pause = sp_set_pause,
+	.paused_note = sp_paused_note,
+	.purge = sp_purge,
 };

@@ -44,6 +44,18 @@ int	 pg_why_not(struct pg *pg, const char *id, const char *cmd,
 	    char *msg, size_t len);
 /* An "@chute TIME text" line in the job's log, as on a spool. */
 int	 pg_note(struct pg *pg, const char *id, const char *text);
+/*
+ * After a pause: a queue that has no job and no worker is most likely a
+ * misspelt name; a note on stderr says so.
+ */
+void	 pg_note_if_unknown(struct pg *pg);
+/*
+ * Finished jobs of state ("done", "failed"; NULL both) older than older
+ * ms removed, with their payloads and logs, at once: *removed how many
+ * (-1 on failure).  0, or pg_fail's status after saying why.
+ */
+int	 pg_purge(struct pg *pg, const char *state, msec_t older,
+	    long long *removed);
 
 /* ---- store_pg_stats.c: the numbers of `chute stats URL` ---- */
 

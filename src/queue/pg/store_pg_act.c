@@ -2,10 +2,12 @@
  * store_pg_act.c: a job of a PostgreSQL queue acted on, for `chute cancel
  * URL`, `chute retry URL`, the keys of `chute top URL` and the actions of
  * `chute web URL`: each one statement that moves the row, a note in the
- * job's log, a NOTIFY.  msg gets the line to show; nothing is printed.
+ * job's log, a NOTIFY; msg gets the line to show; nothing is printed.
+ * And `chute purge URL`'s statement, and the note after a pause.
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/chute.h"
@@ -116,5 +118,61 @@ pg_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 	pg_note(pg, id, text);
 	pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
 	snprintf(msg, len, "%s failed->new", id);
+	return 0;
+}
+
+/* ---- pause ---- */
+
+/*
+ * After a pause: a queue that has no job and no worker is most likely a
+ * misspelt name, and the queue meant runs on; say so (the pause stands:
+ * pausing a queue before its first job is allowed).  Two probes of keys.
+ */
+void
+pg_note_if_unknown(struct pg *pg)
+{
+	static const char sql[] =
+	    "SELECT EXISTS (SELECT 1 FROM chute.jobs WHERE queue = $1)"
+	    " OR EXISTS (SELECT 1 FROM chute.workers WHERE queue = $1)";
+	const char *p[1] = { pg->queue };
+	PGresult *r = pg_exec(pg, sql, 1, p);
+
+	if (r != NULL && pg_rows(r, 1, 1, NULL) == 1 &&
+	    strcmp(PQgetvalue(r, 0, 0), "f") == 0)
+		fprintf(stderr, "chute: note: queue %s has no job and no "
+		    "worker: is that the name meant? (--queue NAME)\n",
+		    pg->queue);
+	PQclear(r);
+}
+
+/* ---- purge ---- */
+
+/* Finished jobs older than older ms go, with their payloads and logs. */
+int
+pg_purge(struct pg *pg, const char *state, msec_t older, long long *removed)
+{
+	static const char sql[] =
+	    "WITH gone AS (DELETE FROM chute.finished WHERE queue = $1"
+	    " AND ($3::text IS NULL OR state = $3)"
+	    " AND run_at < now() - $2::bigint * interval '1 millisecond'"
+	    " RETURNING id),"
+	    " p AS (DELETE FROM chute.payloads WHERE queue = $1"
+	    " AND id IN (SELECT id FROM gone)),"
+	    " l AS (DELETE FROM chute.logs WHERE queue = $1"
+	    " AND id IN (SELECT id FROM gone))"
+	    " SELECT count(*) FROM gone";
+	const char *p[3];
+	char age[24];
+	PGresult *r;
+
+	*removed = -1;
+	snprintf(age, sizeof(age), "%lld", (long long)older);
+	p[0] = pg->queue;
+	p[1] = age;
+	p[2] = state;
+	if ((r = pg_exec(pg, sql, 3, p)) == NULL)
+		return pg_fail(pg, "purge");
+	*removed = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
 	return 0;
 }

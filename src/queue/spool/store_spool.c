@@ -284,6 +284,34 @@ ss_wait_end(struct store *s, void *w)
 	watch_close(w);
 }
 
+/* ---- acts ---- */
+
+static int
+ss_cancel(struct store *s, const char *id, const char *by, char *msg,
+    size_t len)
+{
+	return spool_cancel_job(sp_of(s), id, by, msg, len);
+}
+
+static int
+ss_retry(struct store *s, const char *id, const char *by, char *msg,
+    size_t len)
+{
+	return spool_retry_job(sp_of(s), id, by, msg, len);
+}
+
+static int
+ss_set_pause(struct store *s, bool on, const char *by, bool *changed)
+{
+	return spool_set_pause(sp_of(s), s->target, on, by, changed);
+}
+
+static int
+ss_purge(struct store *s, int state, msec_t older, long long *removed)
+{
+	return spool_purge(sp_of(s), state, older, removed);
+}
+
 static int
 ss_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
@@ -316,4 +344,8 @@ const struct store_ops store_spool_ops = {
 	.wait_start = ss_wait_start,
 	.wait_nap = ss_wait_nap,
 	.wait_end = ss_wait_end,
+	.cancel = ss_cancel,
+	.retry = ss_retry,
+	.set_pause = ss_set_pause,
+	.purge = ss_purge,
 };

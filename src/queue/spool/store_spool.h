@@ -5,6 +5,11 @@
 #ifndef QUEUE_STORE_SPOOL_H
 #define QUEUE_STORE_SPOOL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+
 struct spool;
 struct store_stats;
 /* store_spool_stats.c: 0, or an exit status after saying why. */
@@ -13,5 +18,20 @@ int	 spool_stats_read(struct spool *sp, struct store_stats *st);
 /* store_spool_workers.c: its owner, as `chute workers` shows a worker. */
 struct store_workers_out;
 int	 spool_workers(struct spool *sp, const struct store_workers_out *o);
+
+/*
+ * store_spool_act.c: cancel or retry job id as `chute cancel` and `chute
+ * retry` do (queue/store.h's cancel and retry: msg and the returns);
+ * `chute web` calls them too.  Purge, and pause or resume (path for the
+ * error line).  0, or an exit status after saying why.
+ */
+int	 spool_cancel_job(struct spool *sp, const char *id, const char *by,
+	    char *msg, size_t len);
+int	 spool_retry_job(struct spool *sp, const char *id, const char *by,
+	    char *msg, size_t len);
+int	 spool_purge(struct spool *sp, int only, msec_t age,
+	    long long *removed);
+int	 spool_set_pause(struct spool *sp, const char *path, bool on,
+	    const char *by, bool *changed);
 
 #endif
