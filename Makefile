@@ -241,6 +241,11 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5
 
+# The unit suites alone (CHUTE_UNIT_ONLY: tests/check_main.c), no
+# program driven and no server started: under a minute, for every edit.
+check-unit: $(B)/tests/flags $(B)/check_chute
+	CHUTE_UNIT_ONLY=1 $(B)/check_chute
+
 # The whole suite again, every binary built with ASan and UBSan.  Its own
 # directory and stamp keep its objects apart from build/'s.
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -360,5 +365,5 @@ clean:
 
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
-.PHONY: all check check-asan check-valgrind strict torture fuzz install bench \
+.PHONY: all check check-unit check-asan check-valgrind strict torture fuzz install bench \
 	deb check-package clean FORCE
