@@ -290,7 +290,7 @@ torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 # libFuzzer (clang) on every parser that sees outside input; its objects
 # have their own directory and stamps.
 FUZZ_SECONDS ?= 30
-FUZZERS := names dur joblog disk events args claim
+FUZZERS := names dur joblog disk events args claim html
 FUZZ_CC ?= clang
 FZ := build/fuzz
 FZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
@@ -303,12 +303,17 @@ FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS PG_PKG_CFLAGS \
 FZ_PG_OBJ := $(patsubst %,$(FZ)/obj/queue/pg/%.o,queue_pg queue_pg_conn \
 	queue_pg_claim queue_pg_outcome pg_conn pg_queues pg_reply pg_schema)
 
+# fuzz_html feeds the dashboard's escapers (web_html.c): that object
+# alone, which includes no header of libmicrohttpd's, so none of its flags.
+FZ_WEB_OBJ := $(FZ)/obj/chute-web/web_html.o
+
 # Named only in a pattern rule, they would be deleted as intermediate files.
-.SECONDARY: $(FZ_OBJ) $(FZ_PG_OBJ)
+.SECONDARY: $(FZ_OBJ) $(FZ_PG_OBJ) $(FZ_WEB_OBJ)
 
 $(FZ_PG_OBJ) $(FZ)/fuzz_claim: FZ_FLAGS += $(PG_PKG_CFLAGS) -Isrc
 $(FZ)/fuzz_claim: PKG_LIBS += $(PG_PKG_LIBS)
 $(FZ)/fuzz_claim: $(FZ_PG_OBJ) $(B)/pg/flags
+$(FZ)/fuzz_html: $(FZ_WEB_OBJ)
 
 $(FZ)/obj/%.o: src/%.c $(FZ)/flags
 	@mkdir -p $(@D)
