@@ -227,6 +227,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	tests/build/stale.sh
 	tests/build/layers.sh $(B)/libchute.a $(PG_LIB_OBJ) $(TOP_OBJ) \
 	    $(filter-out %/main.o,$(CHUTE_OBJ)) $(WEB_OBJ)
+	tests/build/layers.sh --self-test
 	tests/units.sh $(abspath $(B)/chute)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
