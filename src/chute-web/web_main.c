@@ -4,7 +4,6 @@
  * (web_live.c) while libmicrohttpd's threads serve the requests.  SIGTERM
  * or SIGINT ends it: the streams are closed, the threads joined, exit 0.
  */
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +19,7 @@
 
 #include "base/chute.h"
 #include "base/notify.h"
+#include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "queue/pg/pg.h"
@@ -182,17 +182,9 @@ listen_on(const char *spec, struct web *w, int *rc)
 static int
 signals_open(void)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	/* Blocked before any thread starts: all of them inherit it. */
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
 	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	/* Blocked before any thread starts: all of them inherit it. */
+	return sigfd_open(SIGINT, SIGTERM, SIGHUP, 0);
 }
 
 static void

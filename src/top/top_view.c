@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/spool.h"
@@ -632,16 +633,7 @@ view_step(struct view *v, struct pollfd *pfd)
 static int
 signals_open(void)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGWINCH);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return sigfd_open(SIGINT, SIGTERM, SIGHUP, SIGWINCH, 0);
 }
 
 static int
