@@ -379,6 +379,19 @@ check "... with the token, from this origin: done (200), n2 in failed/" \
 	eval '[ "$(post -H "Origin: $base" -d "id=n2&csrf=$token")" = 200 ] && [ "$(state_of n2)" = failed ]'
 check "every refusal is said in the log" \
 	test "$(grep -c '/action/cancel refused' "$tmp/web.log")" = 5
+# The path a browser posts to is a page of another site's choice, and
+# decoded before it is logged: its newline and escape stay escaped.
+forged_path() {
+	local c
+	c=$(code "${auth[@]}" -H "Sec-Fetch-Site: cross-site" -d id=n2 \
+	    "$base/action/x%0Aforged%1B%5B31m")
+	[ "$c" = 403 ] || { echo "#   $c"; return 1; }
+	grep -qF '/action/x\nforged\033[31m refused' "$tmp/web.log" &&
+	    ! grep -q '^forged' "$tmp/web.log" &&
+	    ! grep -q "$(printf '\033')" "$tmp/web.log"
+}
+check "a refused POST's path is escaped in the log: no line forged, no raw escape" \
+	forged_path
 check "pause claiming with the token: SPOOL/paused, by the dashboard's user" \
 	eval '[ "$(code "${auth[@]}" -d "csrf=$token" "$base/action/pause")" = 200 ] && grep -q "^web:alice@" "$spool/paused"'
 check "... and resume: gone" \

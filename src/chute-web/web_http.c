@@ -321,7 +321,7 @@ host_ok(struct MHD_Connection *c, const struct web *w)
 static int
 who(struct MHD_Connection *c, const struct web *w, bool *denied)
 {
-	char *pass = NULL, *user;
+	char *pass = NULL, *user, vis[1024];
 	int u = -1;
 
 	*denied = false;
@@ -331,9 +331,12 @@ who(struct MHD_Connection *c, const struct web *w, bool *denied)
 	if (user == NULL || pass == NULL ||
 	    (u = web_auth_check(w->auth, user, pass)) == -1)
 		*denied = true;
-	if (user != NULL && u == -1)
+	if (user != NULL && u == -1) {
+		/* vis_name, not vis_id: its ring of buffers is not threads'. */
+		vis_name(user, vis, sizeof(vis));
 		fprintf(stderr, "chute: web: %s: wrong user or password\n",
-		    vis_id(user));
+		    vis);
+	}
 	if (pass != NULL) {
 		explicit_bzero(pass, strlen(pass));
 		MHD_free(pass);
@@ -490,6 +493,7 @@ serve_post(struct MHD_Connection *c, struct web_req *r, struct rq *q)
 {
 	struct buf b = { 0 };
 	const char *why;
+	char vis[1024];
 
 	if (!r->w->actions)
 		return send_error(c, r, MHD_HTTP_FORBIDDEN, "Read-only",
@@ -503,7 +507,13 @@ serve_post(struct MHD_Connection *c, struct web_req *r, struct rq *q)
 		return send_error(c, r, MHD_HTTP_BAD_REQUEST, "Bad form",
 		    "The form's fields could not be read.");
 	if ((why = post_refused(c, r)) != NULL) {
-		fprintf(stderr, "chute: web: %s refused: %s\n", r->path, why);
+		/*
+		 * The path is decoded (%0A is a newline) and a page of
+		 * another site chooses it: escaped as the journal's IDs are,
+		 * so that it can forge no line.
+		 */
+		vis_name(r->path, vis, sizeof(vis));
+		fprintf(stderr, "chute: web: %s refused: %s\n", vis, why);
 		return send_error(c, r, MHD_HTTP_FORBIDDEN, "Refused", why);
 	}
 	return send_page(c, web_page_post(r, &b), &b);
