@@ -159,7 +159,35 @@ chmod 0644 "$tmp/users"
 rc=$?
 check "an --auth-file others may read is refused (exit 78, the reason)" \
 	eval '[ $rc = 78 ] && grep -q "others may read it" "$tmp/refused.err"'
+# acl_read FILE: let user 65534 read FILE by an ACL entry of its own
+# (setfacl -m u:65534:r), its mode showing 0640 after; without setfacl
+# (Debian's acl package), the xattr the kernel keeps it in, written
+# whole.  2: neither setfacl nor python3 here.
+acl_read() {
+	if command -v setfacl >/dev/null; then
+		setfacl -m u:65534:r "$1"
+	elif command -v python3 >/dev/null; then
+		python3 -c 'import os, struct, sys
+def e(tag, perm, uid=0xffffffff): return struct.pack("<HHI", tag, perm, uid)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+    e(0x01, 6) + e(0x02, 4, 65534) + e(0x04, 4) + e(0x10, 4) + e(0x20, 0))' "$1"
+	else
+		return 2
+	fi
+}
 chmod 0600 "$tmp/users"
+cp -p "$tmp/users" "$tmp/users.acl"
+acl_read "$tmp/users.acl"
+case $? in
+0)	# (timeout: a chute web that took it would serve until killed)
+	timeout 10 "$chute" web "$spool" --auth-file "$tmp/users.acl" \
+	    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+	rc=$?
+	check "an --auth-file whose ACL lets another user read it (mode $(stat -c %04a "$tmp/users.acl")) is refused (exit 78, the reason)" \
+		eval '[ $rc = 78 ] && grep -q "its ACL lets user 65534 read or write it" "$tmp/refused.err"' ;;
+2)	echo "skip - an --auth-file's ACL: neither setfacl nor python3 to write one" ;;
+*)	notok "an ACL on $tmp/users.acl: this file system takes none?" ;;
+esac
 "$chute" web "$spool" --allow-actions --listen 127.0.0.1:0 2>"$tmp/refused.err"
 rc=$?
 check "--allow-actions without --auth-file is a usage error (64)" \
