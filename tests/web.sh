@@ -502,6 +502,36 @@ check "... and a POST is refused (403), the job untouched" \
 kill "$webro" && wait "$webro"
 webro=''
 
+# ---- the time of a refusal tells no names ----
+
+# Two users: the first's hash cheap (1,000 rounds of sha512-crypt), the
+# second's dear (200,000: about 0.2 s).  A wrong password for the dear
+# one, and any password for a name not in the file, are 401s that take
+# as long, at the fastest of three each: the time of a refusal depends
+# on no name.
+hash6() { perl -e 'print crypt($ARGV[0], $ARGV[1])' "$1" "\$6\$rounds=$2\$$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')\$"; }
+printf 'cheap:%s\ndear:%s\n' "$(hash6 "$password" 1000)" \
+    "$(hash6 "$password" 200000)" >"$tmp/timed.users"
+chmod 0600 "$tmp/timed.users"
+start_web "$tmp/timed.log" "$spool" --auth-file "$tmp/timed.users"
+webro=$started
+# fastest USER: the fastest of three 401s for USER, a wrong password, in s.
+fastest() {
+	local i t min=''
+	for i in 1 2 3; do
+		t=$(curl -s -o /dev/null -m 10 -w '%{http_code} %{time_total}' \
+		    -u "$1:wrong-$i" "$base/")
+		[ "${t% *}" = 401 ] || { echo "#   $1: ${t% *}" >&2; echo 0; return; }
+		min=$(awk -v a="${t#* }" -v b="$min" 'BEGIN { print (b == "" || a < b) ? a : b }')
+	done
+	echo "$min"
+}
+dear=$(fastest dear) unknown=$(fastest nosuchuser) cheap=$(fastest cheap)
+check "a 401 for a name not in the file takes as long as one for a user whose hash is dear (unknown ${unknown}s, dear ${dear}s, cheap ${cheap}s)" \
+	awk -v u="$unknown" -v d="$dear" -v c="$cheap" 'BEGIN { exit !(d > 0.05 && u > d / 2 && c > d / 2) }'
+kill "$webro" && wait "$webro"
+webro=''
+
 # ---- a PostgreSQL queue, on a server of the test's own ----
 
 queue_part() {

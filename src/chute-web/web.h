@@ -226,9 +226,10 @@ struct web_auth;
  */
 struct web_auth	*web_auth_load(const char *path);
 /*
- * The user whose name and password these are, or -1.  A success is
- * remembered for WEB_AUTH_TTL_MS, so that a page's requests do not each
- * cost a crypt(3).
+ * The user whose name and password these are, or -1.  A check costs a
+ * crypt(3) of every user's hash, whatever the name, so that its time
+ * tells no names; a success is remembered for WEB_AUTH_TTL_MS, so that
+ * a page's requests do not each pay it.
  */
 int	 web_auth_check(struct web_auth *a, const char *user, const char *pass);
 /* User u's name, and the CSRF token of this process for u (hex). */
