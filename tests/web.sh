@@ -45,6 +45,7 @@ cleanup() {
 	[ -n "$web" ] && kill "$web" 2>/dev/null && wait "$web" 2>/dev/null
 	[ -n "$webro" ] && kill "$webro" 2>/dev/null && wait "$webro" 2>/dev/null
 	[ -n "${cdp_pid:-}" ] && kill "$cdp_pid" 2>/dev/null
+	[ -n "${slow:-}" ] && kill "$slow" 2>/dev/null && wait "$slow" 2>/dev/null
 	$pgstop
 	rm -rf "$tmp"
 }
@@ -529,6 +530,49 @@ fastest() {
 dear=$(fastest dear) unknown=$(fastest nosuchuser) cheap=$(fastest cheap)
 check "a 401 for a name not in the file takes as long as one for a user whose hash is dear (unknown ${unknown}s, dear ${dear}s, cheap ${cheap}s)" \
 	awk -v u="$unknown" -v d="$dear" -v c="$cheap" 'BEGIN { exit !(d > 0.05 && u > d / 2 && c > d / 2) }'
+kill "$webro" && wait "$webro"
+webro=''
+
+# ---- requests that never end arriving (slowloris) ----
+
+# slowloris PORT N SECONDS: N connections to 127.0.0.1:PORT, each sending
+# a request line and then a header line a second, never the empty line
+# that ends them, for SECONDS at most.  A write to one chute web closed
+# fails, quietly.
+slowloris() {
+	local port=$1 n=$2 end=$((SECONDS + $3)) i fd fds=()
+	trap '' PIPE
+	for ((i = 0; i < n; i++)); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || continue
+		fds+=("$fd")
+		printf 'GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n' "$port" >&"$fd"
+	done
+	while [ $SECONDS -lt $end ]; do
+		for fd in "${fds[@]}"; do
+			printf 'X-Slow: %d\r\n' $SECONDS >&"$fd"
+		done 2>/dev/null
+		sleep 1
+	done
+}
+start_web "$tmp/slow.log" "$spool" --auth-file "$tmp/users"
+webro=$started
+sockets() { ls -l "/proc/$webro/fd" | grep -c 'socket:'; }
+alone=$(sockets)
+(slowloris "${base##*:}" 64 40) &
+slow=$!
+held() { [ "$(sockets)" -ge $((alone + 64)) ]; }
+check "64 connections trickling header lines hold every place of chute web" \
+	until_ok 10000 held
+served() { [ "$(code "${auth[@]}" -m 5 "$base/")" = 200 ]; }
+check "... yet within 25 s a request is answered (200): each had 10 s to arrive whole" \
+	until_ok 25000 served
+# (Opened over a second or more, they may be closed in more than one go.)
+all_closed() {
+	awk '/ closed: no whole request within 10 s$/ { n += $3 } END { exit !(n >= 64) }' "$tmp/slow.log"
+}
+check "... and the journal says they were closed, all 64" until_ok 5000 all_closed
+kill "$slow" && wait "$slow"
+slow=''
 kill "$webro" && wait "$webro"
 webro=''
 

@@ -220,7 +220,7 @@ say_listening(const struct web *w, const struct opts *o)
 static int
 serve(struct web *w, const struct opts *o)
 {
-	struct MHD_Daemon *d;
+	struct web_http *d;
 	int fd, sigfd, rc;
 
 	if ((fd = listen_on(o->listen, w, &rc)) == -1)
