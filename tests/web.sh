@@ -11,10 +11,14 @@
 # IDs and logs hold <script> and "><img onerror=...> run nothing: the
 # page's title is never changed, no dialog opens and no request names
 # them.  curl shows what a browser does not: no credentials or wrong ones
-# get 401, a POST without the token or from another site 403, the
-# headers (a strict Content-Security-Policy), the bounds (request size,
-# live streams, Host), /metrics equal to `chute stats --prometheus`,
-# close-on-exec descriptors, and SIGTERM ending it cleanly.
+# get 401, a POST without the token or from another site 403 (its path
+# escaped in the journal), the headers (a strict Content-Security-Policy),
+# the bounds (request size, live streams, Host, 10 s for a request to
+# arrive against 64 connections trickling headers), /metrics equal to
+# `chute stats --prometheus`, close-on-exec descriptors, and SIGTERM
+# ending it cleanly; no --auth-file, or one another user may read (mode
+# or ACL), is refused at the start; a 401 takes as long for a name not in
+# the file as for a user whose hash is dear.
 #
 # Every wait is a poll with a bound, for a condition the check names.
 # One "ok - ..." or "not ok - ..." line per check, then "N passed, M
@@ -189,10 +193,19 @@ case $? in
 2)	echo "skip - an --auth-file's ACL: neither setfacl nor python3 to write one" ;;
 *)	notok "an ACL on $tmp/users.acl: this file system takes none?" ;;
 esac
-"$chute" web "$spool" --allow-actions --listen 127.0.0.1:0 2>"$tmp/refused.err"
-rc=$?
-check "--allow-actions without --auth-file is a usage error (64)" \
-	eval '[ $rc = 64 ] && grep -q "needs --auth-file" "$tmp/refused.err"'
+# No --auth-file: any local user reaching 127.0.0.1 would read every
+# job's ID, state and log of a 0700 spool, or a queue its database
+# keeps behind a password.  (timeout: one that started would serve
+# until killed.)
+no_auth() {
+	timeout 10 "$chute" web "$@" --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+	rc=$?
+	[ $rc = 64 ] && grep -q "want --auth-file FILE" "$tmp/refused.err" ||
+	    { echo "#   chute web $*: exit $rc, $(head -1 "$tmp/refused.err")"; false; }
+}
+check "chute web SPOOL without --auth-file is a usage error (64), read-only too" \
+	eval 'no_auth "$spool" && no_auth "$spool" --allow-actions'
+check "... and so is chute web URL" no_auth postgresql://nobody@localhost/none
 
 # chute without chute-web beside it or on PATH: one line, exit 69.
 mkdir "$tmp/alone" && cp "$chute" "$tmp/alone/chute"
@@ -492,14 +505,14 @@ check "... and the streams end" until_ok 10000 all_ended
 
 # ---- read-only: no forms, no actions ----
 
-start_web "$tmp/ro.log" "$spool"
+start_web "$tmp/ro.log" "$spool" --auth-file "$tmp/users"
 webro=$started
-check "without --allow-actions and --auth-file: pages for anyone (200)" \
-	test "$(code "$base/jobs?state=new")" = 200
+check "without --allow-actions: a page without credentials is 401, with them 200" \
+	eval '[ "$(code "$base/jobs?state=new")" = 401 ] && [ "$(code "${auth[@]}" "$base/jobs?state=new")" = 200 ]'
 check "... no form that posts" \
-	eval '! curl -s "$base/jobs?state=failed" | grep -q "method=\"post\""'
+	eval '! curl -s "${auth[@]}" "$base/jobs?state=failed" | grep -q "method=\"post\""'
 check "... and a POST is refused (403), the job untouched" \
-	eval '[ "$(code -d id=n3 "$base/action/cancel")" = 403 ] && [ "$(state_of n3)" = new ]'
+	eval '[ "$(code "${auth[@]}" -d id=n3 "$base/action/cancel")" = 403 ] && [ "$(state_of n3)" = new ]'
 kill "$webro" && wait "$webro"
 webro=''
 

@@ -247,7 +247,7 @@ struct web {
 	void		*st;
 	const char	*target;	/* the spool's path, or the URI without password */
 	bool		 actions;	/* --allow-actions */
-	struct web_auth	*auth;		/* NULL: no --auth-file */
+	struct web_auth	*auth;		/* the --auth-file's users */
 	bool		 loopback;	/* listening on 127.0.0.0/8 or ::1 */
 	char		 port[8];
 	/* The overview, read by the main thread; mu guards what follows. */
