@@ -222,8 +222,9 @@ void	 buf_age(struct buf *b, msec_t ms);
 struct web_auth;
 /*
  * Read the users of path (lines "user:HASH", HASH one crypt(3) knows;
- * '#' comments): refused if others may read or write it.  Returns NULL
- * after one line on stderr saying why.
+ * '#' comments): refused if others may read or write it, by its mode
+ * or by an ACL entry for another user or group.  Returns NULL after one
+ * line on stderr saying why.
  */
 struct web_auth	*web_auth_load(const char *path);
 /*
