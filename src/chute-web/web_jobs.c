@@ -26,7 +26,11 @@ bad_request(const struct web_req *r, struct buf *b, const char *why)
 static int
 store_error(const struct web_req *r, struct buf *b, const char *err)
 {
-	fprintf(stderr, "chute: web: %s\n", vis_id(err));
+	char vis[1024];
+
+	/* vis_name, not vis_id: its ring of buffers is not threads'. */
+	vis_name(err, vis, sizeof(vis));
+	fprintf(stderr, "chute: web: %s\n", vis);
 	return web_page_status(r, b, MHD_HTTP_INTERNAL_SERVER_ERROR,
 	    "Could not read it", err);
 }
