@@ -13,6 +13,17 @@ const struct jobstate jobstates[ST_END] = {
 #undef JS_ROW_
 
 int
+states_where(unsigned mask, unsigned want, int *v)
+{
+	int n = 0;
+
+	for (int st = ST_FIRST; st < ST_END; st++)
+		if ((jobstates[st].flags & mask) == want)
+			v[n++] = st;
+	return n;
+}
+
+int
 state_from_name(const char *s)
 {
 	for (int st = ST_FIRST; st < ST_END; st++)

@@ -57,4 +57,11 @@ state_terminal(int st)
 	return (jobstates[st].flags & JS_TERMINAL) != 0;
 }
 
+/*
+ * The states whose flags, masked by mask, are want, in the table's order,
+ * into v (room for ST_NSTATES): the live ones are (JS_TERMINAL, 0).
+ * Returns how many.
+ */
+int	 states_where(unsigned mask, unsigned want, int *v);
+
 #endif
