@@ -53,12 +53,11 @@ pgcmd_ls(int argc, char **argv)
 	struct pg pg;
 	const char *p[2];
 	PGresult *r;
-	int rc, st;
+	int rc;
 
 	if ((rc = pgcmd_open(&argc, argv, "ls", &pg)) != 0)
 		return pgcmd_done(&pg, rc);
-	if (argc > 2 || (argc == 2 && ((st = state_from_name(argv[1])) ==
-	    ST_NONE || st == ST_TMP || st == ST_LOG)))
+	if (argc > 2 || (argc == 2 && state_from_name(argv[1]) == ST_NONE))
 		return pgcmd_done(&pg, usage_error("ls", "want URL and at most "
 		    "one STATE"));
 	p[0] = pg.queue;

@@ -42,7 +42,7 @@ pgcmd_purge(int argc, char **argv)
 	msec_t older = -1;
 	struct pg pg;
 	PGresult *r;
-	int rc, c;
+	int rc, c, st;
 
 	if ((rc = pgcmd_open(&argc, argv, "purge", &pg)) != 0)
 		return pgcmd_done(&pg, rc);
@@ -51,8 +51,8 @@ pgcmd_purge(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'o' && dur_parse(optarg, &older) == 0)
 			continue;
-		if (c == 's' && (strcmp(optarg, "done") == 0 ||
-		    strcmp(optarg, "failed") == 0)) {
+		if (c == 's' && (st = state_from_name(optarg)) != ST_NONE &&
+		    state_terminal(st)) {
 			state = optarg;
 			continue;
 		}

@@ -20,8 +20,8 @@
 #include "chute-pgsql/pg_cmd.h"
 
 /*
- * stats URL: one statement, one snapshot.  Columns: the counts in new,
- * cur, defer, done, failed (listing_states' order), then the SC_* below.
+ * stats URL: one statement, one snapshot.  Columns: the count in each
+ * state, in the table's order (JOBSTATES), then the SC_* below.
  * A job in cur whose lease has run out belongs to a worker that died or
  * lost the database, and waits for recovery: it is not running.  Workers
  * are counted by their sessions (pg_connect names a worker's
@@ -32,15 +32,13 @@
  * keeps no start of an attempt (a claim leaves run_at alone, a renewal
  * moves lease_until, the log arrives with the outcome).
  */
-enum { SC_OLDEST = LISTING_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
+enum { SC_OLDEST = ST_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
 	SC_ALIVE, SC_PAUSED_BY, SC_PAUSED_AT, SC_N };
 
+#define STATS_COUNT_(st, name, flags) \
+    " count(*) FILTER (WHERE state = '" name "'),"
 static const char stats_sql[] = "SELECT"
-    " count(*) FILTER (WHERE state = 'new'),"
-    " count(*) FILTER (WHERE state = 'cur'),"
-    " count(*) FILTER (WHERE state = 'defer'),"
-    " count(*) FILTER (WHERE state = 'done'),"
-    " count(*) FILTER (WHERE state = 'failed'),"
+    JOBSTATES(STATS_COUNT_)
     " greatest(0, coalesce(extract(epoch FROM now() -"
     "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
     " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
@@ -69,8 +67,8 @@ stats_prometheus(FILE *f, PGresult *r, const char *queue)
 {
 	struct prom_stats p = { .label = "queue", .name = queue };
 
-	for (int i = 0; i < LISTING_NSTATES; i++)
-		p.jobs[i] = stats_col(r, i);
+	for (int st = ST_FIRST; st < ST_END; st++)
+		p.jobs[st] = stats_col(r, st - ST_FIRST);
 	p.v[PM_OLDEST] = stats_col(r, SC_OLDEST);
 	p.v[PM_RUNNING] = stats_col(r, SC_RUNNING);
 	p.v[PM_CLAIMING] = stats_col(r, SC_CLAIMING);
@@ -89,9 +87,9 @@ stats_text(PGresult *r)
 {
 	char age[32] = "-", vis[128], text[256];
 
-	for (int i = 0; i < LISTING_NSTATES; i++)
-		printf("%-17s %s\n", state_names[listing_states[i]],
-		    PQgetvalue(r, 0, i));
+	for (int st = ST_FIRST; st < ST_END; st++)
+		printf("%-17s %s\n", state_names[st],
+		    PQgetvalue(r, 0, st - ST_FIRST));
 	/* Stored text, whoever wrote it: escaped. */
 	vis_text(PQgetvalue(r, 0, SC_PAUSED_BY), vis, sizeof(vis));
 	if (stats_col(r, 0) > 0)

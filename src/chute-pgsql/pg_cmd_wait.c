@@ -65,9 +65,13 @@ pgcmd_wait(int argc, char **argv)
 			return wait_done(&pg, arr, pg_fail(&pg, "wait"));
 		known = PQntuples(r);
 		for (int i = 0; i < known; i++) {
-			const char *st = PQgetvalue(r, i, 1);
-			left += strcmp(st, "done") != 0 && strcmp(st, "failed") != 0;
-			failed += strcmp(st, "failed") == 0;
+			int st = state_from_name(PQgetvalue(r, i, 1));
+
+			/* Finished in a terminal state; succeeded in done. */
+			if (st == ST_NONE || !state_terminal(st))
+				left++;
+			else
+				failed += st != ST_DONE;
 		}
 		PQclear(r);
 		if (known < argc - optind) {

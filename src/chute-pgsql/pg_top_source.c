@@ -58,7 +58,7 @@ take_counts(struct top *t, const struct pgv_counts *c)
 		[PGV_ABOUT] = TOP_ABOUT,
 	};
 
-	for (int st = 0; st < ST_NDIRS; st++) {
+	for (int st = ST_FIRST; st < ST_END; st++) {
 		t->count[st] = c->n[st];
 		t->kind[st] = kinds[c->kind[st]];
 	}

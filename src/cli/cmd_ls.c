@@ -48,8 +48,7 @@ cmd_ls(int argc, char **argv)
 
 	if (argc < 2 || argc > 3)
 		return usage_error("ls", "want SPOOL and at most one STATE");
-	if (argc == 3 && ((only = state_from_name(argv[2])) == ST_NONE ||
-	    only == ST_TMP || only == ST_LOG))
+	if (argc == 3 && (only = state_from_name(argv[2])) == ST_NONE)
 		return usage_error("ls", "%s: not a state", argv[2]);
 	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
 		return rc;

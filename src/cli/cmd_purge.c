@@ -65,14 +65,14 @@ sync_dir(struct purge *p, int dir)
 }
 
 /*
- * done/ and failed/, or only one of them.  log/ is synced first, as its
- * files went first.
+ * The terminal states (done/, failed/), or only one of them.  log/ is
+ * synced first, as its files went first.
  */
 static void
 purge_states(struct purge *p, int only)
 {
-	for (int st = ST_DONE; st <= ST_FAILED; st++) {
-		if (only != ST_NONE && st != only)
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		if (!state_terminal(st) || (only != ST_NONE && st != only))
 			continue;
 		p->state = st;
 		if (spool_scan(p->sp, st, purge_cb, p) == -1) {
@@ -82,8 +82,8 @@ purge_states(struct purge *p, int only)
 		}
 	}
 	sync_dir(p, ST_LOG);
-	for (int st = ST_DONE; st <= ST_FAILED; st++)
-		if (only == ST_NONE || st == only)
+	for (int st = ST_FIRST; st < ST_END; st++)
+		if (state_terminal(st) && (only == ST_NONE || st == only))
 			sync_dir(p, st);
 }
 
@@ -101,8 +101,8 @@ parse(int argc, char **argv, msec_t *age, int *only)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'o' && dur_parse(optarg, age) == 0)
 			continue;
-		if (c == 's' && ((*only = state_from_name(optarg)) == ST_DONE ||
-		    *only == ST_FAILED))
+		if (c == 's' && (*only = state_from_name(optarg)) != ST_NONE &&
+		    state_terminal(*only))
 			continue;
 		return usage_error("purge", "bad option or value%s%s",
 		    optarg ? ": " : "", optarg ? optarg : "");

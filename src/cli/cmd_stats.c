@@ -83,8 +83,8 @@ print_prometheus(FILE *f, const struct stats *s, const char *path)
 {
 	struct prom_stats p = { .label = "spool", .name = path };
 
-	for (int i = 0; i < LISTING_NSTATES; i++)
-		p.jobs[i] = (double)s->all.count[listing_states[i]];
+	for (int st = ST_FIRST; st < ST_END; st++)
+		p.jobs[st] = (double)s->all.count[st];
 	p.v[PM_OLDEST] = age_seconds(s->all.oldest[ST_NEW], s->now);
 	p.v[PM_RUNNING] = (double)s->running;
 	p.v[PM_LONGEST] = s->longest / 1000.0;
@@ -104,10 +104,8 @@ print_text(const struct stats *s)
 	msec_t oldest = s->all.oldest[ST_NEW];
 	char age[32] = "-", longest[32] = "-", text[256];
 
-	for (int i = 0; i < LISTING_NSTATES; i++) {
-		int st = listing_states[i];
+	for (int st = ST_FIRST; st < ST_END; st++)
 		printf("%-17s %zu\n", state_names[st], s->all.count[st]);
-	}
 	if (oldest != 0)
 		dur_format(s->now > oldest ? s->now - oldest : 0, age,
 		    sizeof(age));

@@ -21,33 +21,30 @@ ignore_event(void *arg, const struct watch_event *ev)
 {
 }
 
-/* Returns how many are still pending; sets *failed, *unknown. */
+/*
+ * Returns how many are still pending; sets *failed, *unknown.  A job has
+ * finished in a terminal state, and succeeded only in done/.
+ */
 static int
 pending(struct spool *sp, char **ids, int n, bool *done, int *failed,
     int *unknown)
 {
-	int left = 0;
+	int left = 0, st;
 
 	for (int i = 0; i < n; i++) {
 		if (done[i])
 			continue;
-		switch (spool_locate(sp, ids[i], NULL)) {
-		case ST_DONE:
-			done[i] = true;
-			break;
-		case ST_FAILED:
-			done[i] = true;
-			(*failed)++;
-			break;
-		case ST_NONE:
+		if ((st = spool_locate(sp, ids[i], NULL)) == ST_NONE) {
 			progress_clear();
 			fprintf(stderr, "chute: %s: unknown job\n", ids[i]);
 			(*unknown)++;
 			done[i] = true;
-			break;
-		default:
+		} else if (state_terminal(st)) {
+			done[i] = true;
+			if (st != ST_DONE)
+				(*failed)++;
+		} else
 			left++;
-		}
 	}
 	return left;
 }
@@ -128,7 +125,7 @@ wait_loop(struct spool *sp, struct watch *w, char **ids, int n, bool *done,
 int
 cmd_wait(int argc, char **argv)
 {
-	static const int watched[] = { ST_DONE, ST_FAILED };
+	int watched[ST_NSTATES];
 	msec_t timeout = -1;
 	struct spool sp;
 	struct watch *w;
@@ -144,7 +141,8 @@ cmd_wait(int argc, char **argv)
 	if ((rc = open_spool_or_exit(&sp, argv[optind])) != 0)
 		goto out;
 	/* The watch first: a job finishing during the first look is seen. */
-	if ((w = watch_open(&sp, watched, 2)) == NULL) {
+	if ((w = watch_open(&sp, watched, states_where(JS_TERMINAL,
+	    JS_TERMINAL, watched))) == NULL) {
 		fprintf(stderr, "chute: %s: inotify: %s\n", sp.path,
 		    strerror(errno));
 		rc = EX_IOERR;

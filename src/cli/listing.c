@@ -19,10 +19,6 @@
 #include "store/spool.h"
 #include "cli/listing.h"
 
-const int listing_states[LISTING_NSTATES] = {
-	ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED,
-};
-
 static int
 keep(struct listing *l, const char *name, msec_t mtime)
 {
@@ -80,10 +76,10 @@ by_mtime(const void *a, const void *b)
 int
 listing_read(struct listing *l, int only)
 {
-	for (int i = 0; i < LISTING_NSTATES; i++) {
-		if (only != ST_NONE && listing_states[i] != only)
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		if (only != ST_NONE && st != only)
 			continue;
-		l->state = listing_states[i];
+		l->state = st;
 		if (spool_scan(l->sp, l->state, collect, l) != 0) {
 			fprintf(stderr, "chute: %s/%s: %s\n", l->sp->path,
 			    state_names[l->state], strerror(errno));
@@ -272,10 +268,9 @@ prom_print(FILE *f, const struct prom_stats *s)
 	prom_label(labels, sizeof(labels), s->label, s->name);
 	prom_family(f, "chute_jobs", "Jobs in each state (a spool's state "
 	    "directories, a queue's rows).");
-	for (int i = 0; i < LISTING_NSTATES; i++) {
-		snprintf(state, sizeof(state), "state=\"%s\"",
-		    state_names[listing_states[i]]);
-		prom_sample(f, "chute_jobs", labels, state, s->jobs[i]);
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		snprintf(state, sizeof(state), "state=\"%s\"", state_names[st]);
+		prom_sample(f, "chute_jobs", labels, state, s->jobs[st]);
 	}
 	for (int m = 0; m < PM_N; m++) {
 		if (!s->has[m])

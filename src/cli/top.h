@@ -20,8 +20,7 @@
 #define TOP_WORKER_MAX	32	/* workers kept: those alive first */
 #define TOP_WINDOW	60	/* seconds of throughput */
 #define TOP_RESCAN_MS	250	/* a spool's events are coalesced into one rescan per this */
-#define TOP_ALL		(1u << ST_NEW | 1u << ST_CUR | 1u << ST_DEFER | \
-			    1u << ST_DONE | 1u << ST_FAILED)
+#define TOP_ALL		((1u << ST_END) - (1u << ST_FIRST))	/* every state */
 
 /* How far a count can be trusted: a queue's may be bounded or estimated. */
 enum top_kind { TOP_EXACT, TOP_ATLEAST, TOP_ABOUT };
@@ -50,8 +49,8 @@ struct top {
 	char		 title[PATH_MAX];	/* the spool's path; the queue's URI and name */
 	/* Why what is shown may be behind (a lost server), or "". */
 	char		 trouble[256];
-	long long	 count[ST_NDIRS];
-	enum top_kind	 kind[ST_NDIRS];
+	long long	 count[ST_END];
+	enum top_kind	 kind[ST_END];
 	bool		 claims;	/* running jobs have workers and leases (a queue) */
 	struct top_job	 run[TOP_RUN_MAX];	/* the longest-running first */
 	size_t		 nrun;

@@ -56,7 +56,7 @@ record(struct owner *ow, int i, const char *why)
 	char next[40];
 
 	if (ow->q->be->record(ow->q, &j->c, &j->out, j->when) == 0) {
-		ow->finished += j->out.to == ST_DONE || j->out.to == ST_FAILED;
+		ow->finished += state_terminal(j->out.to);
 		ow->failed += j->out.to == ST_FAILED;
 		if (j->out.to == ST_DEFER) {
 			iso_time(j->when, next, sizeof(next));

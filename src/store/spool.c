@@ -18,18 +18,13 @@
 
 #include "store/spool.h"
 
+#define DIR_NAME_(st, name, flags)	[st] = name,
 const char *const state_names[ST_NDIRS] = {
-	"tmp", "new", "cur", "defer", "done", "failed", "log",
+	[ST_TMP] = "tmp",
+	JOBSTATES(DIR_NAME_)
+	[ST_LOG] = "log",
 };
-
-int
-state_from_name(const char *s)
-{
-	for (int i = 0; i < ST_NDIRS; i++)
-		if (strcmp(s, state_names[i]) == 0)
-			return i;
-	return ST_NONE;
-}
+#undef DIR_NAME_
 
 static int
 fsync_path(int at, const char *name)
@@ -55,7 +50,8 @@ dir_mode(int st, bool group)
 {
 	if (!group)
 		return 0700;
-	if (st == ST_TMP || st == ST_NEW || st == ST_DEFER)
+	if (st == ST_TMP || (st >= ST_FIRST && st < ST_END &&
+	    (jobstates[st].flags & JS_SUBMIT)))
 		return 03770;
 	return 02750;
 }
@@ -197,17 +193,15 @@ spool_close(struct spool *sp)
 int
 spool_locate(struct spool *sp, const char *id, struct stat *st)
 {
-	static const int order[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	    ST_FAILED };
 	struct stat tmp;
 
 	if (st == NULL)
 		st = &tmp;
 	for (int round = 0; round < 2; round++)
-		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-			if (fstatat(sp->dir[order[i]], id, st,
+		for (int s = ST_FIRST; s < ST_END; s++)
+			if (fstatat(sp->dir[s], id, st,
 			    AT_SYMLINK_NOFOLLOW) == 0)
-				return order[i];
+				return s;
 	return ST_NONE;
 }
 

@@ -67,15 +67,14 @@ line_who(const struct top *t, char *buf, size_t len)
 static void
 line_counts(const struct top *t, char *buf, size_t len)
 {
-	static const int st[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED };
 	char n[32];
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]) && at < len; i++) {
-		top_count(t, st[i], n, sizeof(n));
-		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", i ? "   " :
-		    "", state_names[st[i]], n);
+	for (int st = ST_FIRST; st < ST_END && at < len; st++) {
+		top_count(t, st, n, sizeof(n));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %s",
+		    st != ST_FIRST ? "   " : "", state_names[st], n);
 	}
 }
 

@@ -40,9 +40,6 @@ TEMPORARY_EXCEPTIONS=(
 	# includes chute-pgsql/pg_cmd.h; the branch that makes programs link
 	# libraries only (what they share moved under src/queue/pg) ends it.
 	"program chute-web chute-pgsql"
-	# Issue 34: outcome.c includes store/spool.h for the job states'
-	# enum; the branch that moves the states down to src/base ends it.
-	"include base/outcome.c store/spool.h"
 )
 # ----------------------------------------------------------------------
 

@@ -134,8 +134,6 @@ split_finished(struct pgv_counts *c, long long fin)
 int
 pgv_counts(struct pg *pg, struct pgv_counts *c)
 {
-	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	    ST_FAILED };
 	PGresult *r = ask(pg, counts_sql, PGV_COUNT_MAX + 1);
 	long long est;
 
@@ -155,14 +153,14 @@ pgv_counts(struct pg *pg, struct pgv_counts *c)
 	 * Past the bound, the estimate; never below what was counted, and
 	 * not the planner's floor of one row, which says nothing.
 	 */
-	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-		if (c->kind[states[i]] != PGV_ATLEAST)
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		if (c->kind[st] != PGV_ATLEAST)
 			continue;
-		if ((est = estimate(pg, states[i])) == -1)
+		if ((est = estimate(pg, st)) == -1)
 			return -1;
-		if (est > c->n[states[i]] && est > 1) {
-			c->n[states[i]] = est;
-			c->kind[states[i]] = PGV_ABOUT;
+		if (est > c->n[st] && est > 1) {
+			c->n[st] = est;
+			c->kind[st] = PGV_ABOUT;
 		}
 	}
 	return 0;

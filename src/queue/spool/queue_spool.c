@@ -243,19 +243,19 @@ sq_next(struct queue *q, msec_t mono)
 /* ---- claiming ---- */
 
 /*
- * Is the name used by a job in another state directory?  cur/ is not
- * looked at: the claim's RENAME_NOREPLACE finds that one for free.
+ * Is the name used by a job in another state directory?  Every state but
+ * new/, where the name is, and cur/, which is not looked at: the claim's
+ * RENAME_NOREPLACE finds that one for free.
  */
 static int
 taken_elsewhere(struct spoolq *sq, const char *name)
 {
-	static const int others[] = { ST_DEFER, ST_DONE, ST_FAILED };
 	struct stat st;
 
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		if (fstatat(sq->sp.dir[others[i]], name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0)
-			return others[i];
+	for (int s = ST_FIRST; s < ST_END; s++)
+		if (s != ST_NEW && s != ST_CUR && fstatat(sq->sp.dir[s], name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return s;
 	return ST_NONE;
 }
 
@@ -1103,12 +1103,11 @@ take_spool(struct spoolq *sq, const char *path, bool wait)
 	return 0;
 }
 
-static const int watched[] = { ST_NEW, ST_DEFER, ST_CUR };
-
 int
 queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
     struct queue **qp)
 {
+	int watched[ST_NSTATES], nwatched;
 	struct spoolq *sq;
 	int rc;
 
@@ -1120,7 +1119,8 @@ queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
 	if ((rc = take_spool(sq, path, wait)) != 0)
 		goto fail;
 	/* Watches first, then the scans: nothing arriving between is missed. */
-	if ((sq->w = watch_open(&sq->sp, watched, 3)) == NULL ||
+	nwatched = states_where(JS_TERMINAL, 0, watched);
+	if ((sq->w = watch_open(&sq->sp, watched, nwatched)) == NULL ||
 	    watch_root(sq->w, &sq->sp) == -1) {
 		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),
 		    sq->sp.path, strerror(errno));
