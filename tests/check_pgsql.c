@@ -926,6 +926,62 @@ START_TEST(test_a_refusal_in_a_batch_of_outcomes_names_its_own_job)
 END_TEST
 
 /*
+ * A row of chute.finished holding the (queue, id) of a running job (the
+ * submitters share the workers' role) made every outcome batch of its
+ * worker fail, for good: its jobs stayed cur, renewed forever, while its
+ * journal said cur->done.  Now the job's end replaces that row, saying
+ * so in its last and in the journal, and the other jobs of the batch are
+ * recorded.  And while the server refuses a batch, the journal claims no
+ * transition: the cur->done line is said after the commit.
+ */
+START_TEST(test_a_stray_finished_row_costs_no_batch_and_the_journal_waits)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
+	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "exit 0\n");
+	const char *ids[] = { "a", "b", "c" };
+	pid_t w;
+
+	for (size_t i = 0; i < 3; i++)
+		t_fleet_submit("default", ids[i], "x");
+	w = WORKER("-j", "3", "--lease", "60s", "--", h);
+	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1) &&
+	    t_journal_has("c", 1), 20000, "three runs at once");
+	t_sql("INSERT INTO chute.finished (queue, id, state, size, last)"
+	    " VALUES ('default', 'b', 'done', 0, 'planted')");
+	t_sql("CREATE FUNCTION refuse_fin() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$BEGIN IF NEW.last <> 'planted' THEN RAISE EXCEPTION"
+	    " 'refused by the test' USING ERRCODE = '23514'; END IF;"
+	    " RETURN NEW; END$$;"
+	    " CREATE TRIGGER refuse_fin BEFORE INSERT OR UPDATE ON chute.finished"
+	    " FOR EACH ROW EXECUTE FUNCTION refuse_fin()");
+	t_release();
+	WAIT_UNTIL(strstr(t_log_of(w), "record outcomes") != NULL, 20000,
+	    "the refused batch said: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "cur->done") == NULL && t_sqln("SELECT"
+	    " count(*) FROM chute.live WHERE state = 'cur'") == 3,
+	    "no transition claimed while none committed: %s", t_log_of(w));
+	t_sql("DROP TRIGGER refuse_fin ON chute.finished");
+	await_state("a", "done", 15000);
+	await_state("c", "done", 15000);
+	await_state("b", "done", 15000);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live") == 0, "nothing cur");
+	EXPECT(strstr(t_sql("SELECT last FROM chute.finished WHERE id = 'b'"),
+	    "exit=0; replaced a stray row") != NULL, "b's last: %s",
+	    t_sql("SELECT last FROM chute.finished WHERE id = 'b'"));
+	WAIT_UNTIL(strstr(t_log_of(w), "job=b cur->done") != NULL, 5000,
+	    "b's line: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "job=a cur->done") != NULL &&
+	    strstr(t_log_of(w), "job=c cur->done") != NULL &&
+	    strstr(t_log_of(w), "job=b: a stray row") != NULL &&
+	    strstr(t_log_of(w), "job=a: a stray") == NULL, "the journal: %s",
+	    t_log_of(w));
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	EXPECT(t_journal_count("b") == 1, "b ran once");
+}
+END_TEST
+
+/*
  * A server that stops answering on a live connection (its session and its
  * postmaster stopped: no reset, no error, no timeout on the server's side)
  * must not hold the worker's loop past its lease: its own deadline drops
@@ -1880,6 +1936,11 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);
+	suite_add_tcase(s, tc);
+	/* What a submitter sharing the workers' role can do (issue 35). */
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "shared", 180);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_a_stray_finished_row_costs_no_batch_and_the_journal_waits);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);

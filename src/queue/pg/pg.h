@@ -19,6 +19,20 @@
 					   6: names compared as bytes (COLLATE "C") */
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created, claimed"
+/*
+ * Appended to an INSERT of a job's end into chute.finished: a row there
+ * that already holds the job's (queue, id) was not put there by chute (a
+ * job is in one table at a time; its payload's key keeps its ID unique),
+ * and must not make the end fail, which failed the whole batch with it,
+ * every time (issue 35).  The job's end replaces that row, its last
+ * saying so (PG_STRAY_WHY), and the statement's reply tells the worker.
+ */
+#define PG_STRAY_WHY		"; replaced a stray row of chute.finished that held its ID"
+#define PG_FINISHED_STRAY	" ON CONFLICT (queue, id) DO UPDATE SET" \
+	" state = excluded.state, run_at = excluded.run_at," \
+	" attempts = excluded.attempts, last = excluded.last || '" \
+	PG_STRAY_WHY "', size = excluded.size, created = excluded.created," \
+	" claimed = excluded.claimed, log = excluded.log"
 #define PG_LOG_LAST_SEQ		"9223372036854775807"	/* chute.job_logs: the last attempt's */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */

@@ -417,6 +417,7 @@ queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
 	}
 	pq->q.be = &pg_backend;
 	pq->q.worker_fd = -1;
+	pq->q.says_outcomes = true;	/* after each batch's commit */
 	pq->pg = *pg;
 	pq->pg.conn = NULL;
 	pq->pg.nprep = 0;
