@@ -982,6 +982,38 @@ START_TEST(test_a_stray_finished_row_costs_no_batch_and_the_journal_waits)
 END_TEST
 
 /*
+ * A cancel's notification named its job "cancel QUEUE ID": the cancel of
+ * job y of queue "a b" read, to a worker of queue a, as the cancel of
+ * its job "b y", which it killed.  The payload now splits one way only.
+ * The worker of a hears a submit to a after the cancel's notification
+ * (delivered in commit order): once it runs z, it has read the cancel.
+ */
+START_TEST(test_a_cancel_in_a_queue_with_a_space_stops_no_other_job)
+{
+	pid_t wa, wab, hy, hby;
+
+	t_fleet_submit("a", "b y", "x");
+	t_fleet_submit("a b", "y", "x");
+	wa = WORKER("--queue", "a", "-j", "2", "--", h_block());
+	wab = WORKER("--queue", "a b", "--", h_block());
+	WAIT_UNTIL((hy = t_handler_pid("y")) > 0 &&
+	    (hby = t_handler_pid("b y")) > 0, 20000, "both handlers to start");
+	EXPECT(CHUTE("cancel", t_uri, "--queue", "a b", "y") == 0 &&
+	    strcmp(T.out, "y cur->failed\n") == 0, "cancel: %s%s", T.out, T.err);
+	WAIT_UNTIL(!t_alive(hy), 10000, "y's handler to be stopped");
+	t_fleet_submit("a", "z", "x");
+	WAIT_UNTIL(t_handler_pid("z") > 0, 20000, "z to start in a");
+	EXPECT(t_alive(hby) && strstr(t_log_of(wa), "cancel") == NULL,
+	    "b y of queue a runs on: %s", t_log_of(wa));
+	EXPECT(CHUTE("status", t_uri, "--queue", "a", "b y") == 0 &&
+	    t_token(T.out, "cur"), "b y: %s%s", T.out, T.err);
+	t_release();
+	await_state("b y", "done", 15000);
+	EXPECT(t_stop(wa) == 0 && t_stop(wab) == 0, "the workers stop");
+}
+END_TEST
+
+/*
  * A server that stops answering on a live connection (its session and its
  * postmaster stopped: no reset, no error, no timeout on the server's side)
  * must not hold the worker's loop past its lease: its own deadline drops
@@ -1941,6 +1973,7 @@ pgsql_suite(void)
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "shared", 180);
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_a_stray_finished_row_costs_no_batch_and_the_journal_waits);
+	tcase_add_test(tc, test_a_cancel_in_a_queue_with_a_space_stops_no_other_job);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);

@@ -273,5 +273,17 @@ int	 pg_pause(struct pg *pg, const char *queue, bool on, const char *by);
  */
 int	 pg_paused(struct pg *pg, const char *queue, bool *paused, char *by,
 	    size_t len, msec_t *at);
+/*
+ * The payload of a cancel's notification on PG_CHANNEL, for the worker
+ * that holds the job: "cancel/QUEUE/ID" in buf (len bytes).  A queue's
+ * name holds no '/' (pg_parse), so the first '/' after the queue's name
+ * ends it: no two (queue, ID) pairs share a payload, and no queue's name
+ * (a submit's payload) is one.  The version 6 release's "cancel QUEUE ID"
+ * let `--queue 'a b'` and ID y name job "b y" of queue a too.
+ */
+void	 pg_cancel_note(char *buf, size_t len, const char *queue,
+	    const char *id);
+/* The ID a payload cancels in queue, or NULL: it is no cancel of queue's. */
+const char	*pg_cancel_of(const char *payload, const char *queue);
 
 #endif

@@ -370,19 +370,17 @@ pgv_listen(struct pg *pg)
 
 /*
  * Of ours: on PG_CHANNEL the queue's name (a submit, a retry, pause or
- * resume) or "cancel QUEUE ID"; on PGV_CHANNEL the queue's name.
+ * resume) or a cancel in it (pg_cancel_note); on PGV_CHANNEL the queue's
+ * name.
  */
 static bool
 ours(const struct pg *pg, const PGnotify *n)
 {
-	size_t ql = strlen(pg->queue);
-
 	if (strcmp(n->extra, pg->queue) == 0)
 		return strcmp(n->relname, PG_CHANNEL) == 0 ||
 		    strcmp(n->relname, PGV_CHANNEL) == 0;
 	return strcmp(n->relname, PG_CHANNEL) == 0 &&
-	    strncmp(n->extra, "cancel ", 7) == 0 &&
-	    strncmp(n->extra + 7, pg->queue, ql) == 0 && n->extra[7 + ql] == ' ';
+	    pg_cancel_of(n->extra, pg->queue) != NULL;
 }
 
 int

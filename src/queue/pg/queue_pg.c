@@ -66,7 +66,7 @@ static void
 notifies(struct pgq *pq)
 {
 	PGnotify *n;
-	size_t ql = strlen(pq->pg.queue);
+	const char *id;
 
 	while (pq->up && (n = PQnotifies(pq->pg.conn)) != NULL) {
 		const char *e = n->extra;
@@ -75,10 +75,9 @@ notifies(struct pgq *pq)
 			pq->wake = true;
 		else if (about_us(pq, e, "pause") || about_us(pq, e, "resume"))
 			pq->pause_heard = true;
-		else if (strncmp(e, "cancel ", 7) == 0 &&
-		    strncmp(e + 7, pq->pg.queue, ql) == 0 && e[7 + ql] == ' ')
+		else if ((id = pg_cancel_of(e, pq->pg.queue)) != NULL)
 			for (size_t i = 0; i < pq->nheld; i++)
-				if (strcmp(pq->held[i]->id, e + 8 + ql) == 0)
+				if (strcmp(pq->held[i]->id, id) == 0)
 					pq->c.cancelled(pq->c.arg,
 					    pq->held[i]->id,
 					    "cancelled from another process",
