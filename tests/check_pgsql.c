@@ -1014,6 +1014,81 @@ START_TEST(test_a_cancel_in_a_queue_with_a_space_stops_no_other_job)
 END_TEST
 
 /*
+ * Out is one process's stderr that carried the server's text: escaped
+ * (ESC and CR as \033 and \r), the text's own newline folded, so that
+ * no line of it starts with the line it tried to forge.
+ */
+static bool
+escaped_server_text(const char *out)
+{
+	return strstr(out, "evil \\033[2J\\r 2026-01-01T00:00:00.000Z "
+	    "job=forged cur->done") != NULL && strpbrk(out, "\033\r") == NULL &&
+	    strstr(out, "\n2026-01-01") == NULL;
+}
+
+/*
+ * A WARNING or an ERROR raised by the server (here a trigger on
+ * chute.live and a view chute.jobs made again, as anyone sharing the
+ * workers' role may) reached the terminal as it came: libpq's notice
+ * processor printed it raw, and only newlines were folded in errors.
+ * Now every text from the server is escaped, on the stderr of status, ls
+ * and cancel, and in a worker's journal.
+ */
+START_TEST(test_server_warnings_and_errors_come_out_escaped)
+{
+	static const char *const cmds[][5] = {
+		{ "status", "s1" }, { "ls", "new" }, { "cancel", "s1" },
+	};
+	pid_t w;
+
+	t_fleet_submit("default", "s1", "x");
+	t_fleet_submit("default", "s2", "x");
+	t_sql("CREATE TABLE public.mode (m text); INSERT INTO public.mode"
+	    " VALUES ('warn');"
+	    " CREATE FUNCTION public.evil() RETURNS boolean LANGUAGE plpgsql"
+	    " AS $$DECLARE t text := E'evil \\x1b[2J\\r\\n2026-01-01T00:00:00.000Z"
+	    " job=forged cur->done'; BEGIN IF (SELECT m FROM public.mode) ="
+	    " 'error' THEN RAISE EXCEPTION '%', t; END IF; RAISE WARNING '%', t;"
+	    " RETURN true; END$$;"
+	    " CREATE FUNCTION public.evil_t() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$BEGIN PERFORM public.evil(); RETURN coalesce(NEW, OLD);"
+	    " END$$;"
+	    " CREATE TRIGGER evil BEFORE UPDATE OR DELETE ON chute.live"
+	    " FOR EACH ROW EXECUTE FUNCTION public.evil_t();"
+	    " CREATE OR REPLACE VIEW chute.jobs AS SELECT queue, id, state,"
+	    " run_at, attempts, last, token, worker, lease_until, cancel, size,"
+	    " created, claimed FROM chute.live WHERE public.evil() UNION ALL"
+	    " SELECT queue, id, state, run_at, attempts, last, NULL::bigint,"
+	    " NULL::text, NULL::timestamptz, false, size, created, claimed"
+	    " FROM chute.finished WHERE public.evil()");
+	for (size_t i = 0; i < 3; i++) {
+		CHUTE(cmds[i][0], t_uri, cmds[i][1]);
+		EXPECT(strstr(T.err, "WARNING") && escaped_server_text(T.err),
+		    "%s, a WARNING: %s", cmds[i][0], T.err);
+	}
+	w = WORKER("--drain", "--", h_journal());
+	EXPECT(t_reap(w, 30000, "drain") == 0 && t_journal_has("s2", 1),
+	    "the worker drains: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "WARNING") &&
+	    escaped_server_text(t_log_of(w)), "the journal, a WARNING: %s",
+	    t_log_of(w));
+	t_sql("UPDATE public.mode SET m = 'error'");
+	t_fleet_submit("default", "s3", "x");
+	for (size_t i = 0; i < 3; i++) {
+		EXPECT(CHUTE(cmds[i][0], t_uri, i == 2 ? "s3" : cmds[i][1]) != 0
+		    && strstr(T.err, "ERROR") && escaped_server_text(T.err) &&
+		    t_nlines(T.err) == 1, "%s, an ERROR: %s", cmds[i][0], T.err);
+	}
+	w = WORKER("--", h_journal());
+	WAIT_UNTIL(strstr(t_log_of(w), "ERROR") != NULL, 20000, "the worker's "
+	    "claim refused: %s", t_log_of(w));
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	EXPECT(escaped_server_text(t_log_of(w)), "the journal, an ERROR: %s",
+	    t_log_of(w));
+}
+END_TEST
+
+/*
  * A server that stops answering on a live connection (its session and its
  * postmaster stopped: no reset, no error, no timeout on the server's side)
  * must not hold the worker's loop past its lease: its own deadline drops
@@ -1974,6 +2049,7 @@ pgsql_suite(void)
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_a_stray_finished_row_costs_no_batch_and_the_journal_waits);
 	tcase_add_test(tc, test_a_cancel_in_a_queue_with_a_space_stops_no_other_job);
+	tcase_add_test(tc, test_server_warnings_and_errors_come_out_escaped);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);

@@ -130,6 +130,17 @@ int	 pg_parse(struct pg *pg, const char *uri, const char *queue);
  */
 int	 pg_connect(struct pg *pg, bool listen, msec_t stmt_ms);
 /*
+ * Text from the server (an error, a WARNING: a trigger's, a policy's, a
+ * view's, in a role the submitters share) made fit for one line in buf
+ * (len bytes): libpq's line breaks folded into spaces, its last one
+ * dropped, every other control byte and backslash escaped as the
+ * journal escapes free text (vis_text), so that it can neither drive a
+ * terminal nor forge a line.  pg_error and every connection's notices
+ * (pg_connect gives each a processor that prints them so on stderr,
+ * naming pg->name) pass here.
+ */
+void	 pg_server_text(const char *msg, char *buf, size_t len);
+/*
  * The status of a statement's result r (NULL: none came), its SQLSTATE
  * kept in pg->state for pg_fail.  Every statement's result passes here.
  */
