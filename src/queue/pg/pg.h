@@ -13,10 +13,11 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	6		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	7		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
 					   5: finished jobs in a table of their own;
-					   6: names compared as bytes (COLLATE "C") */
+					   6: names compared as bytes (COLLATE "C");
+					   7: a job's times finite */
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created, claimed"
 /*
@@ -54,6 +55,16 @@
  */
 #define PG_WORKER_LEASE(w)	"(greatest(0, least(" w "lease_ms, " \
 	"3153600000000)) * interval '1 millisecond')"
+/*
+ * A job's time t as the readers subtract it from now() or count it in
+ * ms: an infinity (past version 7's checks: the shared role may drop
+ * them) is read as a thousand years away, either way, so that one row
+ * cannot fail a listing of its whole queue ("cannot subtract infinite
+ * timestamps", "bigint out of range"); NULL stays NULL.
+ */
+#define PG_NEAR(t)	"(CASE WHEN NOT isfinite(" t ") THEN now() + CASE" \
+	" WHEN " t " > now() THEN 1 ELSE -1 END * interval '1000 years'" \
+	" ELSE " t " END)"
 #define PG_PREFETCH		256		/* --prefetch default */
 #define PG_PREFETCH_MAX		10000
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */

@@ -197,8 +197,8 @@ jobs_of(PGresult *r, struct pgv_job *v, int max)
 	return n == -1 ? -1 : k;
 }
 
-#define MS_SINCE(t)	"(extract(epoch FROM now() - " t ") * 1000)::bigint"
-#define MS_EPOCH(t)	"(extract(epoch FROM " t ") * 1000)::bigint"
+#define MS_SINCE(t)	"(extract(epoch FROM now() - " PG_NEAR(t) ") * 1000)::bigint"
+#define MS_EPOCH(t)	"(extract(epoch FROM " PG_NEAR(t) ") * 1000)::bigint"
 
 /*
  * In order of their fencing tokens, which claims take from one sequence
@@ -212,7 +212,8 @@ pgv_running(struct pg *pg, struct pgv_job *v, int max)
 	static const char sql[] = "SELECT id, coalesce(worker, ''),"
 	    " coalesce(" MS_SINCE("claimed") ", -1),"
 	    " coalesce(" MS_EPOCH("claimed") ", 0),"
-	    " coalesce((extract(epoch FROM lease_until - now()) * 1000)::bigint,"
+	    " coalesce((extract(epoch FROM " PG_NEAR("lease_until") " - now())"
+	    " * 1000)::bigint,"
 	    " 0), attempts, left(last, 255) FROM chute.jobs"
 	    " WHERE queue = $1 AND state = 'cur' ORDER BY token LIMIT $2::bigint";
 	PGresult *r = ask(pg, sql, max);
@@ -245,7 +246,8 @@ pgv_rate(struct pg *pg, struct pgv_rate *rt)
 {
 	static const char sql[] = "SELECT s, count(*) FILTER (WHERE state ="
 	    " 'done'), count(*) FILTER (WHERE state = 'failed') FROM"
-	    " (SELECT greatest(0, floor(extract(epoch FROM now() - run_at)))::int"
+	    " (SELECT greatest(0, floor(extract(epoch FROM now() - "
+	    PG_NEAR("run_at") ")))::int"
 	    " AS s, state FROM chute.jobs WHERE queue = $1"
 	    " AND state IN ('done', 'failed') AND run_at > now() - interval"
 	    " '60 seconds' ORDER BY run_at DESC"
