@@ -499,6 +499,8 @@ reconnect(struct pgq *pq, msec_t mono)
 		pgq_down(pq, "connect");
 		return;
 	}
+	/* The journal's, from the first statement: in say()'s order. */
+	PQsetNoticeProcessor(pq->pg.conn, pgq_notice, pq);
 	if ((v = pg_schema_version(&pq->pg)) == -1) {
 		pgq_down(pq, "schema");
 		return;
@@ -515,7 +517,6 @@ reconnect(struct pgq *pq, msec_t mono)
 		pgq_down(pq, "LISTEN");
 		return;
 	}
-	PQsetNoticeProcessor(pq->pg.conn, pgq_notice, pq);
 	pgq_arm(pq, mono);		/* the rest of the turn: as any other */
 	if (pq->said_down)
 		say("%s: connected again", pq->pg.name);
