@@ -152,10 +152,10 @@ flush_send(struct pgq *pq)
 }
 
 /*
- * The line of a recorded outcome, said once its commit is known: the
- * owner's own line (owner_job.c) said it when the outcome was queued,
- * and a batch that then failed left a `cur->done` in the journal for a
- * job still in cur.
+ * The line of a recorded outcome, said once its commit is known (the
+ * owner leaves it to us: queue.says_outcomes).  The owner used to say it
+ * when the outcome was queued, and a batch that then failed left a
+ * `cur->done` in the journal for a job still in cur.
  */
 static void
 said_recorded(const struct pending *o)
