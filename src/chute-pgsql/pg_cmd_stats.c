@@ -39,8 +39,8 @@ enum { SC_OLDEST = ST_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
     " count(*) FILTER (WHERE state = '" name "'),"
 static const char stats_sql[] = "SELECT"
     JOBSTATES(STATS_COUNT_)
-    " greatest(0, coalesce(extract(epoch FROM now() -"
-    "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
+    " greatest(0, coalesce(extract(epoch FROM now() - " PG_NEAR(
+    "min(run_at) FILTER (WHERE state = 'new')") ")::float8, 0)),"
     " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
     " count(DISTINCT worker) FILTER (WHERE state = 'cur'"
     "  AND lease_until > now()),"
