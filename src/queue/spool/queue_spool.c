@@ -997,6 +997,7 @@ spoolq_new(const struct queue_conf *c)
 	sq->q.worker_fd = -1;
 	sq->c = *c;
 	sq->sp.root = -1;
+	sq->sp.lock = -1;
 	sq->pool.dir = -1;
 	sq->wlock = -1;
 	sq->window = WINDOW;
@@ -1086,9 +1087,10 @@ take_spool(struct spoolq *sq, const char *path, bool wait)
 	}
 	if (lock_spool(sq, wait) == -1) {
 		if (errno != EWOULDBLOCK) {
-			fprintf(stderr, "%s: %s: flock: %s\n", getprogname(),
-			    sq->sp.path, strerror(errno));
-			return EX_IOERR;
+			fprintf(stderr, "%s: %s/%s: %s\n", getprogname(),
+			    sq->sp.path, LOCK_FILE, errno == EPERM ? LOCK_UNSAFE :
+			    strerror(errno));
+			return errno == EPERM ? EX_CONFIG : EX_IOERR;
 		}
 		if (sq->c.quiet_if_owned)
 			return OWNED_QUIETLY;
