@@ -1423,6 +1423,54 @@ START_TEST(test_a_submitters_flock_on_the_spool_directory_neither_stops_nor_name
 }
 END_TEST
 
+/*
+ * A submitter holds a shared flock on another's job in new/.  That job
+ * is not run while she does (its lock could be a handler's left from an
+ * earlier attempt), but it is said once, with the holder's pid; --drain
+ * runs the rest and ends, saying what it left; `chute status` shows the
+ * job held.  Once she lets go, it runs.  Before, --drain never ended and
+ * nothing was said.
+ */
+START_TEST(test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends)
+{
+	pid_t eve, owner;
+	char *chute;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	chute = strdup(RP("bin/chute"));	/* P()'s buffers are reused */
+	code = t_sh_as("chute-t-bob", 10000, P(
+	    "echo bob | '%s' submit . --id b1 >/dev/null && "
+	    "echo bob | '%s' submit . --id b2 >/dev/null", chute, chute));
+	EXPECT(code == 0, "bob's submissions exited %d", code);
+	eve = h_eve_flocks("new/b1", "-s");
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	EXPECT(t_exists(SP("done", "b2")) && t_exists(SP("new", "b1")),
+	    "b2 not done, or b1 not left in new/:\n%s", t_log_of(owner));
+	EXPECT(t_log_count(owner, "job=b1 held: new/b1 is flocked by pid") == 1,
+	    "b1's hold was not said once:\n%s", t_log_of(owner));
+	EXPECT(t_log_count(owner, "job=b1 left in new/: held") == 1,
+	    "the drain did not say it left b1:\n%s", t_log_of(owner));
+	code = CHUTE("status", T.spool, "b1");
+	EXPECT(code == 0 && t_token(T.out, "new") && strstr(T.out, " held=") !=
+	    NULL, "status of b1 (%d): %s%s", code, T.out, T.err);
+	kill(eve, SIGKILL);
+	t_reap(eve, 10000, "eve's flock");
+	code = CHUTE("status", T.spool, "b1");
+	EXPECT(code == 0 && strstr(T.out, "held=") == NULL,
+	    "status of b1 once she let go: %s", T.out);
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0 && t_exists(SP("done", "b1")) && h_counted("b1") == 1,
+	    "b1 did not run once released (%d):\n%s", code, t_log_of(owner));
+	free(chute);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1455,6 +1503,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_the_owner_still_moves_and_removes_every_submitters_file);
 	tcase_add_test(tc, test_init_again_makes_an_old_group_spools_directories_sticky);
 	tcase_add_test(tc, test_a_submitters_flock_on_the_spool_directory_neither_stops_nor_names_the_owner);
+	tcase_add_test(tc, test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);
