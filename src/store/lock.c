@@ -164,15 +164,21 @@ take_dir(struct spool *sp, bool wait)
 	for (;;) {
 		if (flock(sp->root, LOCK_EX | LOCK_NB) == 0 ||
 		    errno != EWOULDBLOCK)
-			return 0;	/* not ours: only a courtesy to them */
+			return 0;	/* taken, or an error: only a courtesy */
 		if (fstat(sp->root, &st) == -1)
 			return 0;
 		holder = lock_holder(st.st_dev, st.st_ino);
+		/* Let go between our two looks: one more try. */
+		if (holder == 0 && flock(sp->root, LOCK_EX | LOCK_NB) == 0)
+			return 0;
 		if (!legacy_owner(sp, holder)) {
-			say_warn("%s: pid %ld holds a flock on the spool "
-			    "directory and is not its owner (the owner's lock "
-			    "is %s/%s): ignored", sp->path, (long)holder,
-			    sp->path, LOCK_FILE);
+			char who[48] = "another process";
+
+			if (holder > 0)
+				snprintf(who, sizeof(who), "pid %ld", (long)holder);
+			say_warn("%s: %s holds a flock on the spool directory and "
+			    "is not its owner (the owner's lock is %s/%s): "
+			    "ignored", sp->path, who, sp->path, LOCK_FILE);
 			return 0;
 		}
 		if (!wait) {
