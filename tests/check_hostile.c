@@ -1471,6 +1471,42 @@ START_TEST(test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends)
 }
 END_TEST
 
+/*
+ * A job's log with a second name (a backup made of hard links) is copied
+ * under the shared file's flock before the owner appends to it; eve may
+ * read the log, so she may hold that flock.  The owner waits a second at
+ * most, appends to the shared file, and runs the job.  Before, it waited
+ * for her in flock(2), every job stopped, and --drain never ended.
+ */
+START_TEST(test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner)
+{
+	const char *log;
+	pid_t eve, owner;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	code = t_sh_as("chute-t-bob", 10000, P("echo bob | '%s' submit . "
+	    "--id b1 >/dev/null", RP("bin/chute")));
+	EXPECT(code == 0, "bob's submission exited %d", code);
+	log = strdup(P("%s/log/b1", T.spool));
+	t_write(log, "earlier output\n");
+	EXPECT(chown(log, t_uid("chute-t-own"), t_subs_gid()) == 0 &&
+	    chmod(log, 0640) == 0 && link(log, RP("backup-b1")) == 0,
+	    "log/b1 and its backup link: %s", strerror(errno));
+	eve = h_eve_flocks("log/b1", "-s");
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 20000, "chute run --drain");
+	EXPECT(code == 0 && t_exists(SP("done", "b1")) && h_counted("b1") == 1,
+	    "b1 not run while eve held its log's flock (%d):\n%s", code,
+	    t_log_of(owner));
+	kill(eve, SIGKILL);
+	t_reap(eve, 10000, "eve's flock");
+	free((char *)log);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1504,6 +1540,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_init_again_makes_an_old_group_spools_directories_sticky);
 	tcase_add_test(tc, test_a_submitters_flock_on_the_spool_directory_neither_stops_nor_names_the_owner);
 	tcase_add_test(tc, test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends);
+	tcase_add_test(tc, test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);
