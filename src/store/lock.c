@@ -66,11 +66,33 @@ lock_file_safe(const struct stat *st, const struct stat *dir)
 	    (st->st_uid == dir->st_uid || st->st_uid == geteuid());
 }
 
+/* An existing owner.lock, open if it is safe (else EPERM); or -1. */
+static int
+open_existing(int root, const struct stat *dir)
+{
+	struct stat st;
+	int fd;
+
+	fd = openat(root, LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY | O_CLOEXEC);
+	if (fd == -1) {
+		if (errno == ELOOP)
+			errno = EPERM;	/* a symlink: not ours to trust */
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !lock_file_safe(&st, dir)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
 int
 lock_make(int root)
 {
 	struct stat dir;
-	int fd;
+	int fd, saved;
 
 	if (fstat(root, &dir) == -1)
 		return -1;
@@ -81,33 +103,16 @@ lock_make(int root)
 	 */
 	fd = openat(root, LOCK_FILE, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
-	if (fd != -1) {
-		/* Made by root in another user's spool: it is that user's. */
-		if (geteuid() == 0 && dir.st_uid != 0 &&
-		    fchown(fd, dir.st_uid, (gid_t)-1) == -1) {
-			int saved = errno;
-
-			close(fd);
-			unlinkat(root, LOCK_FILE, 0);
-			errno = saved;
-			return -1;
-		}
-		return fd;
-	}
-	if (errno != EEXIST)
-		return -1;
-	fd = openat(root, LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_NOCTTY | O_CLOEXEC);
 	if (fd == -1)
-		return errno == ELOOP ? (errno = EPERM, -1) : -1;
-	{
-		struct stat st;
-
-		if (fstat(fd, &st) == -1 || !lock_file_safe(&st, &dir)) {
-			close(fd);
-			errno = EPERM;
-			return -1;
-		}
+		return errno == EEXIST ? open_existing(root, &dir) : -1;
+	/* Made by root in another user's spool: it is that user's. */
+	if (geteuid() == 0 && dir.st_uid != 0 &&
+	    fchown(fd, dir.st_uid, (gid_t)-1) == -1) {
+		saved = errno;
+		close(fd);
+		unlinkat(root, LOCK_FILE, 0);
+		errno = saved;
+		return -1;
 	}
 	return fd;
 }
