@@ -1480,7 +1480,7 @@ END_TEST
  */
 START_TEST(test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner)
 {
-	const char *log;
+	char *log;
 	pid_t eve, owner;
 	int code;
 
@@ -1503,7 +1503,7 @@ START_TEST(test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner)
 	    t_log_of(owner));
 	kill(eve, SIGKILL);
 	t_reap(eve, 10000, "eve's flock");
-	free((char *)log);
+	free(log);
 }
 END_TEST
 
