@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/joblog.h"
+#include "store/lock.h"
 #include "store/pause.h"
 #include "store/spool.h"
 
@@ -81,6 +82,7 @@ status_one(struct spool *sp, const char *id)
 	struct joblog_info ji;
 	struct stat st;
 	char next[48] = "", fwd[1024], text[4 * sizeof(fwd) + 1];
+	pid_t holder;
 	int state;
 
 	if ((state = spool_locate(sp, id, &st)) == ST_NONE) {
@@ -94,6 +96,9 @@ status_one(struct spool *sp, const char *id)
 		iso_time((msec_t)st.st_mtim.tv_sec * 1000 +
 		    st.st_mtim.tv_nsec / 1000000, next + 6, sizeof(next) - 6);
 	}
+	/* Flocked in new/: no owner runs it while that lock is held. */
+	if (state == ST_NEW && (holder = lock_holder(st.st_dev, st.st_ino)) > 0)
+		snprintf(next, sizeof(next), " held=%ld", (long)holder);
 	/*
 	 * The log's text, as the journal shows it: a handler writes to its
 	 * log, so it could forge a line or send the terminal escape codes.

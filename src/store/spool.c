@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/lock.h"
 #include "store/spool.h"
 
 #define DIR_NAME_(st, name, flags)	[st] = name,
@@ -95,7 +96,7 @@ int
 spool_init(const char *path, const char *group)
 {
 	gid_t gid = (gid_t)-1;
-	int root, rc = -1;
+	int root, lk, rc = -1;
 
 	if (group != NULL) {
 		struct group *gr = getgrnam(group);
@@ -118,6 +119,11 @@ spool_init(const char *path, const char *group)
 	for (int i = 0; i < ST_NDIRS; i++)
 		if (fsync_path(root, state_names[i]) == -1)
 			goto out;
+	/* An unsafe one (EPERM) is chute run's to refuse, with its reason. */
+	if ((lk = lock_make(root)) == -1 && errno != EPERM)
+		goto out;
+	if (lk != -1)
+		close(lk);
 	rc = fsync(root);
 	if (rc == 0) {
 		/* The root's own entry lives in its parent. */
@@ -138,6 +144,7 @@ int
 spool_open(struct spool *sp, const char *path)
 {
 	sp->root = -1;
+	sp->lock = -1;
 	sp->dirty = 0;
 	for (int i = 0; i < ST_NDIRS; i++) {
 		sp->dir[i] = -1;
@@ -184,6 +191,9 @@ spool_close(struct spool *sp)
 	}
 	if (sp->root != -1)
 		close(sp->root);
+	if (sp->lock != -1)
+		close(sp->lock);
+	sp->lock = -1;
 	free(sp->path);
 	sp->path = NULL;
 	sp->root = -1;

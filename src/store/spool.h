@@ -20,6 +20,7 @@ enum { ST_TMP = ST_ZERO_, ST_LOG = ST_END, ST_NDIRS };
 struct spool {
 	char	*path;			/* absolute */
 	int	 root;			/* O_DIRECTORY fd of the spool root */
+	int	 lock;			/* owner.lock, once lock_take opened it */
 	int	 dir[ST_NDIRS];		/* one O_DIRECTORY fd per state dir */
 	unsigned dirty;			/* dirs renamed into since spool_sync */
 	mode_t	 fmode[ST_NDIRS];	/* spool_fmode's answers; 0: not asked */
