@@ -246,6 +246,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	tests/build/layers.sh $(B)/libchute.a $(B)/libchutepg.a \
 	    $(filter-out %/pg_main.o,$(PG_OBJ)) $(TOP_OBJ) \
 	    $(filter-out %/main.o,$(CHUTE_OBJ)) $(WEB_OBJ)
+	tests/build/layers.sh --self-test
 	tests/units.sh $(abspath $(B)/chute)
 	CHUTE_BIN=$(abspath $(B)/chute) CHUTE_FAULT_LIB=$(abspath $(B)/libfault.so) \
 	    $(B)/check_chute
@@ -259,6 +260,11 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5
+
+# The unit suites alone (CHUTE_UNIT_ONLY: tests/check_main.c), no
+# program driven and no server started: under a minute, for every edit.
+check-unit: $(B)/tests/flags $(B)/check_chute
+	CHUTE_UNIT_ONLY=1 $(B)/check_chute
 
 # The whole suite again, every binary built with ASan and UBSan.  Its own
 # directory and stamp keep its objects apart from build/'s.
@@ -305,7 +311,7 @@ torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 # libFuzzer (clang) on every parser that sees outside input; its objects
 # have their own directory and stamps.
 FUZZ_SECONDS ?= 30
-FUZZERS := names dur joblog disk events args claim
+FUZZERS := names dur joblog disk events args claim html
 FUZZ_CC ?= clang
 FZ := build/fuzz
 FZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
@@ -318,12 +324,17 @@ FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS PG_PKG_CFLAGS \
 FZ_PG_OBJ := $(patsubst %,$(FZ)/obj/queue/pg/%.o,queue_pg queue_pg_conn \
 	queue_pg_claim queue_pg_outcome pg_conn pg_queues pg_reply pg_schema)
 
+# fuzz_html feeds the dashboard's escapers (web_html.c): that object
+# alone, which includes no header of libmicrohttpd's, so none of its flags.
+FZ_WEB_OBJ := $(FZ)/obj/chute-web/web_html.o
+
 # Named only in a pattern rule, they would be deleted as intermediate files.
-.SECONDARY: $(FZ_OBJ) $(FZ_PG_OBJ)
+.SECONDARY: $(FZ_OBJ) $(FZ_PG_OBJ) $(FZ_WEB_OBJ)
 
 $(FZ_PG_OBJ) $(FZ)/fuzz_claim: FZ_FLAGS += $(PG_PKG_CFLAGS) -Isrc
 $(FZ)/fuzz_claim: PKG_LIBS += $(PG_PKG_LIBS)
 $(FZ)/fuzz_claim: $(FZ_PG_OBJ) $(B)/pg/flags
+$(FZ)/fuzz_html: $(FZ_WEB_OBJ)
 
 $(FZ)/obj/%.o: src/%.c $(FZ)/flags
 	@mkdir -p $(@D)
@@ -381,5 +392,5 @@ clean:
 
 # A recipe that fails leaves no half-written target behind.
 .DELETE_ON_ERROR:
-.PHONY: all check check-asan check-valgrind strict torture fuzz install bench \
+.PHONY: all check check-unit check-asan check-valgrind strict torture fuzz install bench \
 	deb check-package clean FORCE

@@ -30,6 +30,12 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/mkqueue" "$here/mkqueue.c"
 hz=$(getconf CLK_TCK)
+# The dashboard's one user (chute web wants an --auth-file): a right
+# password is remembered, so only the first request of each costs a crypt.
+pass=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+perl -e 'print "bench:", crypt($ARGV[0], "\$6\$chutebench\$"), "\n"' "$pass" \
+    >"$tmp/users"
+chmod 0600 "$tmp/users"
 
 # cpu PID: its user+system time so far, in ms.
 cpu() { awk -v hz="$hz" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$1/stat"; }
@@ -57,7 +63,7 @@ pages() {
 		1) url="$1/jobs?state=done" ;;
 		2) url="$1/metrics" ;;
 		esac
-		curl -s -o /dev/null "$url" && n=$((n + 1))
+		curl -s -o /dev/null -u "bench:$pass" "$url" && n=$((n + 1))
 		sleep "$(awk -v ms="$PAGE_MS" 'BEGIN { print ms / 1000 }')"
 	done
 	echo "$n" >"$tmp/pages"
@@ -70,7 +76,8 @@ round() {
 	"$tmp/mkqueue" "$spool/new" "$JOBS" "r$1"
 	rm -f "$tmp/stop" "$tmp/pages" "$tmp"/events.*
 	if [ "$mode" = with ]; then
-		"$chute" web "$spool" --listen 127.0.0.1:0 2>"$tmp/web.log" &
+		"$chute" web "$spool" --auth-file "$tmp/users" \
+		    --listen 127.0.0.1:0 2>"$tmp/web.log" &
 		web=$!
 		pids+=("$web")
 		# Until it says where it listens: 10 s at most.
@@ -80,7 +87,8 @@ round() {
 			sleep 0.1
 		done
 		for ((i = 0; i < CLIENTS; i++)); do
-			curl -sN "$base/events" >"$tmp/events.$i" 2>/dev/null &
+			curl -sN -u "bench:$pass" "$base/events" \
+			    >"$tmp/events.$i" 2>/dev/null &
 			pids+=("$!")
 		done
 		if [ "$PAGE_MS" -gt 0 ]; then

@@ -781,7 +781,7 @@ START_TEST(test_lock_held_by_a_dead_owners_straggler_child_is_waited_out)
 
 	EXPECT(pipe2(ready, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
 	if ((locker = fork()) == 0) {
-		int fd = open(T.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int fd = open(P("%s/owner.lock", T.spool), O_RDONLY | O_CLOEXEC);
 		if (fd == -1 || flock(fd, LOCK_EX) == -1)
 			_exit(1);
 		if (fork() == 0) {	/* the straggler: holds fd, then exits */
@@ -848,6 +848,97 @@ START_TEST(test_second_owner_is_refused_with_75_naming_the_owner_pid)
 	t_submit_as("still", "x");
 	EXPECT(t_await("still", 10000) == 0, "the owner stopped working");
 	EXPECT(t_stop(owner) == 0, "owner did not exit 0 on SIGTERM");
+}
+END_TEST
+
+/*
+ * An owner of an earlier release locks only the spool directory and
+ * writes its pid into owner.pid.  Simulated by a process of the spool
+ * owner's user (root here) that does both: a new owner is refused with
+ * 75 naming it (quietly with --if-unowned), `chute workers` names it, and
+ * once it is gone the new owner starts.
+ */
+START_TEST(test_an_earlier_releases_owner_on_the_spool_directory_keeps_a_new_one_out)
+{
+	int64_t deadline;
+	int hold[2];
+	pid_t old, owner;
+	char c;
+	int code;
+
+	EXPECT(pipe2(hold, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	if ((old = fork()) == 0) {
+		int fd = open(T.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		FILE *f = fopen(P("%s/owner.pid", T.spool), "we");
+
+		close(hold[1]);
+		if (fd == -1 || flock(fd, LOCK_EX) == -1 || f == NULL ||
+		    fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0)
+			_exit(1);
+		read(hold[0], &c, 1);	/* EOF: the test let go */
+		_exit(0);
+	}
+	close(hold[0]);
+	deadline = t_mono() + 5000;
+	while (!t_lock_held_by(old) || t_read_pids("spool/owner.pid", &owner,
+	    1) != 1) {
+		EXPECT(t_mono() < deadline, "the earlier owner %ld took no lock "
+		    "or wrote no owner.pid in 5 s", (long)old);
+		t_nap();
+	}
+	t_submit_as("later", "x");
+	owner = OWNER(QUICK, "--", h_journal());
+	code = t_reap(owner, 10000, "a new owner beside an earlier one");
+	EXPECT(code == 75 && t_number_in(t_log_of(owner), (long)old),
+	    "the new owner exited %d, not 75 naming %ld:\n%s", code,
+	    (long)old, t_log_of(owner));
+	code = CHUTE("run", T.spool, "--if-unowned", "--drain", "--",
+	    h_journal());
+	EXPECT(code == 0 && T.err[0] == '\0' && t_exists(SP("new", "later")),
+	    "run --if-unowned beside an earlier owner: %d %s", code, T.err);
+	code = CHUTE("workers", T.spool);
+	EXPECT(code == 0 && strstr(T.out, P(":%ld ", (long)old)) != NULL,
+	    "chute workers does not name the earlier owner %ld:\n%s",
+	    (long)old, T.out);
+	close(hold[1]);
+	t_reap(old, 5000, "the earlier owner");
+	owner = OWNER("--drain", QUICK, "--", h_journal());
+	EXPECT(t_reap(owner, 10000, "the new owner") == 0 &&
+	    t_exists(SP("done", "later")), "the new owner did not run later:\n%s",
+	    t_log_of(owner));
+}
+END_TEST
+
+/*
+ * chute init makes owner.lock 0600; one that its group or others may
+ * open (or not a regular file) is refused with one line, exit 78, the
+ * job untouched: another user may hold it.
+ */
+START_TEST(test_an_owner_lock_others_could_open_is_refused_with_78)
+{
+	const char *lock = P("%s/owner.lock", T.spool);
+	struct stat st;
+	int code;
+
+	EXPECT(lstat(lock, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & 07777) == 0600, "chute init made no owner.lock 0600");
+	t_submit_as("kept", "x");
+	EXPECT(chmod(lock, 0644) == 0, "chmod: %s", strerror(errno));
+	code = CHUTE("run", T.spool, "--drain", "--", h_journal());
+	EXPECT(code == 78 && strstr(T.err, "owner.lock: ") != NULL &&
+	    strstr(T.err, "mode 0600") != NULL && t_nlines(T.err) == 1,
+	    "run beside an owner.lock 0644: %d %s", code, T.err);
+	EXPECT(t_exists(SP("new", "kept")), "the refused run moved the job");
+	EXPECT(unlink(lock) == 0 && symlink("/etc/passwd", lock) == 0,
+	    "symlink: %s", strerror(errno));
+	code = CHUTE("run", T.spool, "--drain", "--", h_journal());
+	EXPECT(code == 78, "run beside a symlinked owner.lock: %d %s", code,
+	    T.err);
+	EXPECT(unlink(lock) == 0, "unlink: %s", strerror(errno));
+	code = CHUTE("run", T.spool, "--drain", "--", h_journal());
+	EXPECT(code == 0 && t_exists(SP("done", "kept")) &&
+	    lstat(lock, &st) == 0 && (st.st_mode & 07777) == 0600,
+	    "run of a spool without owner.lock: %d %s", code, T.err);
 }
 END_TEST
 
@@ -1809,6 +1900,8 @@ cli_suite(void)
 	tcase_add_test(tc, test_run_with_a_handler_that_cannot_be_executed_is_a_usage_error);
 	tcase_add_test(tc, test_second_owner_is_refused_with_75_naming_the_owner_pid);
 	tcase_add_test(tc, test_lock_held_by_a_dead_owners_straggler_child_is_waited_out);
+	tcase_add_test(tc, test_an_earlier_releases_owner_on_the_spool_directory_keeps_a_new_one_out);
+	tcase_add_test(tc, test_an_owner_lock_others_could_open_is_refused_with_78);
 	tcase_add_test(tc, test_wait_lock_standby_takes_over_when_the_owner_is_killed);
 	tcase_add_test(tc, test_sigterm_returns_a_running_job_to_new_without_counting_the_attempt);
 	tcase_add_test(tc, test_sigterm_kills_a_handler_that_ignores_it_after_the_grace);

@@ -1315,6 +1315,198 @@ START_TEST(test_init_again_makes_an_old_group_spools_directories_sticky)
 }
 END_TEST
 
+/*
+ * Does /proc/locks show a granted flock on path's inode (a held lock, not
+ * a waiter's "->" line)?  The pid that took it, else 0.
+ */
+static long
+h_flocked(const char *path)
+{
+	char line[512], type[32];
+	unsigned long ino;
+	unsigned maj, min;
+	struct stat st;
+	long pid = 0, lpid;
+	FILE *f;
+
+	if (stat(path, &st) == -1 || (f = fopen("/proc/locks", "re")) == NULL)
+		return 0;
+	while (pid == 0 && fgets(line, sizeof line, f) != NULL)
+		if (strstr(line, "->") == NULL && sscanf(line,
+		    "%*d: %31s %*s %*s %ld %x:%x:%lu", type, &lpid, &maj, &min,
+		    &ino) == 5 && strcmp(type, "FLOCK") == 0 &&
+		    ino == st.st_ino && makedev(maj, min) == st.st_dev)
+			pid = lpid;
+	fclose(f);
+	return pid;
+}
+
+/*
+ * eve, a submitter, opens path (relative to the spool) read-only and
+ * holds a flock on it (mode: "-x" or "-s") until she is killed; returns
+ * her process once /proc/locks shows the lock.
+ */
+static pid_t
+h_eve_flocks(const char *path, const char *mode)
+{
+	const char *argv[] = { "/bin/sh", "-c", P("exec 3<'%s' && flock %s 3 "
+	    "&& exec sleep 120", path, mode), NULL };
+	int64_t deadline = t_mono() + 10000;
+	pid_t eve;
+	int code;
+
+	eve = t_spawn_as("chute-t-eve", argv, NULL, RP("eve.log"),
+	    RP("eve.log"), T.spool);
+	while (h_flocked(P("%s/%s", T.spool, path)) == 0) {
+		EXPECT(!t_poll_exit(eve, &code), "eve's flock %s on %s exited "
+		    "%d:\n%s", mode, path, code, t_slurp(RP("eve.log")));
+		EXPECT(t_mono() < deadline, "eve holds no flock on %s after "
+		    "10 s", path);
+		t_nap();
+	}
+	return eve;
+}
+
+/*
+ * A submitter of a group spool can open its root and hold the flock on
+ * it, the lock of earlier releases: the owner starts all the same (on
+ * owner.lock, which she cannot open), runs jobs, says her hold once, and
+ * `chute workers` names the owner, not her.  Before owner.lock, the owner
+ * exited 75 naming her process.
+ */
+START_TEST(test_a_submitters_flock_on_the_spool_directory_neither_stops_nor_names_the_owner)
+{
+	pid_t eve, owner;
+	int64_t deadline;
+	char mine[32];
+	long hers;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	eve = h_eve_flocks(".", "-x");
+	hers = h_flocked(T.spool);
+	code = t_sh_as("chute-t-eve", 10000, P("'%s' submit . --id e1 "
+	    "</dev/null >/dev/null", RP("bin/chute")));
+	EXPECT(code == 0, "eve's submission exited %d", code);
+	owner = OWNER_AS("chute-t-own", QUICK, "--", h_count(), "{}");
+	deadline = t_mono() + 10000;
+	while (h_flocked(P("%s/owner.lock", T.spool)) != owner) {
+		EXPECT(!t_poll_exit(owner, &code), "the owner exited %d while "
+		    "eve held the directory's flock:\n%s", code,
+		    t_log_of(owner));
+		EXPECT(t_mono() < deadline, "the owner holds no owner.lock "
+		    "after 10 s:\n%s", t_log_of(owner));
+		t_nap();
+	}
+	EXPECT(t_await("e1", 20000) == 0, "e1 did not run:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_log_count(owner, "holds a flock on the spool directory and "
+	    "is not its owner") == 1, "her hold was not said once:\n%s",
+	    t_log_of(owner));
+	code = CHUTE("workers", T.spool);
+	snprintf(mine, sizeof mine, ":%ld ", (long)owner);
+	EXPECT(code == 0 && strstr(T.out, mine) != NULL, "chute workers "
+	    "does not name the owner %ld (%d):\n%s%s", (long)owner, code,
+	    T.out, T.err);
+	snprintf(mine, sizeof mine, ":%ld ", hers);
+	EXPECT(strstr(T.out, mine) == NULL, "chute workers names eve's "
+	    "process %ld:\n%s", hers, T.out);
+	/* A second owner is still refused: owner.lock is held. */
+	code = t_reap(OWNER_AS("chute-t-own", "--", h_count(), "{}"), 10000,
+	    "a second chute run");
+	EXPECT(code == 75, "a second owner exited %d, not 75", code);
+	EXPECT(t_stop(owner) == 0, "the owner did not stop cleanly");
+	kill(eve, SIGKILL);
+	t_reap(eve, 10000, "eve's flock");
+}
+END_TEST
+
+/*
+ * A submitter holds a shared flock on another's job in new/.  That job
+ * is not run while she does (its lock could be a handler's left from an
+ * earlier attempt), but it is said once, with the holder's pid; --drain
+ * runs the rest and ends, saying what it left; `chute status` shows the
+ * job held.  Once she lets go, it runs.  Before, --drain never ended and
+ * nothing was said.
+ */
+START_TEST(test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends)
+{
+	pid_t eve, owner;
+	char *chute;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	chute = strdup(RP("bin/chute"));	/* P()'s buffers are reused */
+	code = t_sh_as("chute-t-bob", 10000, P(
+	    "echo bob | '%s' submit . --id b1 >/dev/null && "
+	    "echo bob | '%s' submit . --id b2 >/dev/null", chute, chute));
+	EXPECT(code == 0, "bob's submissions exited %d", code);
+	eve = h_eve_flocks("new/b1", "-s");
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	EXPECT(t_exists(SP("done", "b2")) && t_exists(SP("new", "b1")),
+	    "b2 not done, or b1 not left in new/:\n%s", t_log_of(owner));
+	EXPECT(t_log_count(owner, "job=b1 held: new/b1 is flocked by pid") == 1,
+	    "b1's hold was not said once:\n%s", t_log_of(owner));
+	EXPECT(t_log_count(owner, "job=b1 left in new/: held") == 1,
+	    "the drain did not say it left b1:\n%s", t_log_of(owner));
+	code = CHUTE("status", T.spool, "b1");
+	EXPECT(code == 0 && t_token(T.out, "new") && strstr(T.out, " held=") !=
+	    NULL, "status of b1 (%d): %s%s", code, T.out, T.err);
+	kill(eve, SIGKILL);
+	t_reap(eve, 10000, "eve's flock");
+	code = CHUTE("status", T.spool, "b1");
+	EXPECT(code == 0 && strstr(T.out, "held=") == NULL,
+	    "status of b1 once she let go: %s", T.out);
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0 && t_exists(SP("done", "b1")) && h_counted("b1") == 1,
+	    "b1 did not run once released (%d):\n%s", code, t_log_of(owner));
+	free(chute);
+}
+END_TEST
+
+/*
+ * A job's log with a second name (a backup made of hard links) is copied
+ * under the shared file's flock before the owner appends to it; eve may
+ * read the log, so she may hold that flock.  The owner waits a second at
+ * most, appends to the shared file, and runs the job.  Before, it waited
+ * for her in flock(2), every job stopped, and --drain never ended.
+ */
+START_TEST(test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner)
+{
+	char *log;
+	pid_t eve, owner;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	code = t_sh_as("chute-t-bob", 10000, P("echo bob | '%s' submit . "
+	    "--id b1 >/dev/null", RP("bin/chute")));
+	EXPECT(code == 0, "bob's submission exited %d", code);
+	log = strdup(P("%s/log/b1", T.spool));
+	t_write(log, "earlier output\n");
+	EXPECT(chown(log, t_uid("chute-t-own"), t_subs_gid()) == 0 &&
+	    chmod(log, 0640) == 0 && link(log, RP("backup-b1")) == 0,
+	    "log/b1 and its backup link: %s", strerror(errno));
+	eve = h_eve_flocks("log/b1", "-s");
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 20000, "chute run --drain");
+	EXPECT(code == 0 && t_exists(SP("done", "b1")) && h_counted("b1") == 1,
+	    "b1 not run while eve held its log's flock (%d):\n%s", code,
+	    t_log_of(owner));
+	kill(eve, SIGKILL);
+	t_reap(eve, 10000, "eve's flock");
+	free(log);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1346,6 +1538,9 @@ hostile_suite(void)
 	tcase_add_test(tc, test_a_submitter_cannot_replace_move_or_remove_another_submitters_job);
 	tcase_add_test(tc, test_the_owner_still_moves_and_removes_every_submitters_file);
 	tcase_add_test(tc, test_init_again_makes_an_old_group_spools_directories_sticky);
+	tcase_add_test(tc, test_a_submitters_flock_on_the_spool_directory_neither_stops_nor_names_the_owner);
+	tcase_add_test(tc, test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends);
+	tcase_add_test(tc, test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);

@@ -25,6 +25,7 @@ main(void)
 	srunner_add_suite(sr, owner_suite());
 	srunner_add_suite(sr, top_suite());
 	srunner_add_suite(sr, pump_suite());
+	srunner_add_suite(sr, supervise_suite());
 	/* Its end-to-end cases stay out under CHUTE_UNIT_ONLY. */
 	srunner_add_suite(sr, notify_suite());
 	if (getenv("CHUTE_UNIT_ONLY") == NULL) {

@@ -359,9 +359,11 @@ START_TEST(test_notifications_of_the_queue_are_counted_and_others_not)
 	int got = 0, n;
 
 	EXPECT(pgv_listen(&pg) == 0, "listen: %s", pg_error(&pg));
+	/* A cancel is cancel/QUEUE/ID; the older "cancel QUEUE ID" is not. */
 	t_sql("SELECT pg_notify('chute', 'default'), pg_notify('chute',"
-	    " 'cancel default x'), pg_notify('chute', 'other'),"
-	    " pg_notify('chute', 'cancel defaultx y'),"
+	    " 'cancel/default/x'), pg_notify('chute', 'other'),"
+	    " pg_notify('chute', 'cancel/defaultx/y'),"
+	    " pg_notify('chute', 'cancel default x'),"
 	    " pg_notify('chute_view', 'default'), pg_notify('chute_view', 'other'),"
 	    " pg_notify('elsewhere', 'default')");
 	WAIT_UNTIL((n = pgv_notified(&pg)) >= 0 && (got += n) >= 3, 10000,

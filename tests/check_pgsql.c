@@ -50,7 +50,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 6, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 7, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -926,6 +926,169 @@ START_TEST(test_a_refusal_in_a_batch_of_outcomes_names_its_own_job)
 END_TEST
 
 /*
+ * A row of chute.finished holding the (queue, id) of a running job (the
+ * submitters share the workers' role) made every outcome batch of its
+ * worker fail, for good: its jobs stayed cur, renewed forever, while its
+ * journal said cur->done.  Now the job's end replaces that row, saying
+ * so in its last and in the journal, and the other jobs of the batch are
+ * recorded.  And while the server refuses a batch, the journal claims no
+ * transition: the cur->done line is said after the commit.
+ */
+START_TEST(test_a_stray_finished_row_costs_no_batch_and_the_journal_waits)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
+	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "exit 0\n");
+	const char *ids[] = { "a", "b", "c" };
+	pid_t w;
+
+	for (size_t i = 0; i < 3; i++)
+		t_fleet_submit("default", ids[i], "x");
+	w = WORKER("-j", "3", "--lease", "60s", "--", h);
+	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1) &&
+	    t_journal_has("c", 1), 20000, "three runs at once");
+	t_sql("INSERT INTO chute.finished (queue, id, state, size, last)"
+	    " VALUES ('default', 'b', 'done', 0, 'planted')");
+	t_sql("CREATE FUNCTION refuse_fin() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$BEGIN IF NEW.last <> 'planted' THEN RAISE EXCEPTION"
+	    " 'refused by the test' USING ERRCODE = '23514'; END IF;"
+	    " RETURN NEW; END$$;"
+	    " CREATE TRIGGER refuse_fin BEFORE INSERT OR UPDATE ON chute.finished"
+	    " FOR EACH ROW EXECUTE FUNCTION refuse_fin()");
+	t_release();
+	WAIT_UNTIL(strstr(t_log_of(w), "record outcomes") != NULL, 20000,
+	    "the refused batch said: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "cur->done") == NULL && t_sqln("SELECT"
+	    " count(*) FROM chute.live WHERE state = 'cur'") == 3,
+	    "no transition claimed while none committed: %s", t_log_of(w));
+	t_sql("DROP TRIGGER refuse_fin ON chute.finished");
+	await_state("a", "done", 15000);
+	await_state("c", "done", 15000);
+	await_state("b", "done", 15000);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live") == 0, "nothing cur");
+	EXPECT(strstr(t_sql("SELECT last FROM chute.finished WHERE id = 'b'"),
+	    "exit=0; replaced a stray row") != NULL, "b's last: %s",
+	    t_sql("SELECT last FROM chute.finished WHERE id = 'b'"));
+	WAIT_UNTIL(strstr(t_log_of(w), "job=b cur->done") != NULL, 5000,
+	    "b's line: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "job=a cur->done") != NULL &&
+	    strstr(t_log_of(w), "job=c cur->done") != NULL &&
+	    strstr(t_log_of(w), "job=b: a stray row") != NULL &&
+	    strstr(t_log_of(w), "job=a: a stray") == NULL, "the journal: %s",
+	    t_log_of(w));
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	EXPECT(t_journal_count("b") == 1, "b ran once");
+}
+END_TEST
+
+/*
+ * A cancel's notification named its job "cancel QUEUE ID": the cancel of
+ * job y of queue "a b" read, to a worker of queue a, as the cancel of
+ * its job "b y", which it killed.  The payload now splits one way only.
+ * The worker of a hears a submit to a after the cancel's notification
+ * (delivered in commit order): once it runs z, it has read the cancel.
+ */
+START_TEST(test_a_cancel_in_a_queue_with_a_space_stops_no_other_job)
+{
+	pid_t wa, wab, hy, hby;
+
+	t_fleet_submit("a", "b y", "x");
+	t_fleet_submit("a b", "y", "x");
+	wa = WORKER("--queue", "a", "-j", "2", "--", h_block());
+	wab = WORKER("--queue", "a b", "--", h_block());
+	WAIT_UNTIL((hy = t_handler_pid("y")) > 0 &&
+	    (hby = t_handler_pid("b y")) > 0, 20000, "both handlers to start");
+	EXPECT(CHUTE("cancel", t_uri, "--queue", "a b", "y") == 0 &&
+	    strcmp(T.out, "y cur->failed\n") == 0, "cancel: %s%s", T.out, T.err);
+	WAIT_UNTIL(!t_alive(hy), 10000, "y's handler to be stopped");
+	t_fleet_submit("a", "z", "x");
+	WAIT_UNTIL(t_handler_pid("z") > 0, 20000, "z to start in a");
+	EXPECT(t_alive(hby) && strstr(t_log_of(wa), "cancel") == NULL,
+	    "b y of queue a runs on: %s", t_log_of(wa));
+	EXPECT(CHUTE("status", t_uri, "--queue", "a", "b y") == 0 &&
+	    t_token(T.out, "cur"), "b y: %s%s", T.out, T.err);
+	t_release();
+	await_state("b y", "done", 15000);
+	EXPECT(t_stop(wa) == 0 && t_stop(wab) == 0, "the workers stop");
+}
+END_TEST
+
+/*
+ * Out is one process's stderr that carried the server's text: escaped
+ * (ESC and CR as \033 and \r), the text's own newline folded, so that
+ * no line of it starts with the line it tried to forge.
+ */
+static bool
+escaped_server_text(const char *out)
+{
+	return strstr(out, "evil \\033[2J\\r 2026-01-01T00:00:00.000Z "
+	    "job=forged cur->done") != NULL && strpbrk(out, "\033\r") == NULL &&
+	    strstr(out, "\n2026-01-01") == NULL;
+}
+
+/*
+ * A WARNING or an ERROR raised by the server (here a trigger on
+ * chute.live and a view chute.jobs made again, as anyone sharing the
+ * workers' role may) reached the terminal as it came: libpq's notice
+ * processor printed it raw, and only newlines were folded in errors.
+ * Now every text from the server is escaped, on the stderr of status, ls
+ * and cancel, and in a worker's journal.
+ */
+START_TEST(test_server_warnings_and_errors_come_out_escaped)
+{
+	static const char *const cmds[][5] = {
+		{ "status", "s1" }, { "ls", "new" }, { "cancel", "s1" },
+	};
+	pid_t w;
+
+	t_fleet_submit("default", "s1", "x");
+	t_fleet_submit("default", "s2", "x");
+	t_sql("CREATE TABLE public.mode (m text); INSERT INTO public.mode"
+	    " VALUES ('warn');"
+	    " CREATE FUNCTION public.evil() RETURNS boolean LANGUAGE plpgsql"
+	    " AS $$DECLARE t text := E'evil \\x1b[2J\\r\\n2026-01-01T00:00:00.000Z"
+	    " job=forged cur->done'; BEGIN IF (SELECT m FROM public.mode) ="
+	    " 'error' THEN RAISE EXCEPTION '%', t; END IF; RAISE WARNING '%', t;"
+	    " RETURN true; END$$;"
+	    " CREATE FUNCTION public.evil_t() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$BEGIN PERFORM public.evil(); RETURN coalesce(NEW, OLD);"
+	    " END$$;"
+	    " CREATE TRIGGER evil BEFORE UPDATE OR DELETE ON chute.live"
+	    " FOR EACH ROW EXECUTE FUNCTION public.evil_t();"
+	    " CREATE OR REPLACE VIEW chute.jobs AS SELECT queue, id, state,"
+	    " run_at, attempts, last, token, worker, lease_until, cancel, size,"
+	    " created, claimed FROM chute.live WHERE public.evil() UNION ALL"
+	    " SELECT queue, id, state, run_at, attempts, last, NULL::bigint,"
+	    " NULL::text, NULL::timestamptz, false, size, created, claimed"
+	    " FROM chute.finished WHERE public.evil()");
+	for (size_t i = 0; i < 3; i++) {
+		CHUTE(cmds[i][0], t_uri, cmds[i][1]);
+		EXPECT(strstr(T.err, "WARNING") && escaped_server_text(T.err),
+		    "%s, a WARNING: %s", cmds[i][0], T.err);
+	}
+	w = WORKER("--drain", "--", h_journal());
+	EXPECT(t_reap(w, 30000, "drain") == 0 && t_journal_has("s2", 1),
+	    "the worker drains: %s", t_log_of(w));
+	EXPECT(strstr(t_log_of(w), "WARNING") &&
+	    escaped_server_text(t_log_of(w)), "the journal, a WARNING: %s",
+	    t_log_of(w));
+	t_sql("UPDATE public.mode SET m = 'error'");
+	t_fleet_submit("default", "s3", "x");
+	for (size_t i = 0; i < 3; i++) {
+		EXPECT(CHUTE(cmds[i][0], t_uri, i == 2 ? "s3" : cmds[i][1]) != 0
+		    && strstr(T.err, "ERROR") && escaped_server_text(T.err) &&
+		    t_nlines(T.err) == 1, "%s, an ERROR: %s", cmds[i][0], T.err);
+	}
+	w = WORKER("--", h_journal());
+	WAIT_UNTIL(strstr(t_log_of(w), "ERROR") != NULL, 20000, "the worker's "
+	    "claim refused: %s", t_log_of(w));
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	EXPECT(escaped_server_text(t_log_of(w)), "the journal, an ERROR: %s",
+	    t_log_of(w));
+}
+END_TEST
+
+/*
  * A server that stops answering on a live connection (its session and its
  * postmaster stopped: no reset, no error, no timeout on the server's side)
  * must not hold the worker's loop past its lease: its own deadline drops
@@ -1385,7 +1548,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 6,
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 7,
 	    "the current version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
 	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
@@ -1424,9 +1587,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 6 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 7 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 6 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 7 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1441,7 +1604,7 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 6 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 7 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
@@ -1472,7 +1635,8 @@ load_release(int version)
  * `chute init URL` in place, in one run: the finished jobs move to
  * chute.finished, where a forwarded job came from to its payload, and
  * every command reads and acts on them as before; names compare as
- * bytes (version 6).  A second init changes nothing.  workers: the rows
+ * bytes (version 6); the job tables' times have their checks (version
+ * 7).  A second init changes nothing.  workers: the rows
  * of chute.workers the dump holds; logs: of chute.logs once upgraded
  * (version 5 keeps a finished job's last log in its row).
  */
@@ -1488,7 +1652,7 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 6 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 7 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
@@ -1500,6 +1664,9 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	    " 'chute.payloads'::regclass, 'chute.logs'::regclass) AND attname"
 	    " IN ('queue', 'id') AND attcollation = 'pg_catalog.\"C\"'::"
 	    "regcollation") == 8, "queue and id compare as bytes");
+	EXPECT(t_sqln("SELECT count(*) FROM pg_constraint WHERE conname IN"
+	    " ('live_times_finite', 'finished_times_finite') AND convalidated")
+	    == 2, "the times' checks, validated");
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		EXPECT(CHUTE("status", t_uri, want[i][0]) == 0 &&
 		    strncmp(T.out, want[i][1], strlen(want[i][1])) == 0,
@@ -1533,10 +1700,16 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 }
 
 /*
- * Databases made by the releases of versions 5, 4 and 2 (commits ced1966,
- * f3cbbaa and 45b421e), as they left them, upgrade to version 6 and keep
- * working.
+ * Databases made by the releases of versions 6, 5, 4 and 2 (commits
+ * 46635ea, ced1966, f3cbbaa and 45b421e), as they left them, upgrade to
+ * version 7 and keep working.
  */
+START_TEST(test_init_upgrades_a_version_6_database_as_that_release_left_it)
+{
+	upgrade_and_drive(6, "/tmp/exp/sp", 2, 0);
+}
+END_TEST
+
 START_TEST(test_init_upgrades_a_version_5_database_as_that_release_left_it)
 {
 	upgrade_and_drive(5, "/tmp/exp/sp", 2, 0);
@@ -1544,8 +1717,8 @@ START_TEST(test_init_upgrades_a_version_5_database_as_that_release_left_it)
 END_TEST
 
 /*
- * A view of the operator's own over chute.jobs stops the upgrade to
- * version 6, which makes the views again: init says which view (exit
+ * A view of the operator's own over chute.jobs stops the upgrade from
+ * version 5 to 6, which makes the views again: init says which view (exit
  * 74), and the database is left at version 5, whole; without the view,
  * init goes through.
  */
@@ -1564,6 +1737,81 @@ START_TEST(test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name)
 	t_sql("DROP VIEW public.mine");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init without the view: %s%s", T.out, T.err);
+}
+END_TEST
+
+/*
+ * A job's time at infinity or -infinity made top, ls, stats and the
+ * dashboard fail for its whole queue ("cannot subtract infinite
+ * timestamps"), and purge never took one at +infinity.  Version 7's
+ * checks refuse such a time in chute.live and chute.finished; the
+ * upgrade of a database that holds one stops with one line naming the
+ * job (exit 74), the database left at version 6, whole, until the time
+ * is set as fleet.md says.
+ */
+START_TEST(test_infinite_times_are_refused_and_stop_the_upgrade_to_7)
+{
+	static const char *const bad[] = {
+		"INSERT INTO chute.live (queue, id, state, size, run_at) VALUES"
+		" ('default', 'i1', 'new', 1, 'infinity')",
+		"INSERT INTO chute.live (queue, id, state, size, created) VALUES"
+		" ('default', 'i2', 'new', 1, '-infinity')",
+		"UPDATE chute.live SET claimed = '-infinity' WHERE id = 'ok'",
+		"UPDATE chute.live SET lease_until = 'infinity' WHERE id = 'ok'",
+		"INSERT INTO chute.finished (queue, id, state, size, run_at)"
+		" VALUES ('default', 'i3', 'done', 1, 'infinity')",
+		"INSERT INTO chute.finished (queue, id, state, size, created)"
+		" VALUES ('default', 'i4', 'failed', 1, '-infinity')",
+		"INSERT INTO chute.finished (queue, id, state, size, claimed)"
+		" VALUES ('default', 'i5', 'failed', 1, 'infinity')",
+	};
+	char out[512];
+	int code;
+
+	t_fleet_submit("default", "ok", "x");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT(t_pg_sql(t_uri, bad[i], out, sizeof(out)) != 0 &&
+		    strstr(t_pg_error(), "times_finite"), "taken: %s: %s",
+		    bad[i], t_pg_error());
+	/* Past the checks (the shared role may drop them), the readers. */
+	t_sql("ALTER TABLE chute.live DROP CONSTRAINT live_times_finite;"
+	    " ALTER TABLE chute.finished DROP CONSTRAINT finished_times_finite");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		t_sql(bad[i]);
+	t_sql("UPDATE chute.live SET state = 'cur', token = 1, worker = 'w',"
+	    " lease_until = '-infinity', claimed = 'infinity' WHERE id = 'ok'");
+	t_sql("INSERT INTO chute.live (queue, id, state, size, run_at) VALUES"
+	    " ('default', 'i6', 'new', 1, '-infinity')");
+	EXPECT(CHUTE("ls", t_uri) == 0 && t_token(T.out, "i1") &&
+	    t_token(T.out, "i6"), "ls: %s%s", T.out, T.err);
+	EXPECT(CHUTE("stats", t_uri) == 0 && CHUTE("stats", t_uri,
+	    "--prometheus") == 0, "stats: %s%s", T.out, T.err);
+	EXPECT(CHUTE("top", t_uri) == 0 && strstr(T.out, "ok"), "top, not a "
+	    "terminal: %s%s", T.out, T.err);
+
+	load_release(6);
+	t_sql("UPDATE chute.finished SET run_at = 'infinity' WHERE id = 'n1'");
+	code = CHUTE("init", t_uri);
+	EXPECT(code == 74 && strstr(T.err, "job 'n1' of queue 'default' has a"
+	    " time at infinity") && strstr(T.err, "The upgrade to version 7") &&
+	    t_nlines(T.err) == 1, "init: one line naming the job, 74: %d %s",
+	    code, T.err);
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 6 &&
+	    t_sqln("SELECT count(*) FROM chute.jobs") == 6 &&
+	    t_sqln("SELECT count(*) FROM pg_constraint WHERE conname ="
+	    " 'live_times_finite'") == 0, "left at 6, whole");
+	/* fleet.md's fix, as it is written there. */
+	t_sql("UPDATE chute.finished SET run_at = CASE WHEN isfinite(run_at)"
+	    " THEN run_at ELSE now() END, created = CASE WHEN isfinite(created)"
+	    " THEN created ELSE now() END, claimed = CASE WHEN isfinite(claimed)"
+	    " THEN claimed ELSE now() END WHERE NOT (isfinite(run_at) AND"
+	    " isfinite(created) AND isfinite(coalesce(claimed, now())))");
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
+	    "init after the fix: %s%s", T.out, T.err);
+	EXPECT(CHUTE("ls", t_uri) == 0 && t_token(T.out, "n1") &&
+	    CHUTE("purge", t_uri, "--older-than", "0s") == 0 &&
+	    strcmp(T.out, "purged 3\n") == 0, "ls and purge: %s%s", T.out,
+	    T.err);
 }
 END_TEST
 
@@ -1593,16 +1841,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 6: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 7: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 7");
+	t_sql("UPDATE chute.version SET version = 8");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 7") == 78 &&
-	    strstr(t_log_of(w), "schema version 7, this chute speaks 6: "
-	    "upgrade chute") != NULL, "on version 7: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 8") == 78 &&
+	    strstr(t_log_of(w), "schema version 8, this chute speaks 7: "
+	    "upgrade chute") != NULL, "on version 8: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
@@ -1870,6 +2118,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_a_version_6_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_5_database_as_that_release_left_it);
 	tcase_add_test(tc, test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name);
 	tcase_add_test(tc, test_init_upgrades_a_version_4_database_as_that_release_left_it);
@@ -1880,6 +2129,14 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);
+	suite_add_tcase(s, tc);
+	/* What a submitter sharing the workers' role can do (issue 35). */
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "shared", 180);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_a_stray_finished_row_costs_no_batch_and_the_journal_waits);
+	tcase_add_test(tc, test_a_cancel_in_a_queue_with_a_space_stops_no_other_job);
+	tcase_add_test(tc, test_server_warnings_and_errors_come_out_escaped);
+	tcase_add_test(tc, test_infinite_times_are_refused_and_stop_the_upgrade_to_7);
 	suite_add_tcase(s, tc);
 	/* Thousands of handler runs: minutes on a busy 2-core machine. */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "many", 900);

@@ -61,6 +61,33 @@ START_TEST(test_locate_finds_the_one_state_holding_a_job)
 }
 END_TEST
 
+START_TEST(test_each_state_is_its_directory_and_tmp_and_log_are_none)
+{
+	int live[ST_NSTATES], term[ST_NSTATES], nl, nt;
+
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		ck_assert_str_eq(state_names[st], jobstates[st].name);
+		ck_assert_int_eq(state_from_name(jobstates[st].name), st);
+	}
+	ck_assert_str_eq(state_names[ST_TMP], "tmp");
+	ck_assert_str_eq(state_names[ST_LOG], "log");
+	ck_assert_int_eq(state_from_name("tmp"), ST_NONE);
+	ck_assert_int_eq(state_from_name("log"), ST_NONE);
+	ck_assert_int_eq(state_from_name(""), ST_NONE);
+	/* Live and terminal split the states, each in the table's order. */
+	nl = states_where(JS_TERMINAL, 0, live);
+	nt = states_where(JS_TERMINAL, JS_TERMINAL, term);
+	ck_assert_int_eq(nl + nt, ST_NSTATES);
+	ck_assert_int_eq(nl, 3);
+	ck_assert_int_eq(live[0], ST_NEW);
+	ck_assert_int_eq(live[1], ST_CUR);
+	ck_assert_int_eq(live[2], ST_DEFER);
+	ck_assert_int_eq(nt, 2);
+	ck_assert_int_eq(term[0], ST_DONE);
+	ck_assert_int_eq(term[1], ST_FAILED);
+}
+END_TEST
+
 START_TEST(test_network_file_systems_are_not_trusted_with_flock)
 {
 	const char *name = NULL;
@@ -200,6 +227,7 @@ spool_suite(void)
 	tcase_add_checked_fixture(tc, t_spool_setup, t_spool_teardown);
 	tcase_add_test(tc, test_init_creates_every_state_directory_private);
 	tcase_add_test(tc, test_locate_finds_the_one_state_holding_a_job);
+	tcase_add_test(tc, test_each_state_is_its_directory_and_tmp_and_log_are_none);
 	tcase_add_test(tc, test_network_file_systems_are_not_trusted_with_flock);
 	tcase_add_test(tc, test_submit_is_visible_only_once_complete);
 	tcase_add_test(tc, test_delayed_submit_lands_in_defer_with_its_time_as_mtime);

@@ -1,11 +1,19 @@
-/* check_util.c: durations, backoff, escaped names and time stamps. */
+/*
+ * check_util.c: durations, backoff, escaped names and time stamps; and
+ * sigfd.c's descriptor, which the four poll loops read their signals from.
+ */
+#include <sys/signalfd.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #define LIBBSD_OPENBSD_VIS 1	/* as util.c: the same strnvis */
 #include <vis.h>
 
+#include "base/sigfd.h"
 #include "base/util.h"
 #include "suites.h"
 
@@ -144,6 +152,35 @@ START_TEST(test_iso_times_follow_the_clock)
 }
 END_TEST
 
+/*
+ * The signals given are blocked and read from the descriptor, which is
+ * close-on-exec and never waits: empty, a read says EAGAIN.  (Check runs
+ * each test in a process of its own: the mask goes with it.)
+ */
+START_TEST(test_sigfd_blocks_its_signals_and_reads_them_without_waiting)
+{
+	struct signalfd_siginfo si;
+	sigset_t now;
+	int fd = sigfd_open(SIGUSR1, SIGUSR2, 0);
+
+	ck_assert_int_ne(fd, -1);
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	ck_assert(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	ck_assert_int_eq(sigprocmask(SIG_BLOCK, NULL, &now), 0);
+	ck_assert(sigismember(&now, SIGUSR1) && sigismember(&now, SIGUSR2));
+	ck_assert(!sigismember(&now, SIGHUP));
+	ck_assert_int_eq(read(fd, &si, sizeof(si)), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	/* Blocked: pending, not the default action (which would end us). */
+	ck_assert_int_eq(raise(SIGUSR2), 0);
+	ck_assert_int_eq(read(fd, &si, sizeof(si)), (ssize_t)sizeof(si));
+	ck_assert_uint_eq(si.ssi_signo, SIGUSR2);
+	ck_assert_int_eq(read(fd, &si, sizeof(si)), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	close(fd);
+}
+END_TEST
+
 Suite *
 util_suite(void)
 {
@@ -159,6 +196,9 @@ util_suite(void)
 	tcase_add_test(tc, test_log_names_cannot_forge_lines);
 	tcase_add_test(tc, test_log_names_are_escaped_as_strnvis_would);
 	tcase_add_test(tc, test_iso_times_follow_the_clock);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sigfd");
+	tcase_add_test(tc, test_sigfd_blocks_its_signals_and_reads_them_without_waiting);
 	suite_add_tcase(s, tc);
 	return s;
 }

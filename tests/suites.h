@@ -14,6 +14,7 @@ Suite	*owner_suite(void);
 Suite	*top_suite(void);
 Suite	*notify_suite(void);
 Suite	*pump_suite(void);
+Suite	*supervise_suite(void);
 Suite	*help_suite(void);
 Suite	*cli_suite(void);
 Suite	*fault_suite(void);

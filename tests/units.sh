@@ -7,8 +7,9 @@
 # instance, and run through `systemd-analyze verify`, which must print
 # nothing: it exits 0 even for an unknown key or a bad value, and says so
 # only on stderr.  Then what chute relies on: Type=notify with
-# NotifyAccess=main, one ExecStart= line (the package rewrites it), and
-# every CHUTE_* variable a unit uses documented in contrib/chute.conf.example.
+# NotifyAccess=main, one ExecStart= line (the package rewrites it), the
+# dashboard's --auth-file (it does not start without one), and every
+# CHUTE_* variable a unit uses documented in contrib/chute.conf.example.
 # Then each unit's exposure, as `systemd-analyze security --offline=yes`
 # rates it (0 to 10, lower is better), at most $bound: the hardening the
 # units ship (README, "Running it from systemd or cron") must not slide back.
@@ -89,6 +90,17 @@ for f in contrib/chute@.service contrib/chute-worker@.service; do
 			ok "$f: $v is documented in contrib/chute.conf.example" ||
 			notok "$f: $v is not in contrib/chute.conf.example"
 	done
+done
+# The dashboard's: it does not start without its users file, so the unit
+# gives one, its variables documented as the others'.
+f=contrib/chute-web@.service
+grep -q '^ExecStart=/usr/local/bin/chute web ${CHUTE_SPOOL} --auth-file ${CHUTE_WEB_USERS} ' "$f" &&
+	ok "$f: ExecStart= gives chute web its --auth-file" ||
+	notok "$f: ExecStart= gives chute web no --auth-file (it would not start)"
+for v in $(grep -o '\${\?CHUTE_[A-Z_]*' "$f" | tr -d '${' | sort -u); do
+	grep -q "^#\?$v=" contrib/chute.conf.example &&
+		ok "$f: $v is documented in contrib/chute.conf.example" ||
+		notok "$f: $v is not in contrib/chute.conf.example"
 done
 # The exposure of each unit.  Before the hardening of issue 26: 7.0 for the
 # three that run chute, 5.0 for the metrics.

@@ -11,10 +11,14 @@
 # IDs and logs hold <script> and "><img onerror=...> run nothing: the
 # page's title is never changed, no dialog opens and no request names
 # them.  curl shows what a browser does not: no credentials or wrong ones
-# get 401, a POST without the token or from another site 403, the
-# headers (a strict Content-Security-Policy), the bounds (request size,
-# live streams, Host), /metrics equal to `chute stats --prometheus`,
-# close-on-exec descriptors, and SIGTERM ending it cleanly.
+# get 401, a POST without the token or from another site 403 (its path
+# escaped in the journal), the headers (a strict Content-Security-Policy),
+# the bounds (request size, live streams, Host, 10 s for a request to
+# arrive against 64 connections trickling headers), /metrics equal to
+# `chute stats --prometheus`, close-on-exec descriptors, and SIGTERM
+# ending it cleanly; no --auth-file, or one another user may read (mode
+# or ACL), is refused at the start; a 401 takes as long for a name not in
+# the file as for a user whose hash is dear.
 #
 # Every wait is a poll with a bound, for a condition the check names.
 # One "ok - ..." or "not ok - ..." line per check, then "N passed, M
@@ -45,6 +49,7 @@ cleanup() {
 	[ -n "$web" ] && kill "$web" 2>/dev/null && wait "$web" 2>/dev/null
 	[ -n "$webro" ] && kill "$webro" 2>/dev/null && wait "$webro" 2>/dev/null
 	[ -n "${cdp_pid:-}" ] && kill "$cdp_pid" 2>/dev/null
+	[ -n "${slow:-}" ] && kill "$slow" 2>/dev/null && wait "$slow" 2>/dev/null
 	$pgstop
 	rm -rf "$tmp"
 }
@@ -159,11 +164,48 @@ chmod 0644 "$tmp/users"
 rc=$?
 check "an --auth-file others may read is refused (exit 78, the reason)" \
 	eval '[ $rc = 78 ] && grep -q "others may read it" "$tmp/refused.err"'
+# acl_read FILE: let user 65534 read FILE by an ACL entry of its own
+# (setfacl -m u:65534:r), its mode showing 0640 after; without setfacl
+# (Debian's acl package), the xattr the kernel keeps it in, written
+# whole.  2: neither setfacl nor python3 here.
+acl_read() {
+	if command -v setfacl >/dev/null; then
+		setfacl -m u:65534:r "$1"
+	elif command -v python3 >/dev/null; then
+		python3 -c 'import os, struct, sys
+def e(tag, perm, uid=0xffffffff): return struct.pack("<HHI", tag, perm, uid)
+os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) +
+    e(0x01, 6) + e(0x02, 4, 65534) + e(0x04, 4) + e(0x10, 4) + e(0x20, 0))' "$1"
+	else
+		return 2
+	fi
+}
 chmod 0600 "$tmp/users"
-"$chute" web "$spool" --allow-actions --listen 127.0.0.1:0 2>"$tmp/refused.err"
-rc=$?
-check "--allow-actions without --auth-file is a usage error (64)" \
-	eval '[ $rc = 64 ] && grep -q "needs --auth-file" "$tmp/refused.err"'
+cp -p "$tmp/users" "$tmp/users.acl"
+acl_read "$tmp/users.acl"
+case $? in
+0)	# (timeout: a chute web that took it would serve until killed)
+	timeout 10 "$chute" web "$spool" --auth-file "$tmp/users.acl" \
+	    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+	rc=$?
+	check "an --auth-file whose ACL lets another user read it (mode $(stat -c %04a "$tmp/users.acl")) is refused (exit 78, the reason)" \
+		eval '[ $rc = 78 ] && grep -q "its ACL lets user 65534 read or write it" "$tmp/refused.err"' ;;
+2)	echo "skip - an --auth-file's ACL: neither setfacl nor python3 to write one" ;;
+*)	notok "an ACL on $tmp/users.acl: this file system takes none?" ;;
+esac
+# No --auth-file: any local user reaching 127.0.0.1 would read every
+# job's ID, state and log of a 0700 spool, or a queue its database
+# keeps behind a password.  (timeout: one that started would serve
+# until killed.)
+no_auth() {
+	timeout 10 "$chute" web "$@" --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+	rc=$?
+	[ $rc = 64 ] && grep -q "want --auth-file FILE" "$tmp/refused.err" ||
+	    { echo "#   chute web $*: exit $rc, $(head -1 "$tmp/refused.err")"; false; }
+}
+check "chute web SPOOL without --auth-file is a usage error (64), read-only too" \
+	eval 'no_auth "$spool" && no_auth "$spool" --allow-actions'
+check "... and so is chute web URL" no_auth postgresql://nobody@localhost/none
 
 # chute without chute-web beside it or on PATH: one line, exit 69.
 mkdir "$tmp/alone" && cp "$chute" "$tmp/alone/chute"
@@ -396,6 +438,19 @@ check "... with the token, from this origin: done (200), n2 in failed/" \
 	eval '[ "$(post -H "Origin: $base" -d "id=n2&csrf=$token")" = 200 ] && [ "$(state_of n2)" = failed ]'
 check "every refusal is said in the log" \
 	test "$(grep -c '/action/cancel refused' "$tmp/web.log")" = 5
+# The path a browser posts to is a page of another site's choice, and
+# decoded before it is logged: its newline and escape stay escaped.
+forged_path() {
+	local c
+	c=$(code "${auth[@]}" -H "Sec-Fetch-Site: cross-site" -d id=n2 \
+	    "$base/action/x%0Aforged%1B%5B31m")
+	[ "$c" = 403 ] || { echo "#   $c"; return 1; }
+	grep -qF '/action/x\nforged\033[31m refused' "$tmp/web.log" &&
+	    ! grep -q '^forged' "$tmp/web.log" &&
+	    ! grep -q "$(printf '\033')" "$tmp/web.log"
+}
+check "a refused POST's path is escaped in the log: no line forged, no raw escape" \
+	forged_path
 check "pause claiming with the token: SPOOL/paused, by the dashboard's user" \
 	eval '[ "$(code "${auth[@]}" -d "csrf=$token" "$base/action/pause")" = 200 ] && grep -q "^web:alice@" "$spool/paused"'
 check "... and resume: gone" \
@@ -467,14 +522,87 @@ check "... and the streams end" until_ok 10000 all_ended
 
 # ---- read-only: no forms, no actions ----
 
-start_web "$tmp/ro.log" "$spool"
+start_web "$tmp/ro.log" "$spool" --auth-file "$tmp/users"
 webro=$started
-check "without --allow-actions and --auth-file: pages for anyone (200)" \
-	test "$(code "$base/jobs?state=new")" = 200
+check "without --allow-actions: a page without credentials is 401, with them 200" \
+	eval '[ "$(code "$base/jobs?state=new")" = 401 ] && [ "$(code "${auth[@]}" "$base/jobs?state=new")" = 200 ]'
 check "... no form that posts" \
-	eval '! curl -s "$base/jobs?state=failed" | grep -q "method=\"post\""'
+	eval '! curl -s "${auth[@]}" "$base/jobs?state=failed" | grep -q "method=\"post\""'
 check "... and a POST is refused (403), the job untouched" \
-	eval '[ "$(code -d id=n3 "$base/action/cancel")" = 403 ] && [ "$(state_of n3)" = new ]'
+	eval '[ "$(code "${auth[@]}" -d id=n3 "$base/action/cancel")" = 403 ] && [ "$(state_of n3)" = new ]'
+kill "$webro" && wait "$webro"
+webro=''
+
+# ---- the time of a refusal tells no names ----
+
+# Two users: the first's hash cheap (1,000 rounds of sha512-crypt), the
+# second's dear (200,000: about 0.2 s).  A wrong password for the dear
+# one, and any password for a name not in the file, are 401s that take
+# as long, at the fastest of three each: the time of a refusal depends
+# on no name.
+hash6() { perl -e 'print crypt($ARGV[0], $ARGV[1])' "$1" "\$6\$rounds=$2\$$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')\$"; }
+printf 'cheap:%s\ndear:%s\n' "$(hash6 "$password" 1000)" \
+    "$(hash6 "$password" 200000)" >"$tmp/timed.users"
+chmod 0600 "$tmp/timed.users"
+start_web "$tmp/timed.log" "$spool" --auth-file "$tmp/timed.users"
+webro=$started
+# fastest USER: the fastest of three 401s for USER, a wrong password, in s.
+fastest() {
+	local i t min=''
+	for i in 1 2 3; do
+		t=$(curl -s -o /dev/null -m 10 -w '%{http_code} %{time_total}' \
+		    -u "$1:wrong-$i" "$base/")
+		[ "${t% *}" = 401 ] || { echo "#   $1: ${t% *}" >&2; echo 0; return; }
+		min=$(awk -v a="${t#* }" -v b="$min" 'BEGIN { print (b == "" || a < b) ? a : b }')
+	done
+	echo "$min"
+}
+dear=$(fastest dear) unknown=$(fastest nosuchuser) cheap=$(fastest cheap)
+check "a 401 for a name not in the file takes as long as one for a user whose hash is dear (unknown ${unknown}s, dear ${dear}s, cheap ${cheap}s)" \
+	awk -v u="$unknown" -v d="$dear" -v c="$cheap" 'BEGIN { exit !(d > 0.05 && u > d / 2 && c > d / 2) }'
+kill "$webro" && wait "$webro"
+webro=''
+
+# ---- requests that never end arriving (slowloris) ----
+
+# slowloris PORT N SECONDS: N connections to 127.0.0.1:PORT, each sending
+# a request line and then a header line a second, never the empty line
+# that ends them, for SECONDS at most.  A write to one chute web closed
+# fails, quietly.
+slowloris() {
+	local port=$1 n=$2 end=$((SECONDS + $3)) i fd fds=()
+	trap '' PIPE
+	for ((i = 0; i < n; i++)); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$port" || continue
+		fds+=("$fd")
+		printf 'GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n' "$port" >&"$fd"
+	done
+	while [ $SECONDS -lt $end ]; do
+		for fd in "${fds[@]}"; do
+			printf 'X-Slow: %d\r\n' $SECONDS >&"$fd"
+		done 2>/dev/null
+		sleep 1
+	done
+}
+start_web "$tmp/slow.log" "$spool" --auth-file "$tmp/users"
+webro=$started
+sockets() { ls -l "/proc/$webro/fd" | grep -c 'socket:'; }
+alone=$(sockets)
+(slowloris "${base##*:}" 64 40) &
+slow=$!
+held() { [ "$(sockets)" -ge $((alone + 64)) ]; }
+check "64 connections trickling header lines hold every place of chute web" \
+	until_ok 10000 held
+served() { [ "$(code "${auth[@]}" -m 5 "$base/")" = 200 ]; }
+check "... yet within 25 s a request is answered (200): each had 10 s to arrive whole" \
+	until_ok 25000 served
+# (Opened over a second or more, they may be closed in more than one go.)
+all_closed() {
+	awk '/ closed: no whole request within 10 s$/ { n += $3 } END { exit !(n >= 64) }' "$tmp/slow.log"
+}
+check "... and the journal says they were closed, all 64" until_ok 5000 all_closed
+kill "$slow" && wait "$slow"
+slow=''
 kill "$webro" && wait "$webro"
 webro=''
 

@@ -40,6 +40,8 @@
 #define SYNC_CHECK_MS	5	/* how soon the owner looks whether the keeper's fsync ended */
 #define SYNC_SLOW_MS	10000	/* an fsync this long is said in the journal */
 #define QUIET_MS	2000	/* no lease: a file untouched this long is complete */
+#define HELD_MS		5000	/* a job file in new/ flocked this long is said held */
+#define SHARED_LOCK_MS	1000	/* longest wait for a shared log's flock (joblog.c) */
 #define STALE_TMP_SECS	(36 * 3600)	/* tmp/ files older than this are removed */
 #define RESTART_MIN_MS	250	/* a persistent worker that died young: first delay */
 #define RESTART_MAX_MS	60000	/* ... doubling each time, up to this */

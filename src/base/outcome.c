@@ -9,7 +9,7 @@
 
 #include "base/chute.h"
 #include "base/util.h"
-#include "store/spool.h"
+#include "base/jobstate.h"
 #include "base/outcome.h"
 
 enum verdict { V_DONE, V_LATER, V_FAIL, V_REQUEUE };

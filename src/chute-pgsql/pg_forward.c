@@ -30,6 +30,7 @@
 #include "base/chute.h"
 #include "base/id.h"
 #include "base/notify.h"
+#include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/spool.h"
@@ -672,16 +673,8 @@ forward_loop(struct fwd *f)
 static int
 signals_open(void)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
 	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return sigfd_open(SIGTERM, SIGINT, SIGHUP, 0);
 }
 
 /* One option of forward; 0, or an exit status (said). */

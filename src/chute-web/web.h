@@ -23,6 +23,7 @@
 #define WEB_CONN_MAX	64	/* connections at once (a thread each) */
 #define WEB_SSE_MAX	16	/* of which live-update streams, at most */
 #define WEB_TIMEOUT_S	30	/* a connection idle this long is closed */
+#define WEB_REQUEST_S	10	/* ... and one whose request takes longer to arrive */
 #define WEB_CONN_MEM	32768	/* bytes per connection: headers, at most */
 #define WEB_BODY_MAX	4096	/* bytes of a POST's body, at most */
 #define WEB_EVENT_MS	1000	/* one refresh of the overview per this, at most */
@@ -229,14 +230,16 @@ void	 buf_age(struct buf *b, msec_t ms);
 struct web_auth;
 /*
  * Read the users of path (lines "user:HASH", HASH one crypt(3) knows;
- * '#' comments): refused if others may read or write it.  Returns NULL
- * after one line on stderr saying why.
+ * '#' comments): refused if others may read or write it, by its mode
+ * or by an ACL entry for another user or group.  Returns NULL after one
+ * line on stderr saying why.
  */
 struct web_auth	*web_auth_load(const char *path);
 /*
- * The user whose name and password these are, or -1.  A success is
- * remembered for WEB_AUTH_TTL_MS, so that a page's requests do not each
- * cost a crypt(3).
+ * The user whose name and password these are, or -1.  A check costs a
+ * crypt(3) of every user's hash, whatever the name, so that its time
+ * tells no names; a success is remembered for WEB_AUTH_TTL_MS, so that
+ * a page's requests do not each pay it.
  */
 int	 web_auth_check(struct web_auth *a, const char *user, const char *pass);
 /* User u's name, and the CSRF token of this process for u (hex). */
@@ -253,7 +256,7 @@ struct web {
 	void		*st;
 	const char	*target;	/* the spool's path, or the URI without password */
 	bool		 actions;	/* --allow-actions */
-	struct web_auth	*auth;		/* NULL: no --auth-file */
+	struct web_auth	*auth;		/* the --auth-file's users */
 	bool		 loopback;	/* listening on 127.0.0.0/8 or ::1 */
 	char		 port[8];
 	/* The overview, read by the main thread; mu guards what follows. */
@@ -279,12 +282,33 @@ void	 web_publish(struct web *w);
  */
 int	 web_live_run(struct web *w, int sigfd);
 
+/* ---- web_late.c: the time a request may take to arrive ---- */
+
+struct web_late;
+struct web_late_conn;
+/* The thread that closes late connections.  NULL after saying why. */
+struct web_late	*web_late_start(void);
+void	 web_late_stop(struct web_late *l);
+/*
+ * A connection opened on socket fd: its request is due within
+ * WEB_REQUEST_S.  NULL if WEB_CONN_MAX are open already.  The others take
+ * NULL as a connection without a deadline.
+ */
+struct web_late_conn	*web_late_open(struct web_late *l, int fd);
+/* Its request is whole: no deadline while it is answered. */
+void	 web_late_whole(struct web_late_conn *k);
+/* Answered: the next request on it is due within WEB_REQUEST_S. */
+void	 web_late_again(struct web_late_conn *k);
+/* Before its socket is closed: forgotten. */
+void	 web_late_close(struct web_late_conn *k);
+
 /* ---- web_http.c: requests ---- */
 
-struct MHD_Daemon;
+struct web_http;
 /* Listen on fd (bound, listening).  NULL after saying why. */
-struct MHD_Daemon	*web_http_start(struct web *w, int fd);
-void	 web_http_stop(struct MHD_Daemon *d);
+struct web_http	*web_http_start(struct web *w, int fd);
+/* Stop serving: every connection closed, its thread joined. */
+void	 web_http_stop(struct web_http *h);
 
 /* ---- web_pages.c: the pages, whole, into b ---- */
 

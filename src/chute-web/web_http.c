@@ -321,7 +321,7 @@ host_ok(struct MHD_Connection *c, const struct web *w)
 static int
 who(struct MHD_Connection *c, const struct web *w, bool *denied)
 {
-	char *pass = NULL, *user;
+	char *pass = NULL, *user, vis[1024];
 	int u = -1;
 
 	*denied = false;
@@ -331,9 +331,12 @@ who(struct MHD_Connection *c, const struct web *w, bool *denied)
 	if (user == NULL || pass == NULL ||
 	    (u = web_auth_check(w->auth, user, pass)) == -1)
 		*denied = true;
-	if (user != NULL && u == -1)
+	if (user != NULL && u == -1) {
+		/* vis_name, not vis_id: its ring of buffers is not threads'. */
+		vis_name(user, vis, sizeof(vis));
 		fprintf(stderr, "chute: web: %s: wrong user or password\n",
-		    vis_id(user));
+		    vis);
+	}
 	if (pass != NULL) {
 		explicit_bzero(pass, strlen(pass));
 		MHD_free(pass);
@@ -469,6 +472,36 @@ query_get(void *arg, const char *name)
 
 /* ---- the request ---- */
 
+/* c's deadline (web_late.c), or NULL. */
+static struct web_late_conn *
+late_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i != NULL ? i->socket_context : NULL;
+}
+
+/*
+ * A connection opened: its request is due within WEB_REQUEST_S; or
+ * closed, its descriptor not yet.
+ */
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+    enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *i;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		web_late_close(*socket_ctx);
+		*socket_ctx = NULL;
+		return;
+	}
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (i != NULL)
+		*socket_ctx = web_late_open(cls, i->connect_fd);
+}
+
 static enum MHD_Result
 serve_get(struct MHD_Connection *c, struct web_req *r)
 {
@@ -490,6 +523,7 @@ serve_post(struct MHD_Connection *c, struct web_req *r, struct rq *q)
 {
 	struct buf b = { 0 };
 	const char *why;
+	char vis[1024];
 
 	if (!r->w->actions)
 		return send_error(c, r, MHD_HTTP_FORBIDDEN, "Read-only",
@@ -503,7 +537,13 @@ serve_post(struct MHD_Connection *c, struct web_req *r, struct rq *q)
 		return send_error(c, r, MHD_HTTP_BAD_REQUEST, "Bad form",
 		    "The form's fields could not be read.");
 	if ((why = post_refused(c, r)) != NULL) {
-		fprintf(stderr, "chute: web: %s refused: %s\n", r->path, why);
+		/*
+		 * The path is decoded (%0A is a newline) and a page of
+		 * another site chooses it: escaped as the journal's IDs are,
+		 * so that it can forge no line.
+		 */
+		vis_name(r->path, vis, sizeof(vis));
+		fprintf(stderr, "chute: web: %s refused: %s\n", vis, why);
 		return send_error(c, r, MHD_HTTP_FORBIDDEN, "Refused", why);
 	}
 	return send_page(c, web_page_post(r, &b), &b);
@@ -539,6 +579,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		take_body(q, upload, size);
 		return MHD_YES;
 	}
+	web_late_whole(late_of(c));
 	if (!post && strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return send_error(c, &r, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -559,6 +600,7 @@ on_done(void *cls, struct MHD_Connection *c, void **ctx,
 {
 	struct rq *q = *ctx;
 
+	web_late_again(late_of(c));
 	if (q == NULL)
 		return;
 	buf_free(&q->body);
@@ -577,10 +619,27 @@ on_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-struct MHD_Daemon *
+struct web_http {
+	struct MHD_Daemon	*d;
+	struct web_late		*late;
+};
+
+/*
+ * A thread per connection.  No limit per address: on loopback, where
+ * the dashboard listens unless told otherwise, every client and a TLS
+ * proxy in front share one, and the deadline of web_late.c is what frees
+ * a place held by a slow client.
+ */
+struct web_http *
 web_http_start(struct web *w, int fd)
 {
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+	struct web_http *h = calloc(1, sizeof(*h));
+
+	if (h == NULL || (h->late = web_late_start()) == NULL) {
+		free(h);
+		return NULL;
+	}
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG,
 	    0, NULL, NULL, on_request, w,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_log, w,
@@ -590,17 +649,24 @@ web_http_start(struct web *w, int fd)
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WEB_CONN_MEM,
 	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_done, w,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h->late,
 	    MHD_OPTION_STRICT_FOR_CLIENT, 1,
 	    MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
 	    MHD_OPTION_END);
-
-	if (d == NULL)
+	if (h->d == NULL) {
 		fprintf(stderr, "chute: web: libmicrohttpd did not start\n");
-	return d;
+		web_late_stop(h->late);
+		free(h);
+		return NULL;
+	}
+	return h;
 }
 
 void
-web_http_stop(struct MHD_Daemon *d)
+web_http_stop(struct web_http *h)
 {
-	MHD_stop_daemon(d);
+	/* Each connection forgets its deadline as it is closed. */
+	MHD_stop_daemon(h->d);
+	web_late_stop(h->late);
+	free(h);
 }

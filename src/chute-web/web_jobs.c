@@ -26,7 +26,11 @@ bad_request(const struct web_req *r, struct buf *b, const char *why)
 static int
 store_error(const struct web_req *r, struct buf *b, const char *err)
 {
-	fprintf(stderr, "chute: web: %s\n", vis_id(err));
+	char vis[1024];
+
+	/* vis_name, not vis_id: its ring of buffers is not threads'. */
+	vis_name(err, vis, sizeof(vis));
+	fprintf(stderr, "chute: web: %s\n", vis);
 	return web_page_status(r, b, MHD_HTTP_INTERNAL_SERVER_ERROR,
 	    "Could not read it", err);
 }
@@ -41,7 +45,7 @@ read_query(const struct web_req *r, struct web_query *q)
 	char num[24];
 
 	if ((v = r->get(r->arg, "state")) != NULL &&
-	    ((q->state = state_from_name(v)) < ST_NEW || q->state > ST_FAILED))
+	    (q->state = state_from_name(v)) == ST_NONE)
 		return "state: one of new, cur, defer, done, failed";
 	if (r->get(r->arg, "prefix") != NULL &&
 	    !page_field(r, "prefix", false, q->prefix, sizeof(q->prefix)))
@@ -62,14 +66,14 @@ read_query(const struct web_req *r, struct web_query *q)
 static void
 state_tabs(const struct web_req *r, struct buf *b, const struct web_query *q)
 {
-	char n[ST_NDIRS][32];
+	char n[ST_END][32];
 
 	pthread_mutex_lock(&r->w->mu);
-	for (int st = ST_NEW; st <= ST_FAILED; st++)
+	for (int st = ST_FIRST; st < ST_END; st++)
 		top_count(&r->w->ov.t, st, n[st], sizeof(n[st]));
 	pthread_mutex_unlock(&r->w->mu);
 	buf_add(b, "<nav class=\"states\">");
-	for (int st = ST_NEW; st <= ST_FAILED; st++)
+	for (int st = ST_FIRST; st < ST_END; st++)
 		buf_fmt(b, "<a href=\"/jobs?state=%s\"%s>%s %s</a> ",
 		    state_names[st], st == q->state ? " class=\"here\"" : "",
 		    state_names[st], n[st]);

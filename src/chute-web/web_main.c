@@ -4,7 +4,6 @@
  * (web_live.c) while libmicrohttpd's threads serve the requests.  SIGTERM
  * or SIGINT ends it: the streams are closed, the threads joined, exit 0.
  */
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +19,7 @@
 
 #include "base/chute.h"
 #include "base/notify.h"
+#include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "chute-web/web.h"
@@ -35,8 +35,8 @@ struct opts {
 static int web_cmd(int argc, char **argv);
 
 static const struct cmd cmds[] = {
-	{ "web", web_cmd, "SPOOL|URL [--queue NAME] [--listen ADDR:PORT]"
-	    " [--allow-actions] [--auth-file FILE]" },
+	{ "web", web_cmd, "SPOOL|URL --auth-file FILE [--queue NAME]"
+	    " [--listen ADDR:PORT] [--allow-actions]" },
 };
 
 /* ---- the command line ---- */
@@ -68,10 +68,20 @@ parse(int argc, char **argv, struct opts *o)
 	if (optind != argc - 1)
 		return usage_error("web", "want one SPOOL or URL");
 	o->target = argv[optind];
-	if (o->actions && o->auth == NULL)
-		return usage_error("web", "--allow-actions needs --auth-file "
-		    "FILE (its users and their password hashes: a password "
-		    "never goes on the command line)");
+	/*
+	 * No way around it: the pages show every job's ID, state and log to
+	 * whoever reaches the port, 127.0.0.1's included (any local user),
+	 * while chute makes a spool's files 0600 or 0640 and a queue's
+	 * database asks for a password.  A switch to serve without one
+	 * would be sound only for a spool every local user may read, and
+	 * chute makes none: its logs are its owner's (and group's) whatever
+	 * its directories' modes.
+	 */
+	if (o->auth == NULL)
+		return usage_error("web", "want --auth-file FILE (lines "
+		    "user:HASH): the dashboard shows jobs and their logs only "
+		    "to its users, and a password never goes on the command "
+		    "line");
 	if (o->queue != NULL && !cmd_is_pg_uri(o->target))
 		return usage_error("web", "--queue is for a postgresql:// URI");
 	return 0;
@@ -181,17 +191,9 @@ listen_on(const char *spec, struct web *w, int *rc)
 static int
 signals_open(void)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	/* Blocked before any thread starts: all of them inherit it. */
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
 	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	/* Blocked before any thread starts: all of them inherit it. */
+	return sigfd_open(SIGINT, SIGTERM, SIGHUP, 0);
 }
 
 static void
@@ -219,7 +221,7 @@ say_listening(const struct web *w, const struct opts *o)
 static int
 serve(struct web *w, const struct opts *o)
 {
-	struct MHD_Daemon *d;
+	struct web_http *d;
 	int fd, sigfd, rc;
 
 	if ((fd = listen_on(o->listen, w, &rc)) == -1)

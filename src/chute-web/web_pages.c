@@ -59,10 +59,6 @@ web_page_post(const struct web_req *r, struct buf *b)
 
 /* ---- the overview ---- */
 
-static const int shown_states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	ST_FAILED };
-#define NSHOWN	(sizeof(shown_states) / sizeof(shown_states[0]))
-
 /* How long ago t was (now_ms()'s clock); -1, shown "-", for none. */
 static msec_t
 since(msec_t t)
@@ -154,14 +150,13 @@ counts(const struct web_overview *ov, struct buf *b)
 	char n[32];
 
 	buf_add(b, "<table class=\"counts\"><tr>");
-	for (size_t i = 0; i < NSHOWN; i++)
-		buf_fmt(b, "<th>%s</th>", state_names[shown_states[i]]);
+	for (int st = ST_FIRST; st < ST_END; st++)
+		buf_fmt(b, "<th>%s</th>", state_names[st]);
 	buf_add(b, "</tr><tr>");
-	for (size_t i = 0; i < NSHOWN; i++) {
-		top_count(&ov->t, shown_states[i], n, sizeof(n));
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		top_count(&ov->t, st, n, sizeof(n));
 		buf_fmt(b, "<td><a id=\"c-%s\" href=\"/jobs?state=%s\">%s"
-		    "</a></td>", state_names[shown_states[i]],
-		    state_names[shown_states[i]], n);
+		    "</a></td>", state_names[st], state_names[st], n);
 	}
 	buf_add(b, "</tr></table>");
 }
@@ -332,10 +327,10 @@ web_overview_json(const struct web_overview *ov, struct buf *b)
 	char n[32];
 
 	buf_add(b, "{\"counts\":{");
-	for (size_t i = 0; i < NSHOWN; i++) {
-		top_count(&ov->t, shown_states[i], n, sizeof(n));
-		buf_fmt(b, "%s\"%s\":\"%s\"", i ? "," : "",
-		    state_names[shown_states[i]], n);
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		top_count(&ov->t, st, n, sizeof(n));
+		buf_fmt(b, "%s\"%s\":\"%s\"", st != ST_FIRST ? "," : "",
+		    state_names[st], n);
 	}
 	buf_fmt(b, "},\"running\":%lld,\"is_paused\":%s", running(&ov->t),
 	    ov->t.paused ? "true" : "false");

@@ -99,8 +99,8 @@ wpg_source(void *st)
 static int
 wpg_oldest(void *st, const struct top *t, msec_t *at)
 {
-	static const char sql[] = "SELECT (extract(epoch FROM now() - run_at)"
-	    " * 1000)::bigint FROM chute.jobs WHERE queue = $1 AND state ="
+	static const char sql[] = "SELECT (extract(epoch FROM now() - "
+	    PG_NEAR("run_at") ") * 1000)::bigint FROM chute.jobs WHERE queue = $1 AND state ="
 	    " 'new' ORDER BY run_at, id LIMIT 1";
 	struct wpg *g = st;
 	struct pg *pg = pgtop_pg(g->top);
@@ -198,9 +198,9 @@ job_row(struct wpg *g, const char *id, struct web_job *j, char *err,
     size_t len)
 {
 	static const char sql[] = "SELECT state, attempts, last, worker, size,"
-	    " (extract(epoch FROM run_at) * 1000000)::bigint,"
-	    " (extract(epoch FROM lease_until - now()) * 1000)::bigint"
-	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
+	    " (extract(epoch FROM " PG_NEAR("run_at") ") * 1000000)::bigint,"
+	    " (extract(epoch FROM " PG_NEAR("lease_until") " - now()) * 1000)"
+	    "::bigint FROM chute.jobs WHERE queue = $1 AND id = $2";
 	const char *p[2] = { g->req.queue, id };
 	PGresult *r = query(g, sql, 2, p, false, err, len);
 

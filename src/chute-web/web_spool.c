@@ -38,8 +38,9 @@ struct seed {
 };
 
 /*
- * A job in done/ or failed/ got there at its mtime: those of the hour
- * before since (when the watch began; the model counts what came after).
+ * A job in a terminal state (done/, failed/) got there at its mtime:
+ * those of the hour before since (when the watch began; the model counts
+ * what came after).
  */
 static int
 seed_one(void *arg, const char *name)
@@ -59,8 +60,9 @@ hour_seed(struct wspool *s, struct web_hour *h, msec_t since)
 	struct seed p = { .s = s, .h = h, .since = since };
 
 	h->folded = since / 1000;
-	for (p.st = ST_DONE; p.st <= ST_FAILED; p.st++)
-		if (spool_scan(&s->sp, p.st, seed_one, &p) == -1)
+	for (p.st = ST_FIRST; p.st < ST_END; p.st++)
+		if (state_terminal(p.st) &&
+		    spool_scan(&s->sp, p.st, seed_one, &p) == -1)
 			return -1;
 	return 0;
 }

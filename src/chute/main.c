@@ -61,8 +61,8 @@ static const struct cmd own[] = {
 	{ "top", cmd_top, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
-	{ "web", cmd_web, "SPOOL|URL [--queue NAME] [--listen ADDR:PORT]"
-	    " [--allow-actions] [--auth-file FILE]" },
+	{ "web", cmd_web, "SPOOL|URL --auth-file FILE [--queue NAME]"
+	    " [--listen ADDR:PORT] [--allow-actions]" },
 };
 
 /*

@@ -75,8 +75,7 @@ cmd_ls(int argc, char **argv)
 	if (argc > 2 || s.target == NULL)
 		return usage_error("ls", "want %s and at most one STATE",
 		    s.ops->noun);
-	if (argc == 2 && ((only = state_from_name(argv[1])) == ST_NONE ||
-	    only == ST_TMP || only == ST_LOG))
+	if (argc == 2 && (only = state_from_name(argv[1])) == ST_NONE)
 		return s.ops->uri ? usage_error("ls", "want %s and at most one "
 		    "STATE", s.ops->noun) : usage_error("ls", "%s: not a state",
 		    argv[1]);

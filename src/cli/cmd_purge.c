@@ -32,8 +32,8 @@ parse(int argc, char **argv, msec_t *age, int *only, bool uri)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c == 'o' && dur_parse(optarg, age) == 0)
 			continue;
-		if (c == 's' && ((*only = state_from_name(optarg)) == ST_DONE ||
-		    *only == ST_FAILED))
+		if (c == 's' && (*only = state_from_name(optarg)) != ST_NONE &&
+		    state_terminal(*only))
 			continue;
 		if (uri)
 			return usage_error("purge", "bad option or value");

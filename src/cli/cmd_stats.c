@@ -19,7 +19,7 @@ print_prometheus(FILE *f, const struct store_stats *st, struct store *s)
 	struct prom_stats p = { .label = s->ops->uri ? "queue" : "spool",
 	    .name = s->ops->title(s) };
 
-	for (int i = 0; i < LISTING_NSTATES; i++)
+	for (int i = ST_FIRST; i < ST_END; i++)
 		p.jobs[i] = (double)st->jobs[i];
 	p.v[PM_OLDEST] = st->oldest_s;
 	p.v[PM_RUNNING] = (double)st->running;
@@ -51,9 +51,8 @@ print_text(const struct store_stats *s)
 {
 	char age[32] = "-", longest[32] = "-", text[256];
 
-	for (int i = 0; i < LISTING_NSTATES; i++)
-		printf("%-17s %lld\n", state_names[listing_states[i]],
-		    s->jobs[i]);
+	for (int st = ST_FIRST; st < ST_END; st++)
+		printf("%-17s %lld\n", state_names[st], s->jobs[st]);
 	if (s->has_oldest)
 		dur_format(s->oldest_ms, age, sizeof(age));
 	printf("%-17s %s\n", "oldest_queued_age", age);

@@ -22,7 +22,7 @@ static int
 status_one(struct store *s, const char *id)
 {
 	struct store_job j;
-	char text[4 * sizeof(j.last) + 1];
+	char text[4 * sizeof(j.last) + 1], tail[64] = "";
 	int rc;
 
 	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO) {
@@ -40,10 +40,13 @@ status_one(struct store *s, const char *id)
 		printf("%s forwarded attempts=%lld %s\n", id, j.attempts, text);
 		return 0;
 	}
+	if (j.next[0] != '\0')
+		snprintf(tail, sizeof(tail), " next=%s", j.next);
+	else if (j.held > 0)	/* flocked in new/: not run while it is */
+		snprintf(tail, sizeof(tail), " held=%ld", j.held);
 	vis_text(j.last, text, sizeof(text));
-	printf("%s %s attempts=%lld%s%s%s%s\n", id, state_names[j.state],
-	    j.attempts, j.last[0] ? " " : "", text, j.next[0] ? " next=" : "",
-	    j.next);
+	printf("%s %s attempts=%lld%s%s%s\n", id, state_names[j.state],
+	    j.attempts, j.last[0] ? " " : "", text, tail);
 	return 0;
 }
 

@@ -37,25 +37,20 @@ pending(struct wait *w, int *rc)
 	for (int i = 0; i < w->n; i++) {
 		if (w->done[i])
 			continue;
-		switch (w->st[i]) {
-		case ST_DONE:
-			w->done[i] = true;
-			break;
-		case ST_FAILED:
-			w->done[i] = true;
-			w->failed++;
-			break;
-		case ST_NONE:
+		if (w->st[i] == ST_NONE) {
 			progress_clear();
 			if (w->s->ops->wait_unknown == NULL)
 				fprintf(stderr, "chute: %s: unknown job\n",
 				    w->ids[i]);
 			w->unknown++;
 			w->done[i] = true;
-			break;
-		default:
+		} else if (state_terminal(w->st[i])) {
+			/* Finished in a terminal state; succeeded in done. */
+			w->done[i] = true;
+			if (w->st[i] != ST_DONE)
+				w->failed++;
+		} else
 			left++;
-		}
 	}
 	if (w->unknown > 0 && w->s->ops->wait_unknown != NULL)
 		fprintf(stderr, "chute: %s\n", w->s->ops->wait_unknown);

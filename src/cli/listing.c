@@ -113,10 +113,9 @@ prom_print(FILE *f, const struct prom_stats *s)
 	prom_label(labels, sizeof(labels), s->label, s->name);
 	prom_family(f, "chute_jobs", "Jobs in each state (a spool's state "
 	    "directories, a queue's rows).");
-	for (int i = 0; i < LISTING_NSTATES; i++) {
-		snprintf(state, sizeof(state), "state=\"%s\"",
-		    state_names[listing_states[i]]);
-		prom_sample(f, "chute_jobs", labels, state, s->jobs[i]);
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		snprintf(state, sizeof(state), "state=\"%s\"", state_names[st]);
+		prom_sample(f, "chute_jobs", labels, state, s->jobs[st]);
 	}
 	for (int m = 0; m < PM_N; m++) {
 		if (!s->has[m])

@@ -36,7 +36,7 @@ enum prom_metric {
 struct prom_stats {
 	const char	*label;		/* "spool" or "queue" */
 	const char	*name;		/* its value: the path, the queue */
-	double		 jobs[LISTING_NSTATES];	/* chute_jobs{state=...} */
+	double		 jobs[ST_END];	/* chute_jobs{state=...}, by state */
 	bool		 has[PM_N];	/* a metric not known is not printed */
 	double		 v[PM_N];
 };

@@ -333,28 +333,23 @@ look_paused(struct top_spool *s)
 
 /*
  * watch.c watches what the owner needs to see; the view needs every
- * arrival and departure: claims into cur/, retries and purges out of
- * failed/ and done/.  IN_MASK_ADD on the same descriptor widens a watch
- * and keeps its watch descriptor, so watch.c still decodes the events.
+ * arrival and departure in every state: claims into cur/, retries and
+ * purges out of failed/ and done/.  IN_MASK_ADD on the same descriptor
+ * widens a watch and keeps its watch descriptor, so watch.c still
+ * decodes the events; the bits a state's watch has already are no-ops.
  */
 static int
 widen_watch(struct watch *w, struct spool *sp)
 {
-	static const struct { int st; uint32_t mask; } more[] = {
-		{ ST_NEW, IN_MOVED_FROM | IN_DELETE },
-		{ ST_CUR, IN_MOVED_TO | IN_CREATE },
-		{ ST_DONE, IN_MOVED_FROM | IN_DELETE },
-		{ ST_FAILED, IN_MOVED_FROM | IN_DELETE },
-	};
-
-	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
-		char *p = spool_jobpath(sp, more[i].st, "");
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		char *p = spool_jobpath(sp, st, "");
 		int rc;
 
 		if (p == NULL)
 			return -1;
 		rc = inotify_add_watch(watch_fd(w), p, IN_MASK_ADD |
-		    IN_ONLYDIR | IN_DONT_FOLLOW | more[i].mask);
+		    IN_ONLYDIR | IN_DONT_FOLLOW | IN_MOVED_TO | IN_CREATE |
+		    IN_MOVED_FROM | IN_DELETE);
 		free(p);
 		if (rc == -1)
 			return -1;
@@ -365,10 +360,8 @@ widen_watch(struct watch *w, struct spool *sp)
 struct watch *
 top_watch_open(struct spool *sp)
 {
-	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	    ST_FAILED };
-	struct watch *w = watch_open(sp, states, 5);
-	int saved;
+	int states[ST_NSTATES], saved;
+	struct watch *w = watch_open(sp, states, states_where(0, 0, states));
 
 	if (w != NULL && widen_watch(w, sp) == -1) {
 		saved = errno;
@@ -379,6 +372,16 @@ top_watch_open(struct spool *sp)
 	return w;
 }
 
+/*
+ * The states counted by their names: every one but cur/, read as the
+ * running jobs, and failed/, read as the newest failures.
+ */
+static bool
+counted(int st)
+{
+	return st != ST_CUR && st != ST_FAILED;
+}
+
 int
 top_init(struct top_spool *s, struct spool *sp, msec_t since)
 {
@@ -387,10 +390,11 @@ top_init(struct top_spool *s, struct spool *sp, msec_t since)
 	memset(s, 0, sizeof(*s));
 	s->sp = sp;
 	strlcpy(s->t.title, sp->path, sizeof(s->t.title));
-	if (pass_run(s, ST_NEW, &p, count_name) == -1 ||
-	    pass_run(s, ST_DEFER, &p, count_name) == -1 ||
-	    pass_run(s, ST_DONE, &p, stat_name) == -1 ||
-	    read_running(s) == -1 || read_failed(s, since) == -1)
+	for (int st = ST_FIRST; st < ST_END; st++)
+		if (counted(st) && pass_run(s, st, &p, st == ST_DONE ?
+		    stat_name : count_name) == -1)
+			return -1;
+	if (read_running(s) == -1 || read_failed(s, since) == -1)
 		return -1;
 	look_owner(s);
 	look_paused(s);
@@ -401,15 +405,14 @@ top_init(struct top_spool *s, struct spool *sp, msec_t since)
 int
 top_rescan(struct top_spool *s)
 {
-	static const int counted[] = { ST_NEW, ST_DEFER, ST_DONE };
 	unsigned dirty = s->dirty;
 	struct pass p = { .v = NULL };
 
 	s->dirty = 0;
 	s->scanned = mono_ms();
-	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++)
-		if ((dirty & 1u << counted[i]) &&
-		    pass_run(s, counted[i], &p, count_name) == -1)
+	for (int st = ST_FIRST; st < ST_END; st++)
+		if (counted(st) && (dirty & 1u << st) &&
+		    pass_run(s, st, &p, count_name) == -1)
 			return -1;
 	if ((dirty & 1u << ST_CUR) && read_running(s) == -1)
 		return -1;
@@ -436,8 +439,7 @@ top_event(void *arg, const struct watch_event *ev)
 		return;
 	}
 	s->dirty |= 1u << ev->state;
-	if (ev->kind != W_ARRIVED ||
-	    (ev->state != ST_DONE && ev->state != ST_FAILED))
+	if (ev->kind != W_ARRIVED || !state_terminal(ev->state))
 		return;
 	top_finished(&s->t, ev->state, now_ms());
 	if (ev->state == ST_FAILED)

@@ -120,6 +120,10 @@ struct queue {
 	int		 worker_fd;	/* persistent workers get it as fd 3 */
 	bool		 die_with_owner;	/* handlers get PR_SET_PDEATHSIG */
 	int		 exit_status;	/* why wake said it cannot go on */
+	/* The queue writes each recorded outcome's `cur->STATE` line
+	 * itself, once its commit is known (the database's: a batch may
+	 * fail); otherwise the owner writes it when record returns 0. */
+	bool		 says_outcomes;
 };
 
 /* queue_spool.c: prints one line and returns an exit status on error. */

@@ -21,9 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/jobstate.h"
 #include "base/util.h"
-
-#define STORE_NSTATES	5	/* new, cur, defer, done, failed: listing_states */
 
 struct store;
 
@@ -33,6 +32,7 @@ struct store_job {
 	long long	 attempts;
 	char		 last[1100];	/* the last outcome: stored text, not escaped */
 	char		 next[48];	/* a deferred job's next try (ISO 8601), or "" */
+	long		 held;		/* a spool's job in new/ flocked by this pid; 0 none */
 	/* A spool's job forwarded to a queue: "to QUEUE at URI as ID", or "". */
 	char		 forwarded[1024];
 };
@@ -51,7 +51,7 @@ struct store_pause {
  * its own lines.
  */
 struct store_stats {
-	long long	 jobs[STORE_NSTATES];	/* listing_states' order */
+	long long	 jobs[ST_END];	/* by state, ST_FIRST to ST_END */
 	bool		 has_oldest;	/* a job is queued */
 	msec_t		 oldest_ms;	/* ... since this long */
 	double		 oldest_s;	/* ... in seconds, for Prometheus */

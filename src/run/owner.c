@@ -18,6 +18,7 @@
 
 #include "base/chute.h"
 #include "base/notify.h"
+#include "base/sigfd.h"
 #include "base/spawn.h"
 #include "base/util.h"
 #include "run/opts.h"
@@ -27,19 +28,10 @@
 static int
 setup_signals(struct owner *ow)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
 	/* SIGIO: a lease break while we probe for writers; SIGPIPE: never. */
 	spawn_ignore(SIGIO);
 	spawn_ignore(SIGPIPE);
-	ow->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	ow->sigfd = sigfd_open(SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0);
 	return ow->sigfd == -1 ? -1 : 0;
 }
 

@@ -56,9 +56,11 @@ record(struct owner *ow, int i, const char *why)
 	char next[40];
 
 	if (ow->q->be->record(ow->q, &j->c, &j->out, j->when) == 0) {
-		ow->finished += j->out.to == ST_DONE || j->out.to == ST_FAILED;
+		ow->finished += state_terminal(j->out.to);
 		ow->failed += j->out.to == ST_FAILED;
-		if (j->out.to == ST_DEFER) {
+		if (ow->q->says_outcomes)
+			;	/* after its commit, by the queue */
+		else if (j->out.to == ST_DEFER) {
 			iso_time(j->when, next, sizeof(next));
 			say("job=%s cur->%s attempt=%d %s next=%s", vis_id(j->c.id),
 			    to, j->c.attempt, why, next);

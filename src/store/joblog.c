@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/chute.h"
@@ -54,6 +55,27 @@ copy_log(int fd, int out, off_t size)
  * replaced and opens the copy.  Returns 0 (replaced: open log/ID again),
  * or -1 with errno set.
  */
+/*
+ * The shared log's flock, waited for SHARED_LOCK_MS at most: chute holds
+ * it for one copy, but anyone who may read the log (a submitter of a
+ * group spool) may take it too and keep it, and the owner must not wait
+ * on her.  0, or -1 with errno (EWOULDBLOCK: still held).
+ */
+static int
+lock_shared(int fd)
+{
+	struct timespec step = { 0, 10 * 1000 * 1000 };
+
+	for (int waited = 0;; waited += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    waited >= SHARED_LOCK_MS)
+			return -1;
+		nanosleep(&step, NULL);
+	}
+}
+
 static int
 own_copy(struct spool *sp, const char *id, int fd, const struct stat *st)
 {
@@ -62,7 +84,7 @@ own_copy(struct spool *sp, const char *id, int fd, const struct stat *st)
 	struct stat now;
 	int out, rc = -1, saved;
 
-	if (flock(fd, LOCK_EX) == -1)
+	if (lock_shared(fd) == -1)
 		return -1;
 	if (fstatat(sp->dir[ST_LOG], id, &now, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
@@ -105,7 +127,8 @@ joblog_open(struct spool *sp, const char *id)
 			return fd;
 		/*
 		 * Cannot copy (tmp/ not writable, say), or lost the race
-		 * too often: append to the shared file rather than lose the
+		 * too often, or another process keeps the shared file
+		 * locked: append to the shared file rather than lose the
 		 * line.
 		 */
 		if (tries == 3 || own_copy(sp, id, fd, &st) == -1)

@@ -1,6 +1,7 @@
 /*
- * lock.h, the interface of lock.c: one owner per spool: flock on the spool
- * root, owner.pid, /proc/locks.
+ * lock.h, the interface of lock.c: one owner per spool: flock on
+ * SPOOL/owner.lock (and, for earlier releases, on the spool root),
+ * owner.pid, /proc/locks.
  */
 #ifndef STORE_LOCK_H
 #define STORE_LOCK_H
@@ -10,10 +11,33 @@
 #include "base/util.h"
 #include "store/spool.h"
 
+/* The owner's lock file in the spool root: only its owner's user opens it. */
+#define LOCK_FILE	"owner.lock"
+/* Why lock_make refused one (EPERM), for the line that names it. */
+#define LOCK_UNSAFE	"not a regular file of the spool's owner's, mode " \
+	"0600: another user could hold the spool's lock; remove it while no " \
+	"owner runs"
+
 /*
- * Take the spool lock without waiting for a live owner.  Returns 0, or -1
- * with errno EWOULDBLOCK when another process owns the spool (an expected
- * answer: the caller says so), or another errno from flock(2).
+ * Open SPOOL/owner.lock (root: the spool root's descriptor), making it
+ * if it is missing: mode 0600, O_EXCL, the spool directory's owner's
+ * (chute init, and the first owner of a spool made before it).  Returns
+ * the descriptor, or -1 with errno: EPERM when the file there is not
+ * one only that user could have opened (not a regular file, or open to
+ * its group or others, or another user's): another user may hold its
+ * lock, and it must be removed while no owner runs.
+ */
+int	 lock_make(int root);
+
+/*
+ * Take the spool lock without waiting for a live owner: the flock on
+ * owner.lock (kept open in sp->lock), then, when it is free, the one on
+ * the spool root, which earlier releases take.  Returns 0, or -1 with
+ * errno EWOULDBLOCK when another owner holds owner.lock, or an earlier
+ * release's owner the root (an expected answer: the caller says so), or
+ * another errno from lock_make or flock(2).  A flock on the root held by
+ * anyone else (a submitter can open the root of a group spool) is said
+ * once and does not stop the owner.
  */
 int	 lock_take(struct spool *sp);
 
@@ -24,8 +48,19 @@ int	 lock_wait(struct spool *sp);
  * The pid of the process holding the spool lock, 0 if none, -1 if the
  * lock is held but the holder's pid cannot be told.  /proc/locks lists
  * every flock with device and inode; "->" lines are waiters (standbys).
+ * The holder of owner.lock; without one, the holder of the root's flock
+ * only if it is an earlier release's owner (the pid owner.pid names, of
+ * the spool's owner's user): a submitter's hold on the root is no owner.
  */
 pid_t	 lock_owner(struct spool *sp);
+
+/*
+ * Who holds a flock on the file (dev, ino): its pid, 0 if nobody, -1 if
+ * somebody whose pid cannot be told (another pid namespace, or no
+ * /proc/locks).  The pid is the process that took the lock; it may have
+ * exited since, leaving the lock to a process that inherited it.
+ */
+pid_t	 lock_holder(dev_t dev, ino_t ino);
 
 /*
  * The pid owner.pid names (0: none, or not a pid), and its mtime in ms

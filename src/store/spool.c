@@ -16,20 +16,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/lock.h"
 #include "store/spool.h"
 
+#define DIR_NAME_(st, name, flags)	[st] = name,
 const char *const state_names[ST_NDIRS] = {
-	"tmp", "new", "cur", "defer", "done", "failed", "log",
+	[ST_TMP] = "tmp",
+	JOBSTATES(DIR_NAME_)
+	[ST_LOG] = "log",
 };
-
-int
-state_from_name(const char *s)
-{
-	for (int i = 0; i < ST_NDIRS; i++)
-		if (strcmp(s, state_names[i]) == 0)
-			return i;
-	return ST_NONE;
-}
+#undef DIR_NAME_
 
 static int
 fsync_path(int at, const char *name)
@@ -55,7 +51,8 @@ dir_mode(int st, bool group)
 {
 	if (!group)
 		return 0700;
-	if (st == ST_TMP || st == ST_NEW || st == ST_DEFER)
+	if (st == ST_TMP || (st >= ST_FIRST && st < ST_END &&
+	    (jobstates[st].flags & JS_SUBMIT)))
 		return 03770;
 	return 02750;
 }
@@ -99,7 +96,7 @@ int
 spool_init(const char *path, const char *group)
 {
 	gid_t gid = (gid_t)-1;
-	int root, rc = -1;
+	int root, lk, rc = -1;
 
 	if (group != NULL) {
 		struct group *gr = getgrnam(group);
@@ -122,6 +119,11 @@ spool_init(const char *path, const char *group)
 	for (int i = 0; i < ST_NDIRS; i++)
 		if (fsync_path(root, state_names[i]) == -1)
 			goto out;
+	/* An unsafe one (EPERM) is chute run's to refuse, with its reason. */
+	if ((lk = lock_make(root)) == -1 && errno != EPERM)
+		goto out;
+	if (lk != -1)
+		close(lk);
 	rc = fsync(root);
 	if (rc == 0) {
 		/* The root's own entry lives in its parent. */
@@ -142,6 +144,7 @@ int
 spool_open(struct spool *sp, const char *path)
 {
 	sp->root = -1;
+	sp->lock = -1;
 	sp->dirty = 0;
 	for (int i = 0; i < ST_NDIRS; i++) {
 		sp->dir[i] = -1;
@@ -188,6 +191,9 @@ spool_close(struct spool *sp)
 	}
 	if (sp->root != -1)
 		close(sp->root);
+	if (sp->lock != -1)
+		close(sp->lock);
+	sp->lock = -1;
 	free(sp->path);
 	sp->path = NULL;
 	sp->root = -1;
@@ -197,17 +203,15 @@ spool_close(struct spool *sp)
 int
 spool_locate(struct spool *sp, const char *id, struct stat *st)
 {
-	static const int order[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	    ST_FAILED };
 	struct stat tmp;
 
 	if (st == NULL)
 		st = &tmp;
 	for (int round = 0; round < 2; round++)
-		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-			if (fstatat(sp->dir[order[i]], id, st,
+		for (int s = ST_FIRST; s < ST_END; s++)
+			if (fstatat(sp->dir[s], id, st,
 			    AT_SYMLINK_NOFOLLOW) == 0)
-				return order[i];
+				return s;
 	return ST_NONE;
 }
 

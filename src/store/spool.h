@@ -9,17 +9,24 @@
 #include <sys/stat.h>
 #include <stdbool.h>
 
-enum state { ST_TMP, ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED, ST_LOG, ST_NDIRS };
-#define ST_NONE	(-1)
+#include "base/jobstate.h"
+
+/*
+ * A spool's directories: tmp/ (jobs being written, not yet in a state),
+ * one per job state at the state's own number, and log/.
+ */
+enum { ST_TMP = ST_ZERO_, ST_LOG = ST_END, ST_NDIRS };
 
 struct spool {
 	char	*path;			/* absolute */
 	int	 root;			/* O_DIRECTORY fd of the spool root */
+	int	 lock;			/* owner.lock, once lock_take opened it */
 	int	 dir[ST_NDIRS];		/* one O_DIRECTORY fd per state dir */
 	unsigned dirty;			/* dirs renamed into since spool_sync */
 	mode_t	 fmode[ST_NDIRS];	/* spool_fmode's answers; 0: not asked */
 };
 
+/* The directories' names: tmp, the states' (jobstates[]), log. */
 extern const char *const state_names[ST_NDIRS];
 
 /*
@@ -44,11 +51,9 @@ mode_t	 spool_fmode(struct spool *sp, int st);
 
 void	 spool_close(struct spool *sp);
 
-int	 state_from_name(const char *s);
-
 /*
  * Which state directory holds the job?  Looks in the order jobs flow
- * (new, cur, defer, done, failed) and tries a second round, because a job
+ * (the states' order in JOBSTATES) and tries a second round, because a job
  * moving backwards (cur->new, defer->new, failed->new) between two of our
  * lookups would otherwise be missed.  Returns the state, or ST_NONE.
  */

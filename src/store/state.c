@@ -182,10 +182,10 @@ state_requeue(struct spool *sp, const char *id)
 int
 state_cancel(struct spool *sp, const char *id, int *from)
 {
-	static const int order[] = { ST_NEW, ST_DEFER, ST_CUR };
+	int order[ST_NSTATES], n = states_where(JS_TERMINAL, 0, order);
 
 	for (int round = 0; round < 2; round++) {
-		for (size_t i = 0; i < 3; i++) {
+		for (int i = 0; i < n; i++) {
 			/* Best effort: its mtime only ages it in failed/. */
 			(void)stamp(sp, order[i], id, -1, now_ms());
 			if (move(sp, order[i], id, ST_FAILED, id, true) == 0) {

@@ -58,8 +58,9 @@ int	 state_reject(struct spool *sp, const char *id);
 int	 state_requeue(struct spool *sp, const char *id);
 
 /*
- * new, defer or cur -> failed.  Tries each, twice, since the job may move
- * between them while we look.  *from gets the state it left.
+ * A live state (new, cur, defer: not terminal) -> failed.  Tries each in
+ * the table's order, twice, since the job may move between them while we
+ * look.  *from gets the state it left.
  * Returns 0, or -1 with errno ENOENT if it is in none of them.
  */
 int	 state_cancel(struct spool *sp, const char *id, int *from);

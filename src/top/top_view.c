@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/spool.h"
@@ -66,15 +67,14 @@ line_who(const struct top *t, char *buf, size_t len)
 static void
 line_counts(const struct top *t, char *buf, size_t len)
 {
-	static const int st[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED };
 	char n[32];
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]) && at < len; i++) {
-		top_count(t, st[i], n, sizeof(n));
-		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", i ? "   " :
-		    "", state_names[st[i]], n);
+	for (int st = ST_FIRST; st < ST_END && at < len; st++) {
+		top_count(t, st, n, sizeof(n));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %s",
+		    st != ST_FIRST ? "   " : "", state_names[st], n);
 	}
 }
 
@@ -632,16 +632,7 @@ view_step(struct view *v, struct pollfd *pfd)
 static int
 signals_open(void)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGWINCH);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
-		return -1;
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return sigfd_open(SIGINT, SIGTERM, SIGHUP, SIGWINCH, 0);
 }
 
 static int

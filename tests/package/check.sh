@@ -140,9 +140,14 @@ metrics_written() {
 # setpriv execs it (runuser would stay its parent), so that $web is chute
 # web's own pid, for SIGTERM and its exit status.
 web_serves() {
-	local base='' i
+	local base='' i pw=check-package-$$
+	# Its one user, in a file only chute may read (chute web wants one).
+	perl -e 'print "pkg:", crypt($ARGV[0], "\$6\$chutepkg\$"), "\n"' "$pw" \
+	    >"$work/web.users" && chown chute:chute "$work/web.users" &&
+	    chmod 0600 "$work/web.users" || return 1
 	setpriv --reuid=chute --regid=chute --init-groups -- /usr/bin/chute web \
-	    "$spool" --listen 127.0.0.1:0 2>"$work/web.log" &
+	    "$spool" --auth-file "$work/web.users" --listen 127.0.0.1:0 \
+	    2>"$work/web.log" &
 	web=$!
 	# Until it says where it listens: 10 s at most.
 	for ((i = 0; i < 100; i++)); do
@@ -152,7 +157,7 @@ web_serves() {
 		sleep 0.1
 	done
 	local served=1
-	[[ -n $base ]] && curl -sf -o "$work/web.html" "$base/" &&
+	[[ -n $base ]] && curl -sf -u "pkg:$pw" -o "$work/web.html" "$base/" &&
 	    grep -q 'id="c-done" href="/jobs?state=done">1<' "$work/web.html" &&
 	    served=0
 	# SIGTERM ends it with exit status 0.

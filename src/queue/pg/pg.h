@@ -13,12 +13,27 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	6		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	7		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
 					   5: finished jobs in a table of their own;
-					   6: names compared as bytes (COLLATE "C") */
+					   6: names compared as bytes (COLLATE "C");
+					   7: a job's times finite */
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created, claimed"
+/*
+ * Appended to an INSERT of a job's end into chute.finished: a row there
+ * that already holds the job's (queue, id) was not put there by chute (a
+ * job is in one table at a time; its payload's key keeps its ID unique),
+ * and must not make the end fail, which failed the whole batch with it,
+ * every time (issue 35).  The job's end replaces that row, its last
+ * saying so (PG_STRAY_WHY), and the statement's reply tells the worker.
+ */
+#define PG_STRAY_WHY		"; replaced a stray row of chute.finished that held its ID"
+#define PG_FINISHED_STRAY	" ON CONFLICT (queue, id) DO UPDATE SET" \
+	" state = excluded.state, run_at = excluded.run_at," \
+	" attempts = excluded.attempts, last = excluded.last || '" \
+	PG_STRAY_WHY "', size = excluded.size, created = excluded.created," \
+	" claimed = excluded.claimed, log = excluded.log"
 #define PG_LOG_LAST_SEQ		"9223372036854775807"	/* chute.job_logs: the last attempt's */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */
@@ -40,6 +55,16 @@
  */
 #define PG_WORKER_LEASE(w)	"(greatest(0, least(" w "lease_ms, " \
 	"3153600000000)) * interval '1 millisecond')"
+/*
+ * A job's time t as the readers subtract it from now() or count it in
+ * ms: an infinity (past version 7's checks: the shared role may drop
+ * them) is read as a thousand years away, either way, so that one row
+ * cannot fail a listing of its whole queue ("cannot subtract infinite
+ * timestamps", "bigint out of range"); NULL stays NULL.
+ */
+#define PG_NEAR(t)	"(CASE WHEN NOT isfinite(" t ") THEN now() + CASE" \
+	" WHEN " t " > now() THEN 1 ELSE -1 END * interval '1000 years'" \
+	" ELSE " t " END)"
 #define PG_PREFETCH		256		/* --prefetch default */
 #define PG_PREFETCH_MAX		10000
 #define PG_PREFETCH_MS		100		/* work claimed ahead, at most */
@@ -115,6 +140,17 @@ int	 pg_parse(struct pg *pg, const char *uri, const char *queue);
  * (pg_error says why; the connection is closed).
  */
 int	 pg_connect(struct pg *pg, bool listen, msec_t stmt_ms);
+/*
+ * Text from the server (an error, a WARNING: a trigger's, a policy's, a
+ * view's, in a role the submitters share) made fit for one line in buf
+ * (len bytes): libpq's line breaks folded into spaces, its last one
+ * dropped, every other control byte and backslash escaped as the
+ * journal escapes free text (vis_text), so that it can neither drive a
+ * terminal nor forge a line.  pg_error and every connection's notices
+ * (pg_connect gives each a processor that prints them so on stderr,
+ * naming pg->name) pass here.
+ */
+void	 pg_server_text(const char *msg, char *buf, size_t len);
 /*
  * The status of a statement's result r (NULL: none came), its SQLSTATE
  * kept in pg->state for pg_fail.  Every statement's result passes here.
@@ -259,5 +295,17 @@ int	 pg_pause(struct pg *pg, const char *queue, bool on, const char *by);
  */
 int	 pg_paused(struct pg *pg, const char *queue, bool *paused, char *by,
 	    size_t len, msec_t *at);
+/*
+ * The payload of a cancel's notification on PG_CHANNEL, for the worker
+ * that holds the job: "cancel/QUEUE/ID" in buf (len bytes).  A queue's
+ * name holds no '/' (pg_parse), so the first '/' after the queue's name
+ * ends it: no two (queue, ID) pairs share a payload, and no queue's name
+ * (a submit's payload) is one.  The version 6 release's "cancel QUEUE ID"
+ * let `--queue 'a b'` and ID y name job "b y" of queue a too.
+ */
+void	 pg_cancel_note(char *buf, size_t len, const char *queue,
+	    const char *id);
+/* The ID a payload cancels in queue, or NULL: it is no cancel of queue's. */
+const char	*pg_cancel_of(const char *payload, const char *queue);
 
 #endif

@@ -249,6 +249,33 @@ wait_io(struct pg *pg, short events)
 	return -1;
 }
 
+void
+pg_server_text(const char *msg, char *buf, size_t len)
+{
+	char line[512], *nl;
+
+	strlcpy(line, msg, sizeof(line));
+	while ((nl = strchr(line, '\n')) != NULL)
+		*nl = nl[1] == '\0' ? '\0' : ' ';
+	vis_text(line, buf, len);
+}
+
+/*
+ * A notice or WARNING the server sends on pg's connection: one line on
+ * stderr, escaped, where libpq's own processor printed it as it came.
+ * Those who say things otherwise (a worker's journal, top's screen) set
+ * their own.
+ */
+static void
+notice(void *arg, const char *msg)
+{
+	const struct pg *pg = arg;
+	char text[4 * 512 + 1];
+
+	pg_server_text(msg, text, sizeof(text));
+	fprintf(stderr, "chute: %s: %s\n", pg->name, text);
+}
+
 /* PQconnectdbParams, but with poll(2) and the deadline (libpq's docs). */
 static int
 connect_by(struct pg *pg, const char *const *keys, const char *const *vals)
@@ -260,6 +287,7 @@ connect_by(struct pg *pg, const char *const *keys, const char *const *vals)
 		errno = ENOMEM;
 		return -1;
 	}
+	PQsetNoticeProcessor(pg->conn, notice, pg);
 	while (st != PGRES_POLLING_OK) {
 		if (PQstatus(pg->conn) == CONNECTION_BAD ||
 		    st == PGRES_POLLING_FAILED)
@@ -321,6 +349,9 @@ pg_connect(struct pg *pg, bool listen, msec_t stmt_ms)
 		errno = ENOMEM;
 		return -1;
 	}
+	/* Once made: a notice during the handshake (none that a trigger or
+	 * a policy can raise) went to libpq's own processor. */
+	PQsetNoticeProcessor(pg->conn, notice, pg);
 	if (PQstatus(pg->conn) != CONNECTION_OK)
 		return -1;
 	return 0;
@@ -344,22 +375,14 @@ pg_ok(struct pg *pg)
 const char *
 pg_error(struct pg *pg)
 {
-	static char buf[512];
-	char *nl;
+	static char buf[4 * 512 + 1];
 
 	if (pg->conn == NULL && pg->late)
 		return "no reply in time (the worker's own deadline, "
 		    "under its lease): connection dropped";
 	if (pg->conn == NULL)
 		return strerror(errno ? errno : ENOMEM);
-	strlcpy(buf, PQerrorMessage(pg->conn), sizeof(buf));
-	while ((nl = strchr(buf, '\n')) != NULL) {
-		if (nl[1] == '\0') {
-			*nl = '\0';
-			break;
-		}
-		*nl = ' ';
-	}
+	pg_server_text(PQerrorMessage(pg->conn), buf, sizeof(buf));
 	return buf[0] ? buf : "unknown error";
 }
 

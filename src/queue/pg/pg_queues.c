@@ -2,6 +2,7 @@
  * pg_queues.c: a queue paused and resumed (chute.queues), for `chute
  * pause URL`, `chute resume URL`, and the views that show it or act on it
  * (top, web).  The claim's own check of the pause is queue_pg_claim.c's.
+ * And the words of a cancel's notification (pg.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,4 +70,21 @@ pg_paused(struct pg *pg, const char *queue, bool *paused, char *by,
 		*at = n == 1 ? strtoll(PQgetvalue(r, 0, 1), NULL, 10) : 0;
 	PQclear(r);
 	return 0;
+}
+
+void
+pg_cancel_note(char *buf, size_t len, const char *queue, const char *id)
+{
+	snprintf(buf, len, "cancel/%s/%s", queue, id);
+}
+
+const char *
+pg_cancel_of(const char *payload, const char *queue)
+{
+	size_t ql = strlen(queue);
+
+	if (strncmp(payload, "cancel/", 7) != 0 ||
+	    strncmp(payload + 7, queue, ql) != 0 || payload[7 + ql] != '/')
+		return NULL;
+	return payload + 8 + ql;
 }

@@ -318,6 +318,54 @@ static const char schema6[] =
 "END $$;\n";
 
 /*
+ * Version 7: a job's times are finite.  Every reader subtracts them from
+ * now() (top, ls, stats, the dashboard) or orders by them, and a row
+ * whose run_at or created was infinity or -infinity (any submitter may
+ * write one: they share the workers' role) made each of those fail for
+ * its whole queue ("cannot subtract infinite timestamps"), and purge
+ * --older-than never took one at +infinity; chute.workers had its check
+ * since version 4, the job tables none (nor chute.queues' paused_at,
+ * which stats reads as a number).  The checks are validated: a
+ * database that holds such a row stops the upgrade with one line (exit
+ * 74) naming a job and the fix, fleet.md's "The upgrade to version 7",
+ * and stays at version 6, whole.  Once only: a later init finds the
+ * checks.
+ */
+#define LIVE_FINITE	"isfinite(run_at) AND isfinite(created) AND" \
+	" (claimed IS NULL OR isfinite(claimed)) AND" \
+	" (lease_until IS NULL OR isfinite(lease_until))"
+#define FINISHED_FINITE	"isfinite(run_at) AND isfinite(created) AND" \
+	" (claimed IS NULL OR isfinite(claimed))"
+#define QUEUES_FINITE	"paused_at IS NULL OR isfinite(paused_at)"
+static const char schema7[] =
+"DO $$ DECLARE w text; BEGIN\n"
+" IF NOT EXISTS (SELECT FROM pg_constraint WHERE conname ="
+" 'live_times_finite' AND conrelid = 'chute.live'::regclass) THEN\n"
+"  BEGIN\n"
+"   ALTER TABLE chute.live ADD CONSTRAINT live_times_finite CHECK ("
+LIVE_FINITE ");\n"
+"   ALTER TABLE chute.finished ADD CONSTRAINT finished_times_finite CHECK ("
+FINISHED_FINITE ");\n"
+"   ALTER TABLE chute.queues ADD CONSTRAINT queues_times_finite CHECK ("
+QUEUES_FINITE ");\n"
+"  EXCEPTION WHEN check_violation THEN\n"
+"   SELECT format('job %L of queue %L', id, queue) INTO w FROM (SELECT"
+" queue, id FROM chute.live WHERE NOT (" LIVE_FINITE ") UNION ALL"
+" SELECT queue, id FROM chute.finished WHERE NOT (" FINISHED_FINITE "))"
+" x LIMIT 1;\n"
+"   IF w IS NULL THEN\n"
+"    SELECT format('the pause of queue %L', queue) INTO w FROM chute.queues"
+" WHERE NOT (" QUEUES_FINITE ") LIMIT 1;\n"
+"   END IF;\n"
+"   RAISE EXCEPTION '% has a time at infinity or -infinity, which version 7"
+" forbids: set such times to now() (or purge those jobs), as fleet.md says"
+" under \"The upgrade to version 7\", and run init again', w"
+" USING ERRCODE = 'check_violation';\n"
+"  END;\n"
+" END IF;\n"
+"END $$;\n";
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -376,6 +424,7 @@ pg_schema_init(struct pg *pg)
 	if ((was < 5 && pg_cmd(pg, schema, 0, NULL) == -1) ||
 	    pg_cmd(pg, schema5, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

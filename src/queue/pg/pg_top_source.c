@@ -1,6 +1,6 @@
 /*
  * pg_top_source.c: a queue as a live view's source (struct top_source of
- * cli/top.h), for `chute top URL` (pg_cmd_top.c) and `chute web URL`.
+ * queue/view.h), for `chute top URL` (pg_cmd_top.c) and `chute web URL`.
  * What it shows is read with pg_view.c, again at most once per
  * TOP_PG_COALESCE_MS after the notifications that say the queue changed
  * (LISTEN: submits, cancels, retries, pauses, the workers' claims and
@@ -22,7 +22,7 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "store/spool.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/pg_view.h"
 #include "queue/pg/store_pg.h"
@@ -57,7 +57,7 @@ take_counts(struct top *t, const struct pgv_counts *c)
 		[PGV_ABOUT] = TOP_ABOUT,
 	};
 
-	for (int st = 0; st < ST_NDIRS; st++) {
+	for (int st = ST_FIRST; st < ST_END; st++) {
 		t->count[st] = c->n[st];
 		t->kind[st] = kinds[c->kind[st]];
 	}

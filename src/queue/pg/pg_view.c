@@ -134,8 +134,6 @@ split_finished(struct pgv_counts *c, long long fin)
 int
 pgv_counts(struct pg *pg, struct pgv_counts *c)
 {
-	static const int states[] = { ST_NEW, ST_CUR, ST_DEFER, ST_DONE,
-	    ST_FAILED };
 	PGresult *r = ask(pg, counts_sql, PGV_COUNT_MAX + 1);
 	long long est;
 
@@ -155,14 +153,14 @@ pgv_counts(struct pg *pg, struct pgv_counts *c)
 	 * Past the bound, the estimate; never below what was counted, and
 	 * not the planner's floor of one row, which says nothing.
 	 */
-	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-		if (c->kind[states[i]] != PGV_ATLEAST)
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		if (c->kind[st] != PGV_ATLEAST)
 			continue;
-		if ((est = estimate(pg, states[i])) == -1)
+		if ((est = estimate(pg, st)) == -1)
 			return -1;
-		if (est > c->n[states[i]] && est > 1) {
-			c->n[states[i]] = est;
-			c->kind[states[i]] = PGV_ABOUT;
+		if (est > c->n[st] && est > 1) {
+			c->n[st] = est;
+			c->kind[st] = PGV_ABOUT;
 		}
 	}
 	return 0;
@@ -197,8 +195,8 @@ jobs_of(PGresult *r, struct pgv_job *v, int max)
 	return n == -1 ? -1 : k;
 }
 
-#define MS_SINCE(t)	"(extract(epoch FROM now() - " t ") * 1000)::bigint"
-#define MS_EPOCH(t)	"(extract(epoch FROM " t ") * 1000)::bigint"
+#define MS_SINCE(t)	"(extract(epoch FROM now() - " PG_NEAR(t) ") * 1000)::bigint"
+#define MS_EPOCH(t)	"(extract(epoch FROM " PG_NEAR(t) ") * 1000)::bigint"
 
 /*
  * In order of their fencing tokens, which claims take from one sequence
@@ -212,7 +210,8 @@ pgv_running(struct pg *pg, struct pgv_job *v, int max)
 	static const char sql[] = "SELECT id, coalesce(worker, ''),"
 	    " coalesce(" MS_SINCE("claimed") ", -1),"
 	    " coalesce(" MS_EPOCH("claimed") ", 0),"
-	    " coalesce((extract(epoch FROM lease_until - now()) * 1000)::bigint,"
+	    " coalesce((extract(epoch FROM " PG_NEAR("lease_until") " - now())"
+	    " * 1000)::bigint,"
 	    " 0), attempts, left(last, 255) FROM chute.jobs"
 	    " WHERE queue = $1 AND state = 'cur' ORDER BY token LIMIT $2::bigint";
 	PGresult *r = ask(pg, sql, max);
@@ -245,7 +244,8 @@ pgv_rate(struct pg *pg, struct pgv_rate *rt)
 {
 	static const char sql[] = "SELECT s, count(*) FILTER (WHERE state ="
 	    " 'done'), count(*) FILTER (WHERE state = 'failed') FROM"
-	    " (SELECT greatest(0, floor(extract(epoch FROM now() - run_at)))::int"
+	    " (SELECT greatest(0, floor(extract(epoch FROM now() - "
+	    PG_NEAR("run_at") ")))::int"
 	    " AS s, state FROM chute.jobs WHERE queue = $1"
 	    " AND state IN ('done', 'failed') AND run_at > now() - interval"
 	    " '60 seconds' ORDER BY run_at DESC"
@@ -370,19 +370,17 @@ pgv_listen(struct pg *pg)
 
 /*
  * Of ours: on PG_CHANNEL the queue's name (a submit, a retry, pause or
- * resume) or "cancel QUEUE ID"; on PGV_CHANNEL the queue's name.
+ * resume) or a cancel in it (pg_cancel_note); on PGV_CHANNEL the queue's
+ * name.
  */
 static bool
 ours(const struct pg *pg, const PGnotify *n)
 {
-	size_t ql = strlen(pg->queue);
-
 	if (strcmp(n->extra, pg->queue) == 0)
 		return strcmp(n->relname, PG_CHANNEL) == 0 ||
 		    strcmp(n->relname, PGV_CHANNEL) == 0;
 	return strcmp(n->relname, PG_CHANNEL) == 0 &&
-	    strncmp(n->extra, "cancel ", 7) == 0 &&
-	    strncmp(n->extra + 7, pg->queue, ql) == 0 && n->extra[7 + ql] == ' ';
+	    pg_cancel_of(n->extra, pg->queue) != NULL;
 }
 
 int

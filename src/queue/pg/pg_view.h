@@ -41,10 +41,10 @@ enum pgv_kind {
 	PGV_ABOUT,		/* the planner's estimate: "~1.2M" */
 };
 
-/* Indexed by ST_NEW .. ST_FAILED (store/spool.h); the others stay 0. */
+/* Indexed by the state (base/jobstate.h); [0] stays 0. */
 struct pgv_counts {
-	long long	 n[ST_NDIRS];
-	enum pgv_kind	 kind[ST_NDIRS];
+	long long	 n[ST_END];
+	enum pgv_kind	 kind[ST_END];
 };
 
 /* A running job (pgv_running) or a failed one (pgv_failures). */

@@ -19,10 +19,13 @@ struct pending {
 	char		 token[24];
 	uint64_t	 tok;		/* token, as a number: the sort key */
 	bool		 took;		/* in the reply of the statement sent */
+	bool		 stray;		/* it replaced a stray finished row */
 	const char	*to;
 	msec_t		 delay;
 	bool		 counted;
 	char		 last[96];
+	int		 attempt;	/* for the line said after the commit */
+	msec_t		 when;		/* realtime: defer's next run */
 	char		*log;		/* hex of the attempt's log, malloc'd */
 	msec_t		 since;		/* monotonic */
 };

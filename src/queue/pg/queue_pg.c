@@ -66,7 +66,7 @@ static void
 notifies(struct pgq *pq)
 {
 	PGnotify *n;
-	size_t ql = strlen(pq->pg.queue);
+	const char *id;
 
 	while (pq->up && (n = PQnotifies(pq->pg.conn)) != NULL) {
 		const char *e = n->extra;
@@ -75,10 +75,9 @@ notifies(struct pgq *pq)
 			pq->wake = true;
 		else if (about_us(pq, e, "pause") || about_us(pq, e, "resume"))
 			pq->pause_heard = true;
-		else if (strncmp(e, "cancel ", 7) == 0 &&
-		    strncmp(e + 7, pq->pg.queue, ql) == 0 && e[7 + ql] == ' ')
+		else if ((id = pg_cancel_of(e, pq->pg.queue)) != NULL)
 			for (size_t i = 0; i < pq->nheld; i++)
-				if (strcmp(pq->held[i]->id, e + 8 + ql) == 0)
+				if (strcmp(pq->held[i]->id, id) == 0)
 					pq->c.cancelled(pq->c.arg,
 					    pq->held[i]->id,
 					    "cancelled from another process",
@@ -417,6 +416,7 @@ queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
 	}
 	pq->q.be = &pg_backend;
 	pq->q.worker_fd = -1;
+	pq->q.says_outcomes = true;	/* after each batch's commit */
 	pq->pg = *pg;
 	pq->pg.conn = NULL;
 	pq->pg.nprep = 0;
@@ -499,6 +499,8 @@ reconnect(struct pgq *pq, msec_t mono)
 		pgq_down(pq, "connect");
 		return;
 	}
+	/* The journal's, from the first statement: in say()'s order. */
+	PQsetNoticeProcessor(pq->pg.conn, pgq_notice, pq);
 	if ((v = pg_schema_version(&pq->pg)) == -1) {
 		pgq_down(pq, "schema");
 		return;
@@ -515,7 +517,6 @@ reconnect(struct pgq *pq, msec_t mono)
 		pgq_down(pq, "LISTEN");
 		return;
 	}
-	PQsetNoticeProcessor(pq->pg.conn, pgq_notice, pq);
 	pgq_arm(pq, mono);		/* the rest of the turn: as any other */
 	if (pq->said_down)
 		say("%s: connected again", pq->pg.name);

@@ -219,7 +219,7 @@ unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
 	    " 'refused: ' || o.why AS last),"
 	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
 	    " SELECT $1, id, 'failed', now(), attempts, last, size, created,"
-	    " claimed FROM bad)"
+	    " claimed FROM bad" PG_FINISHED_STRAY ")"
 	    " INSERT INTO chute.logs (queue, id, body) SELECT $1, id,"
 	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
 	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
@@ -706,7 +706,7 @@ pgq_recover(struct pgq *pq, msec_t mono)
 	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
 	    " SELECT $1, id, 'failed', now(), attempts,"
 	    " 'abandoned: lease expired; attempts exhausted', size, created,"
-	    " claimed FROM spent)"
+	    " claimed FROM spent" PG_FINISHED_STRAY ")"
 	    " SELECT id, state, attempts FROM back UNION ALL"
 	    " SELECT id, 'failed', attempts FROM spent";
 	char max[16];

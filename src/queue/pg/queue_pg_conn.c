@@ -70,10 +70,8 @@ void
 pgq_notice(void *arg, const char *msg)
 {
 	struct pgq *pq = arg;
-	char line[512], *nl;
+	char line[4 * 512 + 1];
 
-	strlcpy(line, msg, sizeof(line));
-	while ((nl = strchr(line, '\n')) != NULL)
-		*nl = nl[1] == '\0' ? '\0' : ' ';
+	pg_server_text(msg, line, sizeof(line));
 	say_warn("%s: %s", pq->pg.name, line);
 }

@@ -48,7 +48,13 @@
  * of 250 cost 30,000 comparisons, 5% of the server's time (perf).  The
  * reply is each changed row's place, so the worker finds its pending
  * outcome without a search either.  A refusal means someone else decides
- * that job now; it is said, and nothing else is done.  The statement is
+ * that job now; it is said, and nothing else is done.  A row of
+ * chute.finished already holding an ending job's ID is a stray (planted
+ * by a role that shares ours): the job's end replaces it
+ * (PG_FINISHED_STRAY) and the reply names it, where its unique
+ * violation failed the whole batch, every time it was sent.  Each
+ * outcome's `cur->STATE` line is said once the reply is in (flush_take),
+ * never before: a batch that fails claims nothing.  The statement is
  * sent
  * without waiting for it (flush_send): the owner goes on giving workers
  * their next jobs while the server commits, and the result is taken when
@@ -74,7 +80,10 @@ static const char flush_sql[] =
     " interval '1 millisecond', attempts - CASE WHEN ($6::boolean[])[k]"
     " THEN 0 ELSE 1 END, ($7::text[])[k], size, created, claimed,"
     " CASE WHEN ($8::text[])[k] <> '' THEN decode(($8::text[])[k], 'hex')"
-    " END FROM gone),"
+    " END FROM gone" PG_FINISHED_STRAY
+    /* Which rows replaced a stray one: only those are updated, and an
+     * updated row's version carries our transaction's lock in xmax. */
+    " RETURNING id, xmax <> '0'::xid AS stray),"
     /* defer, or new (handed back): the row stays, its log in chute.logs. */
     " rec AS (UPDATE chute.live j SET state = ($4::text[])[" K "],"
     " run_at = CASE ($4::text[])[" K "] WHEN 'new' THEN j.run_at"
@@ -87,7 +96,8 @@ static const char flush_sql[] =
     " SELECT $1, o.id, decode(o.log, 'hex') FROM unnest($2::text[],"
     " $8::text[]) WITH ORDINALITY AS o(id, log, n) WHERE o.log <> ''"
     " AND o.n NOT IN (SELECT k FROM gone))"
-    " SELECT k FROM rec UNION ALL SELECT k FROM gone";
+    " SELECT k, NULL::text FROM rec UNION ALL SELECT k, NULL FROM gone"
+    " UNION ALL SELECT NULL, id FROM fin WHERE stray";
 #undef HIT
 #undef K
 
@@ -141,6 +151,48 @@ flush_send(struct pgq *pq)
 	return rc;
 }
 
+/*
+ * The line of a recorded outcome, said once its commit is known (the
+ * owner leaves it to us: queue.says_outcomes).  The owner used to say it
+ * when the outcome was queued, and a batch that then failed left a
+ * `cur->done` in the journal for a job still in cur.
+ */
+static void
+said_recorded(const struct pending *o)
+{
+	char next[40];
+
+	if (strcmp(o->to, "defer") == 0) {
+		iso_time(o->when, next, sizeof(next));
+		say("job=%s cur->%s attempt=%d %s next=%s", vis_id(o->id), o->to,
+		    o->attempt, o->last, next);
+	} else
+		say("job=%s cur->%s attempt=%d %s", vis_id(o->id), o->to,
+		    o->attempt, o->last);
+	if (o->stray)
+		say_warn("job=%s: a stray row of chute.finished held its ID "
+		    "(not chute's: a job is in one table at a time): replaced "
+		    "by this outcome, its last saying so", vis_id(o->id));
+}
+
+/*
+ * The reply's rows: each taken outcome's place (k), and the ID of each
+ * that replaced a stray row of chute.finished (PG_FINISHED_STRAY).
+ */
+static void
+flush_mark(struct pgq *pq, PGresult *r, size_t n)
+{
+	for (int t = 0; PQnfields(r) == 2 && t < PQntuples(r); t++) {
+		long k = strtol(PQgetvalue(r, t, 0), NULL, 10);
+
+		if (k >= 1 && (size_t)k <= n)
+			pq->pend[k - 1].took = true;
+		for (size_t i = 0; PQgetisnull(r, t, 0) && i < n; i++)
+			if (strcmp(pq->pend[i].id, PQgetvalue(r, t, 1)) == 0)
+				pq->pend[i].stray = true;
+	}
+}
+
 /* The result r of the statement in flight (NULL: none came): 0, or -1. */
 static int
 flush_take(struct pgq *pq, PGresult *r)
@@ -156,14 +208,11 @@ flush_take(struct pgq *pq, PGresult *r)
 		pq->flush_again = mono_ms() + RETRY_MS;
 		return -1;
 	}
-	for (int t = 0; t < PQntuples(r); t++) {
-		long k = strtol(PQgetvalue(r, t, 0), NULL, 10);
-
-		if (k >= 1 && (size_t)k <= n)
-			pq->pend[k - 1].took = true;
-	}
+	flush_mark(pq, r, n);
 	for (size_t i = 0; i < n; i++) {
-		if (!pq->pend[i].took)
+		if (pq->pend[i].took)
+			said_recorded(&pq->pend[i]);
+		else
 			say_warn("job=%s outcome %s refused: its claim was lost "
 			    "(cancelled, or recovered after its lease); "
 			    "the job's current state stands",
@@ -307,6 +356,8 @@ pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	o->delay = out->delay;
 	o->counted = out->counted;
 	strlcpy(o->last, out->why, sizeof(o->last));
+	o->attempt = c->attempt;
+	o->when = when;
 	o->log = read_log(pq, c);
 	o->since = mono_ms();
 	pq->done_n++;

@@ -158,9 +158,10 @@ static int
 sp_list(struct store *s, int state,
     void (*row)(void *, const struct store_row *), void *arg)
 {
-	static const char sql[] = "SELECT state, (extract(epoch FROM now() -"
-	    " run_at) * 1000)::bigint, attempts, id, worker,"
-	    " (extract(epoch FROM lease_until - now()) * 1000)::bigint"
+	static const char sql[] = "SELECT state, (extract(epoch FROM now() - "
+	    PG_NEAR("run_at") ") * 1000)::bigint, attempts, id, worker,"
+	    " (extract(epoch FROM " PG_NEAR("lease_until") " - now()) * 1000)"
+	    "::bigint"
 	    " FROM chute.jobs"
 	    " WHERE queue = $1 AND ($2::text IS NULL OR state = $2)"
 	    " ORDER BY run_at, id";

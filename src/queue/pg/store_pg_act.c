@@ -79,7 +79,7 @@ pg_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
 	snprintf(text, sizeof(text), "cancelled by %s in %s", by,
 	    PQgetvalue(r, 0, 0));
 	pg_note(pg, id, text);
-	snprintf(note, sizeof(note), "cancel %s %s", pg->queue, id);
+	pg_cancel_note(note, sizeof(note), pg->queue, id);
 	if (strcmp(PQgetvalue(r, 0, 0), "cur") == 0)	/* its worker stops it */
 		pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
 	else				/* no worker holds it: the views only */

@@ -12,8 +12,8 @@
 #include "queue/store.h"
 
 /*
- * stats URL: one statement, one snapshot.  Columns: the counts in new,
- * cur, defer, done, failed (listing_states' order), then the SC_* below.
+ * stats URL: one statement, one snapshot.  Columns: the count in each
+ * state, in the table's order (JOBSTATES), then the SC_* below.
  * A job in cur whose lease has run out belongs to a worker that died or
  * lost the database, and waits for recovery: it is not running.  Workers
  * are counted by their sessions (pg_connect names a worker's
@@ -24,17 +24,15 @@
  * keeps no start of an attempt (a claim leaves run_at alone, a renewal
  * moves lease_until, the log arrives with the outcome).
  */
-enum { SC_OLDEST = STORE_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
+enum { SC_OLDEST = ST_NSTATES, SC_RUNNING, SC_CLAIMING, SC_CONNECTED,
 	SC_ALIVE, SC_PAUSED_BY, SC_PAUSED_AT, SC_N };
 
+#define STATS_COUNT_(st, name, flags) \
+    " count(*) FILTER (WHERE state = '" name "'),"
 static const char stats_sql[] = "SELECT"
-    " count(*) FILTER (WHERE state = 'new'),"
-    " count(*) FILTER (WHERE state = 'cur'),"
-    " count(*) FILTER (WHERE state = 'defer'),"
-    " count(*) FILTER (WHERE state = 'done'),"
-    " count(*) FILTER (WHERE state = 'failed'),"
-    " greatest(0, coalesce(extract(epoch FROM now() -"
-    "  min(run_at) FILTER (WHERE state = 'new'))::float8, 0)),"
+    JOBSTATES(STATS_COUNT_)
+    " greatest(0, coalesce(extract(epoch FROM now() - " PG_NEAR(
+    "min(run_at) FILTER (WHERE state = 'new')") ")::float8, 0)),"
     " count(*) FILTER (WHERE state = 'cur' AND lease_until > now()),"
     " count(DISTINCT worker) FILTER (WHERE state = 'cur'"
     "  AND lease_until > now()),"
@@ -69,10 +67,10 @@ pg_stats_read(struct pg *pg, struct store_stats *s)
 		return pg_fail(pg, "stats");
 	}
 	memset(s, 0, sizeof(*s));
-	for (int i = 0; i < STORE_NSTATES; i++)
-		s->jobs[i] = strtoll(PQgetvalue(r, 0, i), NULL, 10);
+	for (int st = ST_FIRST; st < ST_END; st++)
+		s->jobs[st] = strtoll(PQgetvalue(r, 0, st - ST_FIRST), NULL, 10);
 	s->oldest_s = stats_col(r, SC_OLDEST);
-	s->has_oldest = s->jobs[0] > 0;
+	s->has_oldest = s->jobs[ST_NEW] > 0;
 	s->oldest_ms = (msec_t)(s->oldest_s * 1000);
 	s->running = strtoll(PQgetvalue(r, 0, SC_RUNNING), NULL, 10);
 	s->has_workers = true;

@@ -195,6 +195,9 @@ recheck(struct spoolq *sq, msec_t mono)
 	while (nameq_min_key(sq->waiting) <= mono &&
 	    nameq_pop(sq->waiting, name, sizeof(name), &flags))
 		spoolq_admit(sq, name, flags);
+	while (nameq_min_key(sq->flocked) <= mono &&
+	    nameq_pop(sq->flocked, name, sizeof(name), &flags))
+		spoolq_admit(sq, name, flags);
 	while (nameq_min_key(sq->orphans) <= mono &&
 	    nameq_pop(sq->orphans, name, sizeof(name), NULL))
 		spoolq_recover_one(sq, name);
@@ -233,6 +236,7 @@ sq_next(struct queue *q, msec_t mono)
 	if (sq->scan != NULL || sq->rescan)
 		return mono;
 	t = min_ms(sq->next_rescan, nameq_min_key(sq->waiting));
+	t = min_ms(t, nameq_min_key(sq->flocked));
 	t = min_ms(t, nameq_min_key(sq->orphans));
 	if (sq->next_defer != 0)
 		t = min_ms(t, mono + (sq->next_defer - now_ms()));
@@ -243,19 +247,19 @@ sq_next(struct queue *q, msec_t mono)
 /* ---- claiming ---- */
 
 /*
- * Is the name used by a job in another state directory?  cur/ is not
- * looked at: the claim's RENAME_NOREPLACE finds that one for free.
+ * Is the name used by a job in another state directory?  Every state but
+ * new/, where the name is, and cur/, which is not looked at: the claim's
+ * RENAME_NOREPLACE finds that one for free.
  */
 static int
 taken_elsewhere(struct spoolq *sq, const char *name)
 {
-	static const int others[] = { ST_DEFER, ST_DONE, ST_FAILED };
 	struct stat st;
 
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		if (fstatat(sq->sp.dir[others[i]], name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0)
-			return others[i];
+	for (int s = ST_FIRST; s < ST_END; s++)
+		if (s != ST_NEW && s != ST_CUR && fstatat(sq->sp.dir[s], name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return s;
 	return ST_NONE;
 }
 
@@ -362,7 +366,8 @@ later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
 	} else if (r == READY_ERR) {
 		say_warn("job=%s: %s; will retry", vis_id(name), strerror(errno));
 		at = mono_ms() + RETRY_MS;
-	}
+	} else if (r == READY_BUSY && spoolq_busy(sq, name, flags, st))
+		return;
 	nameq_add(sq->waiting, name, at, flags);
 }
 
@@ -583,6 +588,8 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	if (sq->c.in_place)
 		flags |= RF_PEEK;
 	r = ready_checkb(&sq->sp, name, flags, &fd, &st, &btime);
+	if (r != READY_BUSY)
+		spoolq_unbusy(sq, name);
 	if (r == READY_GONE) {
 		say("job=%s left new/ before its claim (cancelled or moved "
 		    "away)", vis_id(name));
@@ -940,6 +947,7 @@ sq_drained(struct queue *q)
 			spoolq_scan_defer(sq);
 		return false;
 	}
+	spoolq_said_held(sq);
 	return true;
 }
 
@@ -949,7 +957,8 @@ sq_counts(struct queue *q, struct counts *n)
 	struct spoolq *sq = (struct spoolq *)q;
 
 	*n = (struct counts){
-		.queued = nameq_len(sq->ready) + nameq_len(sq->waiting),
+		.queued = nameq_len(sq->ready) + nameq_len(sq->waiting) +
+		    nameq_len(sq->flocked),
 		.deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0,
 		.paused = sq->paused };
 }
@@ -976,6 +985,8 @@ sq_close(struct queue *q)
 	nameq_free(sq->promoted);
 	nameq_free(sq->renamed);
 	nameq_free(sq->refused);
+	nameq_free(sq->busy);
+	nameq_free(sq->flocked);
 	nameq_free(sq->deferred);
 	nameq_free(sq->flight);
 	free(sq->held);
@@ -997,6 +1008,7 @@ spoolq_new(const struct queue_conf *c)
 	sq->q.worker_fd = -1;
 	sq->c = *c;
 	sq->sp.root = -1;
+	sq->sp.lock = -1;
 	sq->pool.dir = -1;
 	sq->wlock = -1;
 	sq->window = WINDOW;
@@ -1008,6 +1020,8 @@ spoolq_new(const struct queue_conf *c)
 	    (sq->promoted = nameq_new()) == NULL ||
 	    (sq->renamed = nameq_new()) == NULL ||
 	    (sq->refused = nameq_new()) == NULL ||
+	    (sq->busy = nameq_new()) == NULL ||
+	    (sq->flocked = nameq_new()) == NULL ||
 	    (sq->deferred = nameq_new()) == NULL ||
 	    (c->in_place && (sq->flight = nameq_new()) == NULL)) {
 		sq_close(&sq->q);
@@ -1086,9 +1100,10 @@ take_spool(struct spoolq *sq, const char *path, bool wait)
 	}
 	if (lock_spool(sq, wait) == -1) {
 		if (errno != EWOULDBLOCK) {
-			fprintf(stderr, "%s: %s: flock: %s\n", getprogname(),
-			    sq->sp.path, strerror(errno));
-			return EX_IOERR;
+			fprintf(stderr, "%s: %s/%s: %s\n", getprogname(),
+			    sq->sp.path, LOCK_FILE, errno == EPERM ? LOCK_UNSAFE :
+			    strerror(errno));
+			return errno == EPERM ? EX_CONFIG : EX_IOERR;
 		}
 		if (sq->c.quiet_if_owned)
 			return OWNED_QUIETLY;
@@ -1103,12 +1118,11 @@ take_spool(struct spoolq *sq, const char *path, bool wait)
 	return 0;
 }
 
-static const int watched[] = { ST_NEW, ST_DEFER, ST_CUR };
-
 int
 queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
     struct queue **qp)
 {
+	int watched[ST_NSTATES], nwatched;
 	struct spoolq *sq;
 	int rc;
 
@@ -1120,7 +1134,8 @@ queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
 	if ((rc = take_spool(sq, path, wait)) != 0)
 		goto fail;
 	/* Watches first, then the scans: nothing arriving between is missed. */
-	if ((sq->w = watch_open(&sq->sp, watched, 3)) == NULL ||
+	nwatched = states_where(JS_TERMINAL, 0, watched);
+	if ((sq->w = watch_open(&sq->sp, watched, nwatched)) == NULL ||
 	    watch_root(sq->w, &sq->sp) == -1) {
 		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),
 		    sq->sp.path, strerror(errno));

@@ -34,6 +34,9 @@ struct spoolq {
 	struct nameq	*deferred;	/* in defer/, the soonest; key: due (realtime) */
 	bool		 defer_truncated;	/* defer/ holds jobs deferred leaves out */
 	struct nameq	*refused;	/* in new/, cannot be moved to failed/; key: its inode */
+	struct nameq	*busy;		/* in new/, its file flocked by another; key: since (mono); flags: BUSY_SAID */
+	struct nameq	*flocked;	/* busy, said held: --drain does not wait; key: recheck (mono) */
+	bool		 held_left;	/* --drain said what it left held */
 	struct nameq	*renamed;	/* renamed in new/ by us, event not seen yet; flags: as found */
 	struct nameq	*flight;	/* in_place: our claims, still in new/ */
 	struct claim	**held;		/* our claims, in cur/, until released */
@@ -120,8 +123,20 @@ void	 spoolq_said_aside(const char *id, int to, const char *aside);
  */
 bool	 spoolq_refused(struct spoolq *sq, const char *name,
 	    const struct stat *st);
-/* new/ holds nothing but what was refused in place: nothing to run. */
+/* new/ holds nothing but what was refused in place or is held: nothing to run. */
 bool	 spoolq_new_empty(struct spoolq *sq);
+/*
+ * new/name's file is flocked by another process (READY_BUSY; st from the
+ * check).  Once that has lasted HELD_MS the job is held: said once with
+ * the holder's pid, and rechecked from sq->flocked, which --drain does not
+ * wait for.  Returns true when it went there; false: it waits as before.
+ */
+bool	 spoolq_busy(struct spoolq *sq, const char *name, unsigned flags,
+	    const struct stat *st);
+/* new/name's check found no lock of another's on it (any longer). */
+void	 spoolq_unbusy(struct spoolq *sq, const char *name);
+/* --drain ends: one line per job it leaves held in new/. */
+void	 spoolq_said_held(struct spoolq *sq);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *sq);

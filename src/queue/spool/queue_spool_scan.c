@@ -14,6 +14,7 @@
 #include "base/chute.h"
 #include "base/nameq.h"
 #include "base/util.h"
+#include "store/lock.h"
 #include "store/ready.h"
 #include "store/spool.h"
 #include "store/state.h"
@@ -54,7 +55,8 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 		return;
 	}
 	/* Waiting for its writer?  This event is worth a fresh look now. */
-	if (nameq_take(sq->waiting, name, &before))
+	if (nameq_take(sq->waiting, name, &before) ||
+	    nameq_take(sq->flocked, name, &before))
 		flags |= before;
 	if (nameq_add(sq->ready, name, key, flags) == -1) {
 		sq->truncated = true;	/* out of memory: find it again later */
@@ -85,6 +87,8 @@ unrefused(void *arg, const char *name)
 	struct spoolq *sq = arg;
 	struct stat st;
 
+	if (nameq_has(sq->flocked, name))
+		return 0;	/* held: said, and not waited for */
 	if (fstatat(sq->sp.dir[ST_NEW], name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return 0;	/* gone meanwhile */
 	return !spoolq_refused(sq, name, &st);
@@ -93,9 +97,78 @@ unrefused(void *arg, const char *name)
 bool
 spoolq_new_empty(struct spoolq *sq)
 {
-	if (nameq_len(sq->refused) == 0)
+	if (nameq_len(sq->refused) == 0 && nameq_len(sq->flocked) == 0)
 		return spool_empty(&sq->sp, ST_NEW);
 	return spool_scan(&sq->sp, ST_NEW, unrefused, sq) == 0;
+}
+
+#define BUSY_SAID	0x1
+
+bool
+spoolq_busy(struct spoolq *sq, const char *name, unsigned flags,
+    const struct stat *st)
+{
+	msec_t mono = mono_ms();
+	unsigned said = 0;
+	int64_t since;
+
+	if (!nameq_key(sq->busy, name, &since)) {
+		nameq_add(sq->busy, name, mono, 0);	/* no memory: unsaid */
+		return false;
+	}
+	/* A handler of an earlier attempt may close its stdin any moment. */
+	if (mono - since < HELD_MS)
+		return false;
+	nameq_take(sq->busy, name, &said);
+	if (nameq_add(sq->busy, name, since, BUSY_SAID) == -1 ||
+	    nameq_add(sq->flocked, name, mono + RECHECK_MS, flags) == -1)
+		return false;
+	/*
+	 * Its lock may be a handler's, left from an earlier attempt with the
+	 * job's file as its stdin: never two at once, so it is not run.  It
+	 * may as well be anyone's who can open the file (a submitter of a
+	 * group spool can): said, then, and not waited for by --drain.
+	 */
+	if (!(said & BUSY_SAID))
+		say_warn("job=%s held: new/%s is flocked by pid %ld (a process "
+		    "left from an earlier attempt that keeps its stdin, or "
+		    "another that opened it); not run while it is, and --drain "
+		    "does not wait for it", vis_id(name), vis_id(name),
+		    (long)lock_holder(st->st_dev, st->st_ino));
+	return true;
+}
+
+void
+spoolq_unbusy(struct spoolq *sq, const char *name)
+{
+	if (nameq_len(sq->busy) > 0)
+		nameq_take(sq->busy, name, NULL);
+}
+
+void
+spoolq_said_held(struct spoolq *sq)
+{
+	char name[NAME_MAX + 1];
+	struct nameq *keep;
+	struct stat st;
+	unsigned flags;
+	int64_t key;
+
+	if (sq->held_left || nameq_len(sq->flocked) == 0 ||
+	    (keep = nameq_new()) == NULL)
+		return;
+	sq->held_left = true;
+	while ((key = nameq_min_key(sq->flocked)) != INT64_MAX &&
+	    nameq_pop(sq->flocked, name, sizeof(name), &flags)) {
+		if (fstatat(sq->sp.dir[ST_NEW], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			say_warn("job=%s left in new/: held (new/%s is flocked "
+			    "by pid %ld)", vis_id(name), vis_id(name),
+			    (long)lock_holder(st.st_dev, st.st_ino));
+		nameq_add(keep, name, key, flags);
+	}
+	nameq_free(sq->flocked);
+	sq->flocked = keep;
 }
 
 void
@@ -145,7 +218,8 @@ spoolq_scan_step(struct spoolq *sq, size_t max)
 			return sq->scan == NULL;
 		}
 		/* A name waiting for its writer gets its recheck on time. */
-		if (de->d_name[0] != '.' && !nameq_has(sq->waiting, de->d_name))
+		if (de->d_name[0] != '.' && !nameq_has(sq->waiting, de->d_name) &&
+		    !nameq_has(sq->flocked, de->d_name))
 			spoolq_admit(sq, de->d_name, 0);
 	}
 	return false;

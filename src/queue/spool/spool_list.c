@@ -18,10 +18,6 @@
 #include "store/spool.h"
 #include "queue/spool/spool_list.h"
 
-const int listing_states[LISTING_NSTATES] = {
-	ST_NEW, ST_CUR, ST_DEFER, ST_DONE, ST_FAILED,
-};
-
 static int
 keep(struct listing *l, const char *name, msec_t mtime)
 {
@@ -79,10 +75,10 @@ by_mtime(const void *a, const void *b)
 int
 listing_read(struct listing *l, int only)
 {
-	for (int i = 0; i < LISTING_NSTATES; i++) {
-		if (only != ST_NONE && listing_states[i] != only)
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		if (only != ST_NONE && st != only)
 			continue;
-		l->state = listing_states[i];
+		l->state = st;
 		if (spool_scan(l->sp, l->state, collect, l) != 0) {
 			fprintf(stderr, "chute: %s/%s: %s\n", l->sp->path,
 			    state_names[l->state], strerror(errno));

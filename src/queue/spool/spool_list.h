@@ -12,9 +12,6 @@
 #include "base/util.h"
 #include "store/spool.h"
 
-#define LISTING_NSTATES	5
-extern const int listing_states[LISTING_NSTATES];	/* new/ to failed/ */
-
 struct listing_entry {
 	msec_t	 mtime;
 	int	 state;
@@ -27,8 +24,8 @@ struct listing {
 	bool			 new_only;	/* stats: a stat in new/ only */
 	struct listing_entry	*v;		/* keep: oldest first */
 	size_t			 n, cap;
-	size_t			 count[ST_NDIRS];
-	msec_t			 oldest[ST_NDIRS];	/* 0: none */
+	size_t			 count[ST_END];
+	msec_t			 oldest[ST_END];	/* 0: none */
 	int			 state;		/* the directory being read */
 };
 

@@ -19,6 +19,7 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "store/joblog.h"
+#include "store/lock.h"
 #include "store/pause.h"
 #include "store/spool.h"
 #include "store/watch.h"
@@ -130,6 +131,7 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 {
 	struct joblog_info ji;
 	struct stat st;
+	pid_t holder;
 
 	memset(j, 0, sizeof(*j));
 	if ((j->state = spool_locate(sp_of(s), id, &st)) == ST_NONE)
@@ -140,6 +142,10 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 	if (j->state == ST_DEFER)
 		iso_time((msec_t)st.st_mtim.tv_sec * 1000 +
 		    st.st_mtim.tv_nsec / 1000000, j->next, sizeof(j->next));
+	/* Flocked in new/: no owner runs it while that lock is held. */
+	if (j->state == ST_NEW && (holder = lock_holder(st.st_dev,
+	    st.st_ino)) > 0)
+		j->held = (long)holder;
 	if (j->state == ST_DONE)
 		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
 	return 0;
@@ -239,13 +245,14 @@ ss_states(struct store *s, char *const *ids, int n, int *st)
 	return 0;
 }
 
-/* done/ and failed/ watched: each arrival there wakes the wait. */
+/* The terminal states watched: each arrival there wakes the wait. */
 static int
 ss_wait_start(struct store *s, void **w)
 {
-	static const int watched[] = { ST_DONE, ST_FAILED };
+	int watched[ST_NSTATES];
 
-	if ((*w = watch_open(sp_of(s), watched, 2)) != NULL)
+	if ((*w = watch_open(sp_of(s), watched, states_where(JS_TERMINAL,
+	    JS_TERMINAL, watched))) != NULL)
 		return 0;
 	fprintf(stderr, "chute: %s: inotify: %s\n", sp_of(s)->path,
 	    strerror(errno));

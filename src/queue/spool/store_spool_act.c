@@ -141,14 +141,14 @@ sync_dir(struct purge *p, int dir)
 }
 
 /*
- * done/ and failed/, or only one of them.  log/ is synced first, as its
- * files went first.
+ * The terminal states (done/, failed/), or only one of them.  log/ is
+ * synced first, as its files went first.
  */
 static void
 purge_states(struct purge *p, int only)
 {
-	for (int st = ST_DONE; st <= ST_FAILED; st++) {
-		if (only != ST_NONE && st != only)
+	for (int st = ST_FIRST; st < ST_END; st++) {
+		if (!state_terminal(st) || (only != ST_NONE && st != only))
 			continue;
 		p->state = st;
 		if (spool_scan(p->sp, st, purge_cb, p) == -1) {
@@ -158,8 +158,8 @@ purge_states(struct purge *p, int only)
 		}
 	}
 	sync_dir(p, ST_LOG);
-	for (int st = ST_DONE; st <= ST_FAILED; st++)
-		if (only == ST_NONE || st == only)
+	for (int st = ST_FIRST; st < ST_END; st++)
+		if (state_terminal(st) && (only == ST_NONE || st == only))
 			sync_dir(p, st);
 }
 

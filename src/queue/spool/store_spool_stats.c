@@ -89,8 +89,8 @@ spool_stats_read(struct spool *sp, struct store_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	if ((rc = stats_read(sp, &s)) == 0) {
-		for (int i = 0; i < LISTING_NSTATES; i++)
-			st->jobs[i] = (long long)s.all.count[listing_states[i]];
+		for (int i = ST_FIRST; i < ST_END; i++)
+			st->jobs[i] = (long long)s.all.count[i];
 		oldest = s.all.oldest[ST_NEW];
 		st->has_oldest = oldest != 0;
 		st->oldest_ms = s.now > oldest ? s.now - oldest : 0;
