@@ -82,6 +82,7 @@ WEB_PKG_LIBS      := $(call pkg,--libs $(call pc,$(WEB_PKGS)))
 WEB_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(WEB_PKGS)))
 
 # The tree is the design (HACKING.md has the map): src/base, src/store,
+# src/queue (the store's interface and a live view's model),
 # src/queue/spool and src/run are the layers under the command line,
 # src/cli the subcommands; all of them are libchute.a, which every
 # program and the tests link.  src/queue/pg is libchutepg.a: the
@@ -97,7 +98,7 @@ WEB_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(WEB_PKGS)))
 # spools needs no libpq, dashboard included (fleet.md).  New files in
 # these folders and in tests/ are picked up as they are.  Objects go to
 # $(B)/obj/FOLDER/NAME.o.
-LIB_DIRS := base store queue/spool run cli
+LIB_DIRS := base store queue queue/spool run cli
 LIB_SRC  := $(wildcard $(LIB_DIRS:%=src/%/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
 PG_LIB_SRC := $(wildcard src/queue/pg/*.c)

@@ -11,7 +11,7 @@
 
 #include "base/chute.h"
 #include "cli/cmd.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "top/top_view.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/store_pg.h"

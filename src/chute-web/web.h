@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "base/util.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "store/spool.h"
 
 /* ---- the dashboard's defaults and limits, all in one place ---- */
@@ -55,7 +55,7 @@ struct web_hour {
 };
 
 /*
- * The overview: the model `chute top` draws (cli/top.h: counts and how
+ * The overview: the model `chute top` draws (queue/view.h: counts and how
  * far they can be trusted, running jobs, the newest failures, workers,
  * the pause, what went wrong), as its source last read it, and what the
  * dashboard adds.
@@ -134,7 +134,7 @@ enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
  */
 struct web_store_ops {
 	const char	*label;		/* "spool" or "queue" */
-	/* What keeps the overview's model current (cli/top.h). */
+	/* What keeps the overview's model current (queue/view.h). */
 	struct top_source *(*source)(void *st);
 	/* When the oldest queued job was queued (0: none), into *at. */
 	int	(*oldest)(void *st, const struct top *t, msec_t *at);

@@ -17,7 +17,7 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/store_pg.h"

@@ -9,7 +9,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "cli/top.h"
+#include "queue/view.h"
+#include "queue/spool/top_spool.h"
 #include "store/spool.h"
 #include "store/watch.h"
 #include "chute-web/web.h"

@@ -15,7 +15,8 @@
 #include "cli/cmd.h"
 #include "store/spool.h"
 #include "store/watch.h"
-#include "cli/top.h"
+#include "queue/view.h"
+#include "queue/spool/top_spool.h"
 #include "top/top_view.h"
 
 /* The live view: the watch first, so nothing after the first look is missed. */

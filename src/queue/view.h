@@ -2,10 +2,10 @@
  * view.h: what a live view of a store shows (struct top, the model that
  * `chute top` draws and `chute web` publishes) and the source that keeps
  * it current (struct top_source), whatever the store: a spool's source
- * (cli/top_spool.c) or a queue's (queue/pg/pg_top_source.c) fills it.
- * Every part has a fixed size, so a spool or a queue of a million jobs
- * costs the view no more memory.  Data and a table of functions only:
- * what reads the model is cli/top.h's.
+ * (queue/spool/top_spool.c) or a queue's (queue/pg/pg_top_source.c)
+ * fills it; and the model's arithmetic (view.c).  Every part has a fixed
+ * size, so a spool or a queue of a million jobs costs the view no more
+ * memory.
  */
 #ifndef QUEUE_VIEW_H
 #define QUEUE_VIEW_H
@@ -96,5 +96,20 @@ struct top_source {
 	int		(*retry)(void *arg, const char *id, char *msg, size_t len);
 };
 #define TOP_NEVER	INT64_MAX	/* a due that never comes */
+
+/* ---- view.c: the model's arithmetic ---- */
+
+/* A job reached done/ (st is ST_DONE) or failed/ at when. */
+void	 top_finished(struct top *t, int st, msec_t when);
+/*
+ * Jobs finished in the TOP_WINDOW seconds up to now, and over how many
+ * seconds they were counted (TOP_WINDOW, or fewer since rate_from).
+ */
+int	 top_rate(const struct top *t, msec_t now, unsigned *done,
+	    unsigned *failed);
+/* A running time or an age to the second: 0s, 59s, then 1m0s, 2h3m... */
+void	 top_age(msec_t ms, char *buf, size_t len);
+/* A count as it may be shown: 1234, 10000+ (at least), ~1.2M (about). */
+void	 top_count(const struct top *t, int st, char *buf, size_t len);
 
 #endif

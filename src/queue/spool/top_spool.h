@@ -1,36 +1,18 @@
 /*
- * top.h: what `chute top` draws, whatever it watches: the model (struct
- * top) and the source that keeps it current (struct top_source) are
- * queue/view.h's, below every store; here are what the model is read
- * with, and what the spool's source (top_spool.c) knows between two
- * looks at it (struct top_spool).  A queue's source is
- * queue/pg/pg_top_source.c.  The screen itself is src/top/.
+ * top_spool.h: a spool as a live view's source (top_spool.c): what it
+ * knows between two looks at it (struct top_spool), and the calls of
+ * `chute top SPOOL` and `chute web SPOOL`.
  */
-#ifndef TOP_H
-#define TOP_H
+#ifndef QUEUE_TOP_SPOOL_H
+#define QUEUE_TOP_SPOOL_H
 
 #include <limits.h>
+#include <sys/types.h>
 
 #include "base/util.h"
 #include "store/spool.h"
 #include "store/watch.h"
 #include "queue/view.h"
-
-
-/* A job reached done/ (st is ST_DONE) or failed/ at when. */
-void	 top_finished(struct top *t, int st, msec_t when);
-/*
- * Jobs finished in the TOP_WINDOW seconds up to now, and over how many
- * seconds they were counted (TOP_WINDOW, or fewer since rate_from).
- */
-int	 top_rate(const struct top *t, msec_t now, unsigned *done,
-	    unsigned *failed);
-/* A running time or an age to the second: 0s, 59s, then 1m0s, 2h3m... */
-void	 top_age(msec_t ms, char *buf, size_t len);
-/* A count as it may be shown: 1234, 10000+ (at least), ~1.2M (about). */
-void	 top_count(const struct top *t, int st, char *buf, size_t len);
-
-/* ---- a spool (top_spool.c) ---- */
 
 struct top_spool {
 	struct top	 t;
