@@ -226,8 +226,8 @@ PATH=/nonexistent "$tmp/alone/chute" web postgresql://nobody@localhost/none \
 rc=$?
 check "chute web URL without chute-web-pgsql: exit 69, one line naming it" \
 	eval '[ $rc = 69 ] && [ "$(wc -l <"$tmp/alone.err")" = 1 ] && grep -q "chute-web-pgsql package" "$tmp/alone.err"'
-"$bin/chute-web" web postgresql://nobody@localhost/none >/dev/null \
-    2>"$tmp/alone.err"
+"$bin/chute-web" web postgresql://nobody@localhost/none --auth-file \
+    "$tmp/users" >/dev/null 2>"$tmp/alone.err"
 rc=$?
 check "chute-web given a URL: exit 69, one line naming chute-web-pgsql" \
 	eval '[ $rc = 69 ] && [ "$(wc -l <"$tmp/alone.err")" = 1 ] && grep -q "chute-web-pgsql" "$tmp/alone.err"'

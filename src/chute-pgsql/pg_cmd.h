@@ -22,7 +22,6 @@ int	 pgcmd_init(int argc, char **argv);
 int	 pgcmd_submit(int argc, char **argv);
 int	 pgcmd_run(int argc, char **argv);
 /* ---- ls, stats ---- */
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */

@@ -28,7 +28,7 @@ static const struct cmd own[] = {
 	    " [--persistent] [--lease DUR] [--prefetch N] [--poll DUR]"
 	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "top", pgcmd_top, "URL [--queue NAME]" },
+	{ "top", cmd_top, "URL [--queue NAME]" },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

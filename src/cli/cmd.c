@@ -176,39 +176,6 @@ check_ids(int n, char **ids, const char *cmd)
 }
 
 int
-cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
-{
-	struct spool sp;
-	int rc, r;
-
-	/*
-	 * "--": what follows is IDs, even one starting with '-'.  It moves
-	 * past the last argument rather than out of argv: setproctitle_init's
-	 * copies of the arguments are reachable only from there.
-	 */
-	for (int i = 1; i < argc; i++) {
-		char *dashes = argv[i];
-
-		if (strcmp(dashes, "--") != 0)
-			continue;
-		memmove(argv + i, argv + i + 1, (argc - i - 1) * sizeof(*argv));
-		argv[--argc] = dashes;
-		break;
-	}
-	if (argc < 2)
-		return usage_error(argv[0], "no spool given");
-	if ((rc = check_ids(argc - 2, argv + 2, argv[0])) != 0)
-		return rc;
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
-		return rc;
-	for (int i = 2; i < argc; i++)
-		if ((r = fn(&sp, argv[i])) > rc)
-			rc = r;
-	spool_close(&sp);
-	return cmd_flush_stdout(rc);
-}
-
-int
 cmd_say_result(int rc, const char *msg)
 {
 	if (*msg == '\0')

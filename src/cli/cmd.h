@@ -39,7 +39,11 @@ int	 cmd_log(int argc, char **argv);
 
 int	 cmd_purge(int argc, char **argv);
 
-/* cmd_top.c: chute's alone, with ncurses */
+/*
+ * src/top/cmd_top.c: `chute top STORE`, over the store's live source; in
+ * both programs with the screen (ncurses), so not in libchute.a: each
+ * program gives it in its own rows.
+ */
 int	 cmd_top(int argc, char **argv);
 
 struct cmd {
@@ -63,14 +67,6 @@ int	 open_spool_or_exit(struct spool *sp, const char *path);
 
 /* Every ID on the command line is checked before anything is touched. */
 int	 check_ids(int n, char **ids, const char *cmd);
-
-/*
- * `chute CMD SPOOL ID...` (argv[0] is CMD): check every ID, open the spool
- * and call fn on each ID in turn; fn prints its own result and returns an
- * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
- */
-int	 cmd_each_id(int argc, char **argv, int (*fn)(struct spool *,
-	    const char *));
 
 /*
  * A job's command's result line: msg on stdout when rc is 0, else

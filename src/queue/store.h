@@ -25,6 +25,7 @@
 #include "base/util.h"
 
 struct store;
+struct top_source;
 
 /* One job, as `chute status` shows it. */
 struct store_job {
@@ -186,6 +187,17 @@ struct store_ops {
 	 */
 	int	(*purge)(struct store *s, int state, msec_t older,
 		    long long *removed);
+	/*
+	 * A live view's source (queue/view.h) over the open store, for
+	 * `chute top`: live, the source that keeps the model current (a
+	 * spool's watch first, so nothing after the first look is missed;
+	 * a queue's LISTEN, on the store's connection from then on), else
+	 * one reading (the summary of a stdout that is no terminal), its
+	 * model in src->t either way.  top_close frees what *h holds.
+	 */
+	int	(*top_open)(struct store *s, bool live, struct top_source *src,
+		    void **h);
+	void	(*top_close)(struct store *s, void *h);
 	/*
 	 * The workers, each with what it holds; *cut: how many were shown
 	 * when there were more (0: all).

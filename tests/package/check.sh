@@ -277,8 +277,11 @@ web_without_libpq() {
 # chute web URL against a server that is not there: 75 from
 # chute-web-pgsql, 69 when it is not installed.
 web_uri_status() {
+	[[ -e $work/root.users ]] || (umask 077 &&
+	    perl -e 'print "pkg:", crypt("x", "\$6\$chutepkg\$"), "\n"' \
+	    >"$work/root.users")
 	/usr/bin/chute web 'postgresql:///chute?host=/nonexistent' \
-	    --listen 127.0.0.1:0 >/dev/null 2>&1
+	    --auth-file "$work/root.users" --listen 127.0.0.1:0 >/dev/null 2>&1
 	echo $?
 }
 

@@ -1,6 +1,6 @@
 /*
  * pg_top_source.c: a queue as a live view's source (struct top_source of
- * queue/view.h), for `chute top URL` (pg_cmd_top.c) and `chute web URL`.
+ * queue/view.h), for `chute top URL` (src/top/cmd_top.c) and `chute web URL`.
  * What it shows is read with pg_view.c, again at most once per
  * TOP_PG_COALESCE_MS after the notifications that say the queue changed
  * (LISTEN: submits, cancels, retries, pauses, the workers' claims and

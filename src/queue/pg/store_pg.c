@@ -16,6 +16,7 @@
 #include "queue/pg/pg.h"
 #include "queue/pg/store_pg.h"
 #include "queue/store.h"
+#include "queue/view.h"
 
 static struct pg *
 pg_of(struct store *s)
@@ -290,6 +291,39 @@ sp_purge(struct store *s, int state, msec_t older, long long *removed)
 	    NULL, older, removed);
 }
 
+/* ---- top ---- */
+
+/*
+ * The queue's source takes the store's connection (pg_top_source.c);
+ * top_close gives it back for close.  The first look comes before the
+ * screen: what stops it is said plainly.
+ */
+static int
+sp_top_open(struct store *s, bool live, struct top_source *src, void **h)
+{
+	struct pgtop *q;
+
+	if ((*h = q = pgtop_new(pg_of(s))) == NULL) {
+		perror("chute: top");
+		return EX_SOFTWARE;
+	}
+	if (live)
+		return pgtop_start(q, src);
+	if (pgtop_read(q) == -1)
+		return pg_fail(pgtop_pg(q), "top");
+	src->t = pgtop_model(q);
+	return 0;
+}
+
+static void
+sp_top_close(struct store *s, void *h)
+{
+	if (h == NULL)
+		return;
+	*pg_of(s) = *pgtop_pg(h);
+	pgtop_free(h);
+}
+
 static int
 sp_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
@@ -312,6 +346,8 @@ const struct store_ops store_pg_ops = {
 	.stats = sp_stats,
 	.list = sp_list,
 	.workers = sp_workers,
+	.top_open = sp_top_open,
+	.top_close = sp_top_close,
 	.states = sp_states,
 	.wait_start = sp_wait_start,
 	.wait_nap = sp_wait_nap,

@@ -23,7 +23,9 @@
 #include "store/pause.h"
 #include "store/spool.h"
 #include "store/watch.h"
+#include "queue/view.h"
 #include "queue/spool/spool_list.h"
+#include "queue/spool/top_spool.h"
 #include "queue/spool/store_spool.h"
 #include "queue/store.h"
 
@@ -319,6 +321,51 @@ ss_purge(struct store *s, int state, msec_t older, long long *removed)
 	return spool_purge(sp_of(s), state, older, removed);
 }
 
+/* ---- top ---- */
+
+struct ss_top {
+	struct top_spool	 ts;	/* some 60 KiB, whatever the spool holds */
+	struct watch		*w;
+};
+
+/* The live view: the watch first, so nothing after the first look is missed. */
+static int
+ss_top_open(struct store *s, bool live, struct top_source *src, void **h)
+{
+	struct spool *sp = sp_of(s);
+	struct ss_top *t;
+	msec_t since = now_ms();
+
+	if ((*h = t = calloc(1, sizeof(*t))) == NULL) {
+		fprintf(stderr, "chute: top: %s\n", strerror(errno));
+		return EX_SOFTWARE;
+	}
+	if (live && (t->w = top_watch_open(sp)) == NULL) {
+		fprintf(stderr, "chute: %s: inotify: %s\n", sp->path,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	if (top_init(&t->ts, sp, since) == -1) {
+		fprintf(stderr, "chute: %s: %s\n", sp->path, strerror(errno));
+		return EX_IOERR;
+	}
+	if (live)
+		top_spool_source(&t->ts, t->w, src);
+	else
+		src->t = &t->ts.t;
+	return 0;
+}
+
+static void
+ss_top_close(struct store *s, void *h)
+{
+	struct ss_top *t = h;
+
+	if (t != NULL)
+		watch_close(t->w);
+	free(t);
+}
+
 static int
 ss_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
@@ -347,6 +394,8 @@ const struct store_ops store_spool_ops = {
 	.stats = ss_stats,
 	.list = ss_list,
 	.workers = ss_workers,
+	.top_open = ss_top_open,
+	.top_close = ss_top_close,
 	.states = ss_states,
 	.wait_start = ss_wait_start,
 	.wait_nap = ss_wait_nap,
