@@ -181,6 +181,18 @@ int	 web_pg_open(const char *uri, const char *queue, struct web_hour *h,
 	    const struct web_store_ops **ops, void **st, const char **name)
 	    __attribute__((weak));
 
+/* ---- web_store.c: the actions, over the store interface ---- */
+
+/*
+ * cancel or retry id, pause or resume s (id NULL), as the subcommands do
+ * (queue/store.h); msg gets the line to show, or "" when the store said
+ * nothing (the caller's words then).  Returns the subcommand's exit
+ * status.
+ */
+struct store;
+int	 web_store_act(struct store *s, enum web_act a, const char *id,
+	    const char *by, char *msg, size_t len);
+
 /* ---- web_live.c: the main thread's reading of the overview ---- */
 
 /* A job of state st (ST_DONE, ST_FAILED) finished in minute of when: n more. */

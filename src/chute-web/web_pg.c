@@ -402,35 +402,24 @@ wpg_matching(void *st, const struct web_query *q, char *ids, int max,
 	return n < 0 ? 0 : n;
 }
 
-/* As `chute pause URL` and `chute resume URL` say it. */
-static int
-pause_queue(struct wpg *g, bool on, const char *by, char *msg, size_t len)
-{
-	int rc = pg_pause(&g->req, g->req.queue, on, by);
-
-	if (rc == -1)
-		return pg_fail(&g->req, on ? "pause" : "resume");
-	snprintf(msg, len, "%s %s", g->req.queue, rc == 1 ? (on ?
-	    "already paused" : "not paused") : on ? "paused" : "resumed");
-	return 0;
-}
-
 static int
 wpg_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
     size_t len)
 {
 	struct wpg *g = st;
+	struct store store = { .ops = &store_pg_ops, .target = g->req.name,
+	    .be = &g->req };
 	int rc;
 
 	*msg = '\0';
 	if (take(g, msg, len) == -1)
 		return EX_TEMPFAIL;
-	if (a == WA_CANCEL)
-		rc = pg_cancel_job(&g->req, id, by, msg, len);
-	else if (a == WA_RETRY)
-		rc = pg_retry_job(&g->req, id, by, msg, len);
-	else
-		rc = pause_queue(g, a == WA_PAUSE, by, msg, len);
+	rc = web_store_act(&store, a, id, by, msg, len);
+	if (rc != 0 && (a == WA_PAUSE || a == WA_RESUME)) {
+		/* The journal has the store's line; the page, the server's words. */
+		fprintf(stderr, "chute: %s\n", msg);
+		*msg = '\0';
+	}
 	if (*msg == '\0')	/* the server failed: its words */
 		snprintf(msg, len, "%s: %s", g->req.name, g->req.late ?
 		    "no reply within 3s" : pg_error(&g->req));

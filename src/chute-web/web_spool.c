@@ -124,36 +124,17 @@ wsp_metrics(void *st, FILE *f)
 	return cmd_stats_prometheus(f, &store) == 0 ? 0 : -1;
 }
 
-/* As `chute pause` and `chute resume` say it. */
-static int
-pause_spool(struct wspool *s, bool on, const char *by, char *msg, size_t len)
-{
-	int rc = spool_pause(&s->sp, on, by);
-
-	if (rc == -1) {
-		snprintf(msg, len, "%s: cannot %s: %s", s->path, on ? "pause" :
-		    "resume", strerror(errno));
-		return EX_IOERR;
-	}
-	snprintf(msg, len, "%s %s", s->path, rc == 1 ? (on ? "already paused" :
-	    "not paused") : on ? "paused" : "resumed");
-	return 0;
-}
-
 static int
 wsp_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
     size_t len)
 {
 	struct wspool *s = st;
+	struct store store = { .ops = &store_spool_ops, .target = s->path,
+	    .be = &s->sp };
 	int rc;
 
 	pthread_mutex_lock(&s->act);
-	if (a == WA_CANCEL)
-		rc = spool_cancel_job(&s->sp, id, by, msg, len);
-	else if (a == WA_RETRY)
-		rc = spool_retry_job(&s->sp, id, by, msg, len);
-	else
-		rc = pause_spool(s, a == WA_PAUSE, by, msg, len);
+	rc = web_store_act(&store, a, id, by, msg, len);
 	pthread_mutex_unlock(&s->act);
 	return rc;
 }

@@ -4,6 +4,7 @@
  * queue's row in chute.queues; nothing is claimed from a paused store,
  * running jobs finish, submissions are accepted.  No owner is needed.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +19,7 @@ pause_store(int argc, char **argv, bool on)
 	const char *cmd = on ? "pause" : "resume", *queue, *name;
 	struct store_pause p;
 	struct store s;
-	char who[512], text[640];
+	char who[512], text[640], msg[2 * PATH_MAX];
 	bool changed;
 	int rc;
 
@@ -31,8 +32,9 @@ pause_store(int argc, char **argv, bool on)
 	if ((rc = cmd_store_open(&s, cmd, queue)) != 0)
 		return rc;
 	cmd_who(who, sizeof(who));
-	if ((rc = s.ops->set_pause(&s, on, who, &changed)) != 0)
-		return cmd_store_done(&s, rc);
+	if ((rc = s.ops->set_pause(&s, on, who, &changed, msg,
+	    sizeof(msg))) != 0)
+		return cmd_store_done(&s, cmd_say_result(rc, msg));
 	name = s.ops->title(&s);
 	if (changed) {
 		printf("%s %s\n", name, on ? "paused" : "resumed");

@@ -173,12 +173,13 @@ struct store_ops {
 		    char *msg, size_t len);
 	/*
 	 * Pause (on) or resume the store; by says who.  *changed: false when
-	 * it already was so (a pause keeps the first one's author).  After a
-	 * pause that changed it, paused_note (NULL: none) may say on stderr
-	 * why it might not be the one meant.
+	 * it already was so (a pause keeps the first one's author).  When it
+	 * fails, msg gets why, as cancel's does.  After a pause that changed
+	 * it, paused_note (NULL: none) may say on stderr why it might not be
+	 * the one meant.
 	 */
 	int	(*set_pause)(struct store *s, bool on, const char *by,
-		    bool *changed);
+		    bool *changed, char *msg, size_t len);
 	void	(*paused_note)(struct store *s);
 	/*
 	 * Remove the finished jobs (state ST_DONE, ST_FAILED, or ST_NONE for

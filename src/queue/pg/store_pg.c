@@ -267,13 +267,14 @@ sp_retry(struct store *s, const char *id, const char *by, char *msg,
 }
 
 static int
-sp_set_pause(struct store *s, bool on, const char *by, bool *changed)
+sp_set_pause(struct store *s, bool on, const char *by, bool *changed,
+    char *msg, size_t len)
 {
 	struct pg *pg = pg_of(s);
 	int rc;
 
 	if ((rc = pg_pause(pg, pg->queue, on, by)) == -1)
-		return pg_fail(pg, on ? "pause" : "resume");
+		return pg_fail_msg(pg, on ? "pause" : "resume", msg, len);
 	*changed = rc == 0;
 	return 0;
 }

@@ -310,9 +310,10 @@ ss_retry(struct store *s, const char *id, const char *by, char *msg,
 }
 
 static int
-ss_set_pause(struct store *s, bool on, const char *by, bool *changed)
+ss_set_pause(struct store *s, bool on, const char *by, bool *changed,
+    char *msg, size_t len)
 {
-	return spool_set_pause(sp_of(s), s->target, on, by, changed);
+	return spool_set_pause(sp_of(s), s->target, on, by, changed, msg, len);
 }
 
 static int

@@ -22,8 +22,8 @@ int	 spool_workers(struct spool *sp, const struct store_workers_out *o);
 /*
  * store_spool_act.c: cancel or retry job id as `chute cancel` and `chute
  * retry` do (queue/store.h's cancel and retry: msg and the returns);
- * `chute web` calls them too.  Purge, and pause or resume (path for the
- * error line).  0, or an exit status after saying why.
+ * `chute web` calls them too.  Pause or resume (path for msg's line, as
+ * cancel's), and purge: 0, or an exit status after saying why.
  */
 int	 spool_cancel_job(struct spool *sp, const char *id, const char *by,
 	    char *msg, size_t len);
@@ -32,6 +32,6 @@ int	 spool_retry_job(struct spool *sp, const char *id, const char *by,
 int	 spool_purge(struct spool *sp, int only, msec_t age,
 	    long long *removed);
 int	 spool_set_pause(struct spool *sp, const char *path, bool on,
-	    const char *by, bool *changed);
+	    const char *by, bool *changed, char *msg, size_t len);
 
 #endif

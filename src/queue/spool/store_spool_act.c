@@ -178,13 +178,13 @@ spool_purge(struct spool *sp, int only, msec_t age, long long *removed)
 
 int
 spool_set_pause(struct spool *sp, const char *path, bool on, const char *by,
-    bool *changed)
+    bool *changed, char *msg, size_t len)
 {
 	int rc;
 
 	if ((rc = spool_pause(sp, on, by)) == -1) {
-		fprintf(stderr, "chute: %s: cannot %s: %s%s\n", path, on ?
-		    "pause" : "resume", strerror(errno), errno == EACCES ||
+		snprintf(msg, len, "%s: cannot %s: %s%s", path, on ? "pause" :
+		    "resume", strerror(errno), errno == EACCES ||
 		    errno == EPERM ? " (the spool's owner may, and root)" : "");
 		return EX_IOERR;
 	}
