@@ -17,6 +17,7 @@
 #include "base/util.h"
 #include "queue/view.h"
 #include "store/spool.h"
+#include "queue/page.h"
 
 /* ---- the dashboard's defaults and limits, all in one place ---- */
 #define WEB_LISTEN	"127.0.0.1:8420"	/* --listen's default */
@@ -30,19 +31,19 @@
 #define WEB_SAFETY_MS	10000	/* ... and one at least, events or not */
 #define WEB_PING_MS	15000	/* an idle live-update stream gets a comment */
 #define WEB_ROWS	50	/* rows of a job list's page, by default */
-#define WEB_ROWS_MAX	200	/* ... at most */
-#define WEB_SCAN_MAX	200000	/* names of a spool's directory read per page, at most */
-#define WEB_LOG_MAX	65536	/* bytes of a job's log shown: its end */
+#define WEB_ROWS_MAX	PAGE_ROWS_MAX	/* queue/page.h */
+#define WEB_SCAN_MAX	PAGE_SCAN_MAX	/* queue/page.h */
+#define WEB_LOG_MAX	PAGE_LOG_MAX	/* queue/page.h */
 #define WEB_BATCH_MAX	1000	/* jobs one "retry matching" takes, at most */
-#define WEB_FAIL_READ	1000	/* failures grouped by reason: the newest */
-#define WEB_GROUPS	50	/* reasons shown, at most */
+#define WEB_FAIL_READ	PAGE_FAIL_READ	/* queue/page.h */
+#define WEB_GROUPS	PAGE_GROUPS	/* queue/page.h */
 #define WEB_WORKERS	64	/* workers shown, at most */
 #define WEB_LIST	10	/* running jobs and failures on the overview */
 #define WEB_HOUR	60	/* minutes of throughput on the chart */
 #define WEB_USERS	64	/* lines of an --auth-file, at most */
 #define WEB_AUTH_CACHE	16	/* credentials remembered once checked */
 #define WEB_AUTH_TTL_MS	300000	/* ... for this long */
-#define WEB_ID_LEN	(NAME_MAX + 1)	/* a spool's names are IDs too */
+#define WEB_ID_LEN	PAGE_ID_LEN	/* queue/page.h */
 
 /* ---- what the pages show, as a store reads it ---- */
 
@@ -68,61 +69,6 @@ struct web_overview {
 	msec_t		 at;		/* now_ms() of the reading */
 };
 
-/* A page of jobs in one state, in the order of `chute ls`. */
-struct web_query {
-	int	 state;			/* ST_NEW ... ST_FAILED */
-	char	 prefix[WEB_ID_LEN];	/* IDs starting with it; "" all */
-	char	 reason[160];		/* failed: this last outcome; "" any */
-	bool	 after;			/* rows after (after_us, after_id) only */
-	int64_t	 after_us;
-	char	 after_id[WEB_ID_LEN];
-	int	 rows;
-};
-
-struct web_row {
-	char	 id[WEB_ID_LEN];
-	int64_t	 us;			/* the sort key: mtime, run_at (µs) */
-	int	 attempts;
-	char	 last[160];
-};
-
-struct web_list {
-	struct web_row	 v[WEB_ROWS_MAX + 1];	/* one more: is there a next page? */
-	int		 n;
-	bool		 more;		/* a next page exists */
-	bool		 cut;		/* the scan stopped at WEB_SCAN_MAX */
-	long long	 seen;		/* names read (a spool) */
-};
-
-struct web_job {
-	char		 id[WEB_ID_LEN];
-	int		 state;
-	int		 attempts;
-	char		 last[160];
-	char		 worker[160];	/* who runs it; "" none */
-	long long	 size;		/* the payload's bytes */
-	int64_t		 us;		/* mtime / run_at */
-	char		*log;		/* malloc'd: its last WEB_LOG_MAX bytes */
-	size_t		 loglen;
-	long long	 logsize;	/* the whole log's; -1 none */
-};
-
-struct web_group {
-	char		 reason[160];
-	long long	 n;
-	char		 id[WEB_ID_LEN];	/* the newest of them */
-	int64_t		 us;
-};
-
-struct web_failures {
-	struct web_group v[WEB_GROUPS];
-	int		 n;
-	long long	 read;		/* failed jobs grouped: the newest */
-	long long	 total;		/* failed jobs in all */
-	bool		 cut;		/* ... at least: a spool read WEB_SCAN_MAX */
-	long long	 other;		/* of those read, in groups not shown */
-};
-
 enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
 
 /*
@@ -138,12 +84,12 @@ struct web_store_ops {
 	struct top_source *(*source)(void *st);
 	/* When the oldest queued job was queued (0: none), into *at. */
 	int	(*oldest)(void *st, const struct top *t, msec_t *at);
-	int	(*list)(void *st, const struct web_query *q, struct web_list *l,
+	int	(*list)(void *st, const struct page_query *q, struct page_list *l,
 		    char *err, size_t len);
 	/* 1 when there is no such job. */
-	int	(*job)(void *st, const char *id, struct web_job *j, char *err,
+	int	(*job)(void *st, const char *id, struct page_job *j, char *err,
 		    size_t len);
-	int	(*failures)(void *st, struct web_failures *f, char *err,
+	int	(*failures)(void *st, struct page_failures *f, char *err,
 		    size_t len);
 	/* `chute stats --prometheus`, to f. */
 	int	(*metrics)(void *st, FILE *f);
@@ -151,7 +97,7 @@ struct web_store_ops {
 	 * Up to max failed jobs matching q (prefix, reason) into ids (max
 	 * of WEB_ID_LEN each), oldest first.  Returns how many, or -1.
 	 */
-	int	(*matching)(void *st, const struct web_query *q, char *ids,
+	int	(*matching)(void *st, const struct page_query *q, char *ids,
 		    int max, char *err, size_t len);
 	/*
 	 * cancel or retry id, pause or resume (id NULL), as the subcommand

@@ -144,7 +144,7 @@ static const char scanned_sql[] = "SELECT count(*) FROM (SELECT 1 FROM"
     " chute.jobs WHERE " LIST_AFTER " ORDER BY run_at, id LIMIT $5) x";
 
 static void
-list_rows(PGresult *r, const struct web_query *q, struct web_list *l)
+list_rows(PGresult *r, const struct page_query *q, struct page_list *l)
 {
 	int n = pg_rows(r, 4, q->rows + 1, NULL);
 
@@ -159,7 +159,7 @@ list_rows(PGresult *r, const struct web_query *q, struct web_list *l)
 }
 
 static int
-wpg_list(void *st, const struct web_query *q, struct web_list *l, char *err,
+wpg_list(void *st, const struct page_query *q, struct page_list *l, char *err,
     size_t len)
 {
 	char after[24], scan[16], rows[16];
@@ -194,7 +194,7 @@ wpg_list(void *st, const struct web_query *q, struct web_list *l, char *err,
 /* ---- one job ---- */
 
 static int
-job_row(struct wpg *g, const char *id, struct web_job *j, char *err,
+job_row(struct wpg *g, const char *id, struct page_job *j, char *err,
     size_t len)
 {
 	static const char sql[] = "SELECT state, attempts, last, worker, size,"
@@ -228,7 +228,7 @@ job_row(struct wpg *g, const char *id, struct web_job *j, char *err,
  * bytes: the first of them (*seq) and from where in it (*from, 1-based).
  */
 static int
-log_span(struct wpg *g, const char *id, struct web_job *j, long long *seq,
+log_span(struct wpg *g, const char *id, struct page_job *j, long long *seq,
     long long *from, char *err, size_t len)
 {
 	static const char sql[] = "SELECT seq, octet_length(body) FROM"
@@ -259,7 +259,7 @@ log_span(struct wpg *g, const char *id, struct web_job *j, long long *seq,
 }
 
 static int
-job_log(struct wpg *g, const char *id, struct web_job *j, char *err,
+job_log(struct wpg *g, const char *id, struct page_job *j, char *err,
     size_t len)
 {
 	static const char sql[] = "SELECT CASE WHEN seq = $3::bigint THEN"
@@ -290,7 +290,7 @@ job_log(struct wpg *g, const char *id, struct web_job *j, char *err,
 }
 
 static int
-wpg_job(void *st, const char *id, struct web_job *j, char *err, size_t len)
+wpg_job(void *st, const char *id, struct page_job *j, char *err, size_t len)
 {
 	struct wpg *g = st;
 	int rc;
@@ -316,7 +316,7 @@ static const char groups_sql[] = "SELECT last, count(*), (array_agg(id ORDER"
     " DESC";
 
 static int
-wpg_failures(void *st, struct web_failures *f, char *err, size_t len)
+wpg_failures(void *st, struct page_failures *f, char *err, size_t len)
 {
 	struct wpg *g = st;
 	char max[16];
@@ -337,7 +337,7 @@ wpg_failures(void *st, struct web_failures *f, char *err, size_t len)
 	f->read = n > 0 ? col_ll(r, 0, 4) : 0;
 	f->other = f->read;
 	for (int i = 0; i < n && i < WEB_GROUPS; i++, f->n++) {
-		struct web_group *v = &f->v[i];
+		struct page_group *v = &f->v[i];
 
 		strlcpy(v->reason, PQgetvalue(r, i, 0), sizeof(v->reason));
 		v->n = col_ll(r, i, 1);
@@ -376,7 +376,7 @@ static const char matching_sql[] = "SELECT id FROM (SELECT id, last, run_at"
     " ORDER BY run_at, id LIMIT $5";
 
 static int
-wpg_matching(void *st, const struct web_query *q, char *ids, int max,
+wpg_matching(void *st, const struct page_query *q, char *ids, int max,
     char *err, size_t len)
 {
 	struct wpg *g = st;

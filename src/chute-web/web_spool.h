@@ -30,12 +30,12 @@ struct wspool {
 };
 
 /* web_spool_read.c: the ops of struct web_store_ops that read pages. */
-int	 wsp_list(void *st, const struct web_query *q, struct web_list *l,
+int	 wsp_list(void *st, const struct page_query *q, struct page_list *l,
 	    char *err, size_t len);
-int	 wsp_job(void *st, const char *id, struct web_job *j, char *err,
+int	 wsp_job(void *st, const char *id, struct page_job *j, char *err,
 	    size_t len);
-int	 wsp_failures(void *st, struct web_failures *f, char *err, size_t len);
-int	 wsp_matching(void *st, const struct web_query *q, char *ids, int max,
+int	 wsp_failures(void *st, struct page_failures *f, char *err, size_t len);
+int	 wsp_matching(void *st, const struct page_query *q, char *ids, int max,
 	    char *err, size_t len);
 /* st/name's mtime in µs, to the ms as `chute ls` reads it; -1: gone meanwhile. */
 int64_t	 wsp_mtime(struct wspool *s, int st, const char *name, long long *size);

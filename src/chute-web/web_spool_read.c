@@ -25,13 +25,13 @@
  * the end is never copied in.
  */
 struct keep {
-	struct web_row	*v;
+	struct page_row	*v;
 	int		 n, max;
 	bool		 newest;
 };
 
 static int
-row_cmp(int64_t us, const char *id, const struct web_row *r)
+row_cmp(int64_t us, const char *id, const struct page_row *r)
 {
 	if (us != r->us)
 		return us < r->us ? -1 : 1;
@@ -85,7 +85,7 @@ wsp_mtime(struct wspool *s, int st, const char *name, long long *size)
 
 struct pass {
 	struct wspool		*s;
-	const struct web_query	*q;
+	const struct page_query	*q;
 	struct keep		 k;
 	long long		 seen;
 	bool			 cut;
@@ -95,7 +95,7 @@ struct pass {
 
 /* After the page's cursor, in (us, id) order? */
 static bool
-after_cursor(const struct web_query *q, int64_t us, const char *name)
+after_cursor(const struct page_query *q, int64_t us, const char *name)
 {
 	return !q->after || us > q->after_us ||
 	    (us == q->after_us && strcmp(name, q->after_id) > 0);
@@ -146,7 +146,7 @@ scan(struct pass *p, int st, char *err, size_t len)
 }
 
 int
-wsp_list(void *st, const struct web_query *q, struct web_list *l, char *err,
+wsp_list(void *st, const struct page_query *q, struct page_list *l, char *err,
     size_t len)
 {
 	/* One row more than shown: whether there is a next page. */
@@ -169,11 +169,11 @@ wsp_list(void *st, const struct web_query *q, struct web_list *l, char *err,
 }
 
 int
-wsp_matching(void *st, const struct web_query *q, char *ids, int max,
+wsp_matching(void *st, const struct page_query *q, char *ids, int max,
     char *err, size_t len)
 {
-	struct web_row *v = calloc((size_t)max, sizeof(*v));
-	struct web_query all = *q;
+	struct page_row *v = calloc((size_t)max, sizeof(*v));
+	struct page_query all = *q;
 	struct pass p = { .s = st, .q = &all, .k = { .v = v, .max = max },
 	    .reason = q->reason };
 
@@ -197,7 +197,7 @@ wsp_matching(void *st, const struct web_query *q, char *ids, int max,
 
 /* The last WEB_LOG_MAX bytes of log/ID, from a line's start if cut. */
 static void
-read_log(struct wspool *s, struct web_job *j)
+read_log(struct wspool *s, struct page_job *j)
 {
 	int fd = openat(s->sp.dir[ST_LOG], j->id, O_RDONLY | O_NOFOLLOW |
 	    O_CLOEXEC | O_NONBLOCK);
@@ -224,7 +224,7 @@ read_log(struct wspool *s, struct web_job *j)
 }
 
 int
-wsp_job(void *st, const char *id, struct web_job *j, char *err, size_t len)
+wsp_job(void *st, const char *id, struct page_job *j, char *err, size_t len)
 {
 	struct wspool *s = st;
 	struct joblog_info ji;
@@ -257,7 +257,7 @@ wsp_job(void *st, const char *id, struct web_job *j, char *err, size_t len)
 /* ---- failures by reason ---- */
 
 static void
-group_add(struct web_failures *f, const char *reason, const struct web_row *r)
+group_add(struct page_failures *f, const char *reason, const struct page_row *r)
 {
 	int i;
 
@@ -280,7 +280,7 @@ group_add(struct web_failures *f, const char *reason, const struct web_row *r)
 static int
 by_count(const void *a, const void *b)
 {
-	const struct web_group *x = a, *y = b;
+	const struct page_group *x = a, *y = b;
 
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
@@ -288,10 +288,10 @@ by_count(const void *a, const void *b)
 }
 
 int
-wsp_failures(void *st, struct web_failures *f, char *err, size_t len)
+wsp_failures(void *st, struct page_failures *f, char *err, size_t len)
 {
-	struct web_row *v = calloc(WEB_FAIL_READ, sizeof(*v));
-	struct web_query q = { .state = ST_FAILED };
+	struct page_row *v = calloc(WEB_FAIL_READ, sizeof(*v));
+	struct page_query q = { .state = ST_FAILED };
 	struct pass p = { .s = st, .q = &q,
 	    .k = { .v = v, .max = WEB_FAIL_READ, .newest = true } };
 	struct joblog_info ji;
