@@ -26,11 +26,11 @@
 
 #define WAIT_MS		3000	/* a page's statements wait this long, at most */
 #define SEED_MAX	100000	/* finished rows the hour's start reads, at most */
-#define LOG_ROWS	1000	/* a job's log rows looked at: the newest */
 
 struct wpg {
 	pthread_mutex_t	 mu;		/* guards req */
 	struct pg	 req;		/* the pages' connection */
+	struct store	 store;		/* req as a store: pages, metrics, actions */
 	struct pgtop	*top;		/* the main thread's: the live model */
 	struct top_source src;
 };
@@ -60,20 +60,6 @@ give(struct wpg *g)
 {
 	g->req.deadline = 0;
 	pthread_mutex_unlock(&g->mu);
-}
-
-/* A statement's rows, or NULL with err set. */
-static PGresult *
-query(struct wpg *g, const char *sql, int n, const char *const *p, bool bin,
-    char *err, size_t len)
-{
-	PGresult *r = bin ? pg_exec_bin(&g->req, sql, n, p) :
-	    pg_exec(&g->req, sql, n, p);
-
-	if (r == NULL)
-		snprintf(err, len, "%s: %s", g->req.name, g->req.late ?
-		    "no reply within 3s" : pg_error(&g->req));
-	return r;
 }
 
 static long long
@@ -119,174 +105,20 @@ wpg_oldest(void *st, const struct top *t, msec_t *at)
 	return 0;
 }
 
-/* ---- a page of one state, in the order of `chute ls URL` ---- */
-
-/*
- * After the cursor (run_at, id), in that order, by the state's index
- * (jobs_due, jobs_finished, jobs_failed; cur is few), its range starting
- * at the cursor's run_at (the run_at >= makes it the index's range: the
- * row comparison alone would be a filter on an index without id); at
- * most WEB_SCAN_MAX rows looked at for the prefix, then the page's rows.
- * The subquery's order is the outer one's, so nothing is sorted and the
- * scan stops at the page's LIMIT.  run_at goes both ways in microseconds
- * since the epoch, exactly.
- */
-#define LIST_AFTER "queue = $1 AND state = $2 AND ($3::bigint IS NULL OR" \
-	" (run_at >= timestamptz 'epoch' + $3::bigint * interval" \
-	" '1 microsecond' AND (run_at, id) > (timestamptz 'epoch' +" \
-	" $3::bigint * interval '1 microsecond', $4)))"
-static const char list_sql[] = "SELECT id, (extract(epoch FROM run_at) *"
-    " 1000000)::bigint, attempts, last FROM (SELECT id, run_at, attempts,"
-    " last FROM chute.jobs WHERE " LIST_AFTER " ORDER BY run_at, id LIMIT"
-    " $5) x WHERE starts_with(id, $6) ORDER BY run_at, id LIMIT $7";
-/* A short page with a prefix: did the scan stop at WEB_SCAN_MAX rows? */
-static const char scanned_sql[] = "SELECT count(*) FROM (SELECT 1 FROM"
-    " chute.jobs WHERE " LIST_AFTER " ORDER BY run_at, id LIMIT $5) x";
-
-static void
-list_rows(PGresult *r, const struct page_query *q, struct page_list *l)
-{
-	int n = pg_rows(r, 4, q->rows + 1, NULL);
-
-	for (int i = 0; i < n; i++) {
-		strlcpy(l->v[i].id, PQgetvalue(r, i, 0), sizeof(l->v[i].id));
-		l->v[i].us = col_ll(r, i, 1);
-		l->v[i].attempts = (int)col_ll(r, i, 2);
-		strlcpy(l->v[i].last, PQgetvalue(r, i, 3), sizeof(l->v[i].last));
-	}
-	l->more = n > q->rows;
-	l->n = l->more ? q->rows : (n > 0 ? n : 0);
-}
+/* ---- the pages: the queue store's (store_pg_page.c), on req ---- */
 
 static int
-wpg_list(void *st, const struct page_query *q, struct page_list *l, char *err,
-    size_t len)
+wpg_list(void *st, const struct page_query *q, struct page_list *l,
+    char *err, size_t len)
 {
-	char after[24], scan[16], rows[16];
-	const char *p[7] = { NULL, state_names[q->state], q->after ? after :
-	    NULL, q->after_id, scan, q->prefix, rows };
 	struct wpg *g = st;
-	PGresult *r;
+	int rc;
 
-	snprintf(after, sizeof(after), "%lld", (long long)q->after_us);
-	snprintf(scan, sizeof(scan), "%d", WEB_SCAN_MAX);
-	snprintf(rows, sizeof(rows), "%d", q->rows + 1);
 	if (take(g, err, len) == -1)
 		return -1;
-	p[0] = g->req.queue;
-	if ((r = query(g, list_sql, 7, p, false, err, len)) == NULL) {
-		give(g);
-		return -1;
-	}
-	list_rows(r, q, l);
-	PQclear(r);
-	/* A failure here only leaves the note out. */
-	if (!l->more && q->prefix[0] != '\0' &&
-	    (r = query(g, scanned_sql, 5, p, false, err, len)) != NULL) {
-		l->cut = pg_rows(r, 1, 1, NULL) == 1 &&
-		    col_ll(r, 0, 0) >= WEB_SCAN_MAX;
-		PQclear(r);
-	}
+	rc = g->store.ops->page(&g->store, q, l, err, len);
 	give(g);
-	return 0;
-}
-
-/* ---- one job ---- */
-
-static int
-job_row(struct wpg *g, const char *id, struct page_job *j, char *err,
-    size_t len)
-{
-	static const char sql[] = "SELECT state, attempts, last, worker, size,"
-	    " (extract(epoch FROM " PG_NEAR("run_at") ") * 1000000)::bigint,"
-	    " (extract(epoch FROM " PG_NEAR("lease_until") " - now()) * 1000)"
-	    "::bigint FROM chute.jobs WHERE queue = $1 AND id = $2";
-	const char *p[2] = { g->req.queue, id };
-	PGresult *r = query(g, sql, 2, p, false, err, len);
-
-	if (r == NULL)
-		return -1;
-	if (pg_rows(r, 7, 1, NULL) != 1) {
-		PQclear(r);
-		return 1;
-	}
-	j->state = state_from_name(PQgetvalue(r, 0, 0));
-	j->attempts = (int)col_ll(r, 0, 1);
-	strlcpy(j->last, PQgetvalue(r, 0, 2), sizeof(j->last));
-	if (j->state == ST_CUR && !PQgetisnull(r, 0, 3))
-		snprintf(j->worker, sizeof(j->worker), "%s, lease %s %lld ms",
-		    PQgetvalue(r, 0, 3), col_ll(r, 0, 6) >= 0 ? "for" :
-		    "ran out", llabs(col_ll(r, 0, 6)));
-	j->size = col_ll(r, 0, 4);
-	j->us = col_ll(r, 0, 5);
-	PQclear(r);
-	return 0;
-}
-
-/*
- * Which of the newest LOG_ROWS rows of its log make its last WEB_LOG_MAX
- * bytes: the first of them (*seq) and from where in it (*from, 1-based).
- */
-static int
-log_span(struct wpg *g, const char *id, struct page_job *j, long long *seq,
-    long long *from, char *err, size_t len)
-{
-	static const char sql[] = "SELECT seq, octet_length(body) FROM"
-	    " chute.job_logs WHERE queue = $1 AND id = $2 ORDER BY seq DESC"
-	    " LIMIT 1000";
-	const char *p[2] = { g->req.queue, id };
-	PGresult *r = query(g, sql, 2, p, false, err, len);
-	long long got = 0;
-	int n;
-
-	if (r == NULL)
-		return -1;
-	n = pg_rows(r, 2, LOG_ROWS, NULL);
-	j->logsize = n > 0 ? 0 : -1;
-	for (int i = 0; i < n; i++) {
-		long long size = col_ll(r, i, 1);
-
-		j->logsize += size;
-		if (got < WEB_LOG_MAX) {
-			*seq = col_ll(r, i, 0);
-			*from = got + size > WEB_LOG_MAX ? got + size -
-			    WEB_LOG_MAX + 1 : 1;
-			got += size - (*from - 1);
-		}
-	}
-	PQclear(r);
-	return 0;
-}
-
-static int
-job_log(struct wpg *g, const char *id, struct page_job *j, char *err,
-    size_t len)
-{
-	static const char sql[] = "SELECT CASE WHEN seq = $3::bigint THEN"
-	    " substring(body FROM $4::integer) ELSE body END FROM chute.job_logs"
-	    " WHERE queue = $1 AND id = $2 AND seq >= $3::bigint ORDER BY seq";
-	long long seq = 0, from = 1;
-	char s[24], f[24];
-	const char *p[4] = { g->req.queue, id, s, f };
-	PGresult *r;
-
-	if (log_span(g, id, j, &seq, &from, err, len) == -1 || j->logsize < 0)
-		return j->logsize < 0 ? 0 : -1;
-	snprintf(s, sizeof(s), "%lld", seq);
-	snprintf(f, sizeof(f), "%lld", from);
-	if ((r = query(g, sql, 4, p, true, err, len)) == NULL)
-		return -1;
-	if ((j->log = malloc(WEB_LOG_MAX)) != NULL)
-		for (int i = 0; i < PQntuples(r); i++) {
-			size_t k = (size_t)PQgetlength(r, i, 0);
-
-			if (j->loglen + k > WEB_LOG_MAX)
-				k = WEB_LOG_MAX - j->loglen;
-			memcpy(j->log + j->loglen, PQgetvalue(r, i, 0), k);
-			j->loglen += k;
-		}
-	PQclear(r);
-	return 0;
+	return rc;
 }
 
 static int
@@ -300,62 +132,45 @@ wpg_job(void *st, const char *id, struct page_job *j, char *err, size_t len)
 	j->logsize = -1;
 	if (take(g, err, len) == -1)
 		return -1;
-	if ((rc = job_row(g, id, j, err, len)) == 0)
-		rc = job_log(g, id, j, err, len);
+	rc = g->store.ops->page_job(&g->store, id, j, err, len);
 	give(g);
 	return rc;
 }
-
-/* ---- failures by reason: the newest WEB_FAIL_READ, by jobs_failed ---- */
-
-static const char groups_sql[] = "SELECT last, count(*), (array_agg(id ORDER"
-    " BY run_at DESC, id))[1], (extract(epoch FROM max(run_at)) *"
-    " 1000000)::bigint, sum(count(*)) OVER () FROM (SELECT id, last, run_at"
-    " FROM chute.jobs WHERE queue = $1 AND state = 'failed' ORDER BY run_at"
-    " DESC, id LIMIT $2) f GROUP BY last ORDER BY count(*) DESC, max(run_at)"
-    " DESC";
 
 static int
 wpg_failures(void *st, struct page_failures *f, char *err, size_t len)
 {
 	struct wpg *g = st;
-	char max[16];
-	const char *p[2] = { NULL, max };
-	PGresult *r;
-	int n;
+	int rc;
 
 	memset(f, 0, sizeof(*f));
-	snprintf(max, sizeof(max), "%d", WEB_FAIL_READ);
 	if (take(g, err, len) == -1)
 		return -1;
-	p[0] = g->req.queue;
-	r = query(g, groups_sql, 2, p, false, err, len);
+	rc = g->store.ops->page_failures(&g->store, f, err, len);
 	give(g);
-	if (r == NULL)
-		return -1;
-	n = pg_rows(r, 5, WEB_FAIL_READ, NULL);
-	f->read = n > 0 ? col_ll(r, 0, 4) : 0;
-	f->other = f->read;
-	for (int i = 0; i < n && i < WEB_GROUPS; i++, f->n++) {
-		struct page_group *v = &f->v[i];
-
-		strlcpy(v->reason, PQgetvalue(r, i, 0), sizeof(v->reason));
-		v->n = col_ll(r, i, 1);
-		strlcpy(v->id, PQgetvalue(r, i, 2), sizeof(v->id));
-		v->us = col_ll(r, i, 3);
-		f->other -= v->n;
-	}
-	PQclear(r);
-	return 0;
+	return rc;
 }
 
-/* ---- metrics, retry matching, actions ---- */
+static int
+wpg_matching(void *st, const struct page_query *q, char *ids, int max,
+    char *err, size_t len)
+{
+	struct wpg *g = st;
+	int rc;
+
+	if (take(g, err, len) == -1)
+		return -1;
+	rc = g->store.ops->page_matching(&g->store, q, ids, max, err, len);
+	give(g);
+	return rc;
+}
+
+/* ---- metrics, actions ---- */
 
 static int
 wpg_metrics(void *st, FILE *f)
 {
 	struct wpg *g = st;
-	struct store s;
 	char err[512];
 	int rc;
 
@@ -363,43 +178,9 @@ wpg_metrics(void *st, FILE *f)
 		fprintf(stderr, "chute: web: %s\n", err);
 		return -1;
 	}
-	s = (struct store){ .ops = &store_pg_ops, .target = g->req.name,
-	    .be = &g->req };
-	rc = cmd_stats_prometheus(f, &s);
+	rc = cmd_stats_prometheus(f, &g->store);
 	give(g);
 	return rc == 0 ? 0 : -1;
-}
-
-static const char matching_sql[] = "SELECT id FROM (SELECT id, last, run_at"
-    " FROM chute.jobs WHERE queue = $1 AND state = 'failed' ORDER BY run_at,"
-    " id LIMIT $2) x WHERE starts_with(id, $3) AND ($4 = '' OR last = $4)"
-    " ORDER BY run_at, id LIMIT $5";
-
-static int
-wpg_matching(void *st, const struct page_query *q, char *ids, int max,
-    char *err, size_t len)
-{
-	struct wpg *g = st;
-	char scan[16], lim[16];
-	const char *p[5] = { NULL, scan, q->prefix, q->reason, lim };
-	PGresult *r;
-	int n;
-
-	snprintf(scan, sizeof(scan), "%d", WEB_SCAN_MAX);
-	snprintf(lim, sizeof(lim), "%d", max);
-	if (take(g, err, len) == -1)
-		return -1;
-	p[0] = g->req.queue;
-	r = query(g, matching_sql, 5, p, false, err, len);
-	give(g);
-	if (r == NULL)
-		return -1;
-	n = pg_rows(r, 1, max, NULL);
-	for (int i = 0; i < n; i++)
-		strlcpy(ids + (size_t)i * WEB_ID_LEN, PQgetvalue(r, i, 0),
-		    WEB_ID_LEN);
-	PQclear(r);
-	return n < 0 ? 0 : n;
 }
 
 static int
@@ -407,14 +188,12 @@ wpg_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
     size_t len)
 {
 	struct wpg *g = st;
-	struct store store = { .ops = &store_pg_ops, .target = g->req.name,
-	    .be = &g->req };
 	int rc;
 
 	*msg = '\0';
 	if (take(g, msg, len) == -1)
 		return EX_TEMPFAIL;
-	rc = web_store_act(&store, a, id, by, msg, len);
+	rc = web_store_act(&g->store, a, id, by, msg, len);
 	if (rc != 0 && (a == WA_PAUSE || a == WA_RESUME)) {
 		/* The journal has the store's line; the page, the server's words. */
 		fprintf(stderr, "chute: %s\n", msg);
@@ -524,6 +303,8 @@ web_pg_open(const char *uri, const char *queue, struct web_hour *h,
 		free(g);
 		return EX_USAGE;
 	}
+	g->store = (struct store){ .ops = &store_pg_ops, .target = g->req.name,
+	    .be = &g->req };
 	if (pg_connect(&g->req, false, 0) == -1)
 		rc = pg_fail(&g->req, "connect");
 	else if ((rc = pg_schema_check(&g->req)) == 0 && hour_seed(g, h) == -1)

@@ -47,7 +47,7 @@ static int
 seed_one(void *arg, const char *name)
 {
 	struct seed *p = arg;
-	int64_t us = wsp_mtime(p->s, p->st, name, NULL);
+	int64_t us = spool_page_mtime(&p->s->sp, p->st, name, NULL);
 	msec_t ms = us / 1000;
 
 	if (us != -1 && ms < p->since && p->since - ms < WEB_HOUR * 60000)
@@ -81,7 +81,7 @@ static int
 oldest_one(void *arg, const char *name)
 {
 	struct wspool *s = arg;
-	int64_t us = wsp_mtime(s, ST_NEW, name, NULL);
+	int64_t us = spool_page_mtime(&s->sp, ST_NEW, name, NULL);
 
 	if (us != -1 && (s->oldest == 0 || us / 1000 < s->oldest))
 		s->oldest = us / 1000;
@@ -118,10 +118,8 @@ static int
 wsp_metrics(void *st, FILE *f)
 {
 	struct wspool *s = st;
-	struct store store = { .ops = &store_spool_ops, .target = s->path,
-	    .be = &s->sp };
 
-	return cmd_stats_prometheus(f, &store) == 0 ? 0 : -1;
+	return cmd_stats_prometheus(f, &s->store) == 0 ? 0 : -1;
 }
 
 static int
@@ -129,14 +127,48 @@ wsp_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
     size_t len)
 {
 	struct wspool *s = st;
-	struct store store = { .ops = &store_spool_ops, .target = s->path,
-	    .be = &s->sp };
 	int rc;
 
 	pthread_mutex_lock(&s->act);
-	rc = web_store_act(&store, a, id, by, msg, len);
+	rc = web_store_act(&s->store, a, id, by, msg, len);
 	pthread_mutex_unlock(&s->act);
 	return rc;
+}
+
+/* ---- the pages: the spool store's (store_spool_page.c) ---- */
+
+static int
+wsp_list(void *st, const struct page_query *q, struct page_list *l,
+    char *err, size_t len)
+{
+	struct wspool *s = st;
+
+	return s->store.ops->page(&s->store, q, l, err, len);
+}
+
+static int
+wsp_job(void *st, const char *id, struct page_job *j, char *err, size_t len)
+{
+	struct wspool *s = st;
+
+	return s->store.ops->page_job(&s->store, id, j, err, len);
+}
+
+static int
+wsp_failures(void *st, struct page_failures *f, char *err, size_t len)
+{
+	struct wspool *s = st;
+
+	return s->store.ops->page_failures(&s->store, f, err, len);
+}
+
+static int
+wsp_matching(void *st, const struct page_query *q, char *ids, int max,
+    char *err, size_t len)
+{
+	struct wspool *s = st;
+
+	return s->store.ops->page_matching(&s->store, q, ids, max, err, len);
 }
 
 static void
@@ -181,6 +213,8 @@ web_spool_open(const char *path, struct web_hour *h,
 		return rc;
 	}
 	s->path = path;
+	s->store = (struct store){ .ops = &store_spool_ops, .target = path,
+	    .be = &s->sp };
 	s->old_count = -1;
 	pthread_mutex_init(&s->act, NULL);
 	/* The watch first, so that nothing after the first look is missed. */

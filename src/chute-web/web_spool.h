@@ -13,11 +13,13 @@
 #include "queue/spool/top_spool.h"
 #include "store/spool.h"
 #include "store/watch.h"
+#include "queue/store.h"
 #include "chute-web/web.h"
 
 struct wspool {
 	struct spool	 sp;
 	const char	*path;		/* as given: the metrics' label */
+	struct store	 store;		/* sp as a store: pages, metrics, actions */
 	/* The main thread's: the live model, chute top's (top_spool.c). */
 	struct top_spool ts;
 	struct top_source src;
@@ -28,16 +30,5 @@ struct wspool {
 	/* Actions, one at a time: they mark the spool's directories dirty. */
 	pthread_mutex_t	 act;
 };
-
-/* web_spool_read.c: the ops of struct web_store_ops that read pages. */
-int	 wsp_list(void *st, const struct page_query *q, struct page_list *l,
-	    char *err, size_t len);
-int	 wsp_job(void *st, const char *id, struct page_job *j, char *err,
-	    size_t len);
-int	 wsp_failures(void *st, struct page_failures *f, char *err, size_t len);
-int	 wsp_matching(void *st, const struct page_query *q, char *ids, int max,
-	    char *err, size_t len);
-/* st/name's mtime in µs, to the ms as `chute ls` reads it; -1: gone meanwhile. */
-int64_t	 wsp_mtime(struct wspool *s, int st, const char *name, long long *size);
 
 #endif

@@ -26,6 +26,10 @@
 
 struct store;
 struct top_source;
+struct page_query;
+struct page_list;
+struct page_job;
+struct page_failures;
 
 /* One job, as `chute status` shows it. */
 struct store_job {
@@ -199,6 +203,22 @@ struct store_ops {
 	int	(*top_open)(struct store *s, bool live, struct top_source *src,
 		    void **h);
 	void	(*top_close)(struct store *s, void *h);
+	/*
+	 * The dashboard's pages (queue/page.h): a page of one state after a
+	 * cursor, one job with its log's end (1: no such job), the failures
+	 * grouped by reason, up to max failed jobs matching a query (how
+	 * many).  These return 0, or -1 with err saying why in a line for
+	 * the page (nothing on stderr); any number of threads may call them
+	 * on one store, each holding what guards the store's connection.
+	 */
+	int	(*page)(struct store *s, const struct page_query *q,
+		    struct page_list *l, char *err, size_t len);
+	int	(*page_job)(struct store *s, const char *id, struct page_job *j,
+		    char *err, size_t len);
+	int	(*page_failures)(struct store *s, struct page_failures *f,
+		    char *err, size_t len);
+	int	(*page_matching)(struct store *s, const struct page_query *q,
+		    char *ids, int max, char *err, size_t len);
 	/*
 	 * The workers, each with what it holds; *cut: how many were shown
 	 * when there were more (0: all).

@@ -325,6 +325,36 @@ sp_top_close(struct store *s, void *h)
 	pgtop_free(h);
 }
 
+/* ---- the dashboard's pages (store_pg_page.c) ---- */
+
+static int
+sp_page(struct store *s, const struct page_query *q, struct page_list *l,
+    char *err, size_t len)
+{
+	return pg_page_list(pg_of(s), q, l, err, len);
+}
+
+static int
+sp_page_job(struct store *s, const char *id, struct page_job *j, char *err,
+    size_t len)
+{
+	return pg_page_job(pg_of(s), id, j, err, len);
+}
+
+static int
+sp_page_failures(struct store *s, struct page_failures *f, char *err,
+    size_t len)
+{
+	return pg_page_failures(pg_of(s), f, err, len);
+}
+
+static int
+sp_page_matching(struct store *s, const struct page_query *q, char *ids,
+    int max, char *err, size_t len)
+{
+	return pg_page_matching(pg_of(s), q, ids, max, err, len);
+}
+
 static int
 sp_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
@@ -349,6 +379,10 @@ const struct store_ops store_pg_ops = {
 	.workers = sp_workers,
 	.top_open = sp_top_open,
 	.top_close = sp_top_close,
+	.page = sp_page,
+	.page_job = sp_page_job,
+	.page_failures = sp_page_failures,
+	.page_matching = sp_page_matching,
 	.states = sp_states,
 	.wait_start = sp_wait_start,
 	.wait_nap = sp_wait_nap,

@@ -75,6 +75,26 @@ struct store_workers_out;
 int	 pg_workers_read(struct pg *pg, const struct store_workers_out *o,
 	    int *cut);
 
+/* ---- store_pg_page.c: the dashboard's pages (queue/page.h) ---- */
+
+/*
+ * As queue/store.h's page, page_job, page_failures and page_matching:
+ * 0 (page_job: 1, no such job; page_matching: how many), or -1 with err
+ * saying why ("NAME: reason", or "no reply within 3s" past pg.deadline).
+ */
+struct page_query;
+struct page_list;
+struct page_job;
+struct page_failures;
+int	 pg_page_list(struct pg *pg, const struct page_query *q,
+	    struct page_list *l, char *err, size_t len);
+int	 pg_page_job(struct pg *pg, const char *id, struct page_job *j,
+	    char *err, size_t len);
+int	 pg_page_failures(struct pg *pg, struct page_failures *f, char *err,
+	    size_t len);
+int	 pg_page_matching(struct pg *pg, const struct page_query *q, char *ids,
+	    int max, char *err, size_t len);
+
 /* ---- pg_top_source.c: a queue as a live view's source ---- */
 
 /*

@@ -367,6 +367,36 @@ ss_top_close(struct store *s, void *h)
 	free(t);
 }
 
+/* ---- the dashboard's pages (store_spool_page.c) ---- */
+
+static int
+ss_page(struct store *s, const struct page_query *q, struct page_list *l,
+    char *err, size_t len)
+{
+	return spool_page_list(sp_of(s), q, l, err, len);
+}
+
+static int
+ss_page_job(struct store *s, const char *id, struct page_job *j, char *err,
+    size_t len)
+{
+	return spool_page_job(sp_of(s), id, j, err, len);
+}
+
+static int
+ss_page_failures(struct store *s, struct page_failures *f, char *err,
+    size_t len)
+{
+	return spool_page_failures(sp_of(s), f, err, len);
+}
+
+static int
+ss_page_matching(struct store *s, const struct page_query *q, char *ids,
+    int max, char *err, size_t len)
+{
+	return spool_page_matching(sp_of(s), q, ids, max, err, len);
+}
+
 static int
 ss_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
@@ -397,6 +427,10 @@ const struct store_ops store_spool_ops = {
 	.workers = ss_workers,
 	.top_open = ss_top_open,
 	.top_close = ss_top_close,
+	.page = ss_page,
+	.page_job = ss_page_job,
+	.page_failures = ss_page_failures,
+	.page_matching = ss_page_matching,
 	.states = ss_states,
 	.wait_start = ss_wait_start,
 	.wait_nap = ss_wait_nap,

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/util.h"
 
@@ -33,5 +34,27 @@ int	 spool_purge(struct spool *sp, int only, msec_t age,
 	    long long *removed);
 int	 spool_set_pause(struct spool *sp, const char *path, bool on,
 	    const char *by, bool *changed, char *msg, size_t len);
+
+/*
+ * store_spool_page.c: the dashboard's pages of a spool (queue/page.h), as
+ * the store's page, page_job, page_failures and page_matching answer
+ * them: 0 (page_job: 1, no such job; page_matching: how many), or -1
+ * with err saying why.
+ */
+struct page_query;
+struct page_list;
+struct page_job;
+struct page_failures;
+int	 spool_page_list(struct spool *sp, const struct page_query *q,
+	    struct page_list *l, char *err, size_t len);
+int	 spool_page_job(struct spool *sp, const char *id, struct page_job *j,
+	    char *err, size_t len);
+int	 spool_page_failures(struct spool *sp, struct page_failures *f,
+	    char *err, size_t len);
+int	 spool_page_matching(struct spool *sp, const struct page_query *q,
+	    char *ids, int max, char *err, size_t len);
+/* st/name's mtime in µs, to the ms as `chute ls` reads it; -1: gone meanwhile. */
+int64_t	 spool_page_mtime(struct spool *sp, int st, const char *name,
+	    long long *size);
 
 #endif
