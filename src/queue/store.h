@@ -2,15 +2,18 @@
  * store.h: the read and admin side of a store of jobs, whatever it is: a
  * spool (src/queue/spool/store_spool.c) or a PostgreSQL queue
  * (src/queue/pg/store_pg.c).  queue.h is what the owner drives to run
- * jobs; this is what every other command asks: the state of a job, its
- * log, the jobs in a state, the numbers of `stats`, the workers.  The
- * subcommands (src/cli/cmd_*.c) are written once over it: they parse the
- * arguments, format the output and choose the exit status; a store only
- * answers, in a form both can give, and prints nothing on stdout.  Where
- * the two differ in what they show, the difference is data here (a field
- * a store has or has not), not a second command.
+ * jobs; this is what every other command asks and does: the state of a
+ * job, its log, the jobs in a state, a wait, the numbers of `stats`, the
+ * workers, cancel, retry, pause, purge, `top`'s live source and the
+ * dashboard's pages.  The subcommands (src/cli/cmd_*.c, src/top/cmd_top.c)
+ * and the dashboard (src/chute-web) are written once over it: they parse
+ * the arguments, format the output and choose the exit status; a store
+ * only answers, in a form both can give, and prints nothing on stdout.
+ * Where the two differ in what they show, the difference is data here (a
+ * field a store has or has not), not a second command.
  *
- * Every function returning int returns 0, or an exit status (sysexits)
+ * Unless its comment says otherwise (the acts fill msg, the pages err),
+ * every function returning int returns 0, or an exit status (sysexits)
  * after one line on stderr saying why, naming the store; EXIT_NO is "no
  * such job", said by the caller.
  */
