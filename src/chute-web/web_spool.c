@@ -208,7 +208,7 @@ web_spool_open(const char *path, struct web_hour *h,
 		fprintf(stderr, "chute: out of memory\n");
 		return EX_SOFTWARE;
 	}
-	if ((rc = open_spool_or_exit(&s->sp, path)) != 0) {
+	if ((rc = spool_open_or_say(&s->sp, path)) != 0) {
 		free(s);
 		return rc;
 	}

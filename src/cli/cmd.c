@@ -144,20 +144,6 @@ cmd_check_args(const struct cmd *c, int argc, char **argv)
 }
 
 int
-open_spool_or_exit(struct spool *sp, const char *path)
-{
-	if (spool_open(sp, path) == 0)
-		return 0;
-	if (errno == ENOENT || errno == ENOTDIR)
-		fprintf(stderr, "chute: %s: not a spool (%s); create it with "
-		    "`chute init %s`\n", path, strerror(errno), path);
-	else
-		fprintf(stderr, "chute: %s: cannot open the spool: %s\n", path,
-		    strerror(errno));
-	return EX_IOERR;
-}
-
-int
 check_ids(int n, char **ids, const char *cmd)
 {
 	char vis[1024];

@@ -62,9 +62,6 @@ void	 cmd_usage_all(FILE *f);
 int	 usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
-/* Returns 0, or an exit status after printing why. */
-int	 open_spool_or_exit(struct spool *sp, const char *path);
-
 /* Every ID on the command line is checked before anything is touched. */
 int	 check_ids(int n, char **ids, const char *cmd);
 

@@ -37,25 +37,33 @@ sp_of(struct store *s)
 	return s->be;
 }
 
+int
+spool_open_or_say(struct spool *sp, const char *path)
+{
+	if (spool_open(sp, path) == 0)
+		return 0;
+	if (errno == ENOENT || errno == ENOTDIR)
+		fprintf(stderr, "chute: %s: not a spool (%s); create it with "
+		    "`chute init %s`\n", path, strerror(errno), path);
+	else
+		fprintf(stderr, "chute: %s: cannot open the spool: %s\n", path,
+		    strerror(errno));
+	return EX_IOERR;
+}
+
 static int
 ss_open(struct store *s, const char *path, const char *queue)
 {
 	struct spool *sp = calloc(1, sizeof(*sp));
+	int rc;
 
 	if (sp == NULL) {
 		fprintf(stderr, "chute: %s: %s\n", path, strerror(errno));
 		return EX_SOFTWARE;
 	}
-	if (spool_open(sp, path) == -1) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			fprintf(stderr, "chute: %s: not a spool (%s); create it "
-			    "with `chute init %s`\n", path, strerror(errno),
-			    path);
-		else
-			fprintf(stderr, "chute: %s: cannot open the spool: %s\n",
-			    path, strerror(errno));
+	if ((rc = spool_open_or_say(sp, path)) != 0) {
 		free(sp);
-		return EX_IOERR;
+		return rc;
 	}
 	s->be = sp;
 	return 0;

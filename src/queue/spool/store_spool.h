@@ -13,6 +13,12 @@
 
 struct spool;
 struct store_stats;
+/*
+ * store_spool.c: open the spool at path for reading (spool_open), or say
+ * why not in one line naming it ("not a spool ...; create it with `chute
+ * init PATH`"): 0, or an exit status.  `chute submit` and `chute web` too.
+ */
+int	 spool_open_or_say(struct spool *sp, const char *path);
 /* store_spool_stats.c: 0, or an exit status after saying why. */
 int	 spool_stats_read(struct spool *sp, struct store_stats *st);
 
