@@ -72,7 +72,8 @@ struct web_overview {
 enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
 
 /*
- * A store: the spool's (web_spool.c) or the queue's (web_pg.c).  source
+ * A store, as the pages read it: web_store.c's, over queue/store.h's, for
+ * a spool and a queue alike.  source
  * and oldest are the main thread's; the others are called from the
  * connections' threads, any number at once: each takes the locks it
  * needs.  Functions returning int return 0, or -1 with err saying why in
@@ -109,35 +110,36 @@ struct web_store_ops {
 	void	(*close)(void *st);
 };
 
-/*
- * web_spool.c, web_pg.c: open the store, its first reading made and the
- * hour h seeded from what the store holds.  0, or an exit status after
- * saying why.  name: the queue's URI without its password, for the pages.
- */
-int	 web_spool_open(const char *path, struct web_hour *h,
-	    const struct web_store_ops **ops, void **st);
-/*
- * web_pg.c is linked into chute-web-pgsql only (with libpq): chute-web,
- * the dashboard of a spool, is the same objects but that one, so that a
- * host that runs only spools installs no libpq for its dashboard.  Weak:
- * web_pg_open is NULL in chute-web.  chute execs chute-web-pgsql for a
- * URI (cmd_exec_web); web_main.c says so to a chute-web run by hand.
- */
-int	 web_pg_open(const char *uri, const char *queue, struct web_hour *h,
-	    const struct web_store_ops **ops, void **st, const char **name)
-	    __attribute__((weak));
+/* ---- web_store.c: the store, over the store interface ---- */
 
-/* ---- web_store.c: the actions, over the store interface ---- */
-
+/*
+ * Open the store ops names target (a spool's path; a URI, for queue):
+ * the pages' store, the hour h seeded from what it holds, and the live
+ * source's store with its first reading.  0, or an exit status after
+ * saying why.  name: what the pages call it (the URI without its
+ * password).
+ */
+struct store_ops;
+int	 web_store_open(const struct store_ops *ops, const char *target,
+	    const char *queue, struct web_hour *h,
+	    const struct web_store_ops **wops, void **st, const char **name);
 /*
  * cancel or retry id, pause or resume s (id NULL), as the subcommands do
- * (queue/store.h); msg gets the line to show, or "" when the store said
- * nothing (the caller's words then).  Returns the subcommand's exit
- * status.
+ * (queue/store.h); msg gets the line to show.  Returns the subcommand's
+ * exit status.
  */
 struct store;
 int	 web_store_act(struct store *s, enum web_act a, const char *id,
 	    const char *by, char *msg, size_t len);
+/*
+ * web_pg.c: the queue's store (queue/pg/store_pg.c, with libpq), linked
+ * into chute-web-pgsql only: chute-web, the dashboard of a spool, is the
+ * same objects but that one, so that a host that runs only spools
+ * installs no libpq for its dashboard.  Weak: NULL in chute-web.  chute
+ * execs chute-web-pgsql for a URI (cmd_exec_web); web_main.c says so to a
+ * chute-web run by hand.
+ */
+const struct store_ops	*web_pg_store(void) __attribute__((weak));
 
 /* ---- web_live.c: the main thread's reading of the overview ---- */
 

@@ -22,6 +22,7 @@
 #include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "queue/store.h"
 #include "chute-web/web.h"
 
 struct opts {
@@ -247,17 +248,23 @@ serve(struct web *w, const struct opts *o)
 	return rc;
 }
 
-/* A URI: web_pg.c's store, which only chute-web-pgsql has (web.h). */
+/*
+ * The store: a spool's, or for a URI the queue's, which only
+ * chute-web-pgsql has (web.h, web_pg_store).
+ */
 static int
-open_queue(const struct opts *o, struct web *w)
+open_store(const struct opts *o, struct web *w)
 {
-	if (web_pg_open == NULL) {
+	const struct store_ops *ops = &store_spool_ops;
+
+	if (cmd_is_pg_uri(o->target) && (web_pg_store == NULL ||
+	    (ops = web_pg_store()) == NULL)) {
 		fprintf(stderr, "chute: web: a PostgreSQL queue's dashboard is "
 		    "chute-web-pgsql's, not chute-web's (Debian: the "
 		    "chute-web-pgsql package)\n");
 		return EX_UNAVAILABLE;
 	}
-	return web_pg_open(o->target, o->queue ? o->queue : "default",
+	return web_store_open(ops, o->target, o->queue ? o->queue : "default",
 	    &w->hour, &w->ops, &w->st, &w->target);
 }
 
@@ -275,8 +282,7 @@ web_cmd(int argc, char **argv)
 	if (o.auth != NULL && (w.auth = web_auth_load(o.auth)) == NULL)
 		return EX_CONFIG;
 	w.target = o.target;
-	rc = cmd_is_pg_uri(o.target) ? open_queue(&o, &w) :
-	    web_spool_open(o.target, &w.hour, &w.ops, &w.st);
+	rc = open_store(&o, &w);
 	if (rc != 0) {
 		web_auth_free(w.auth);
 		return rc;

@@ -28,6 +28,7 @@
 #include "base/util.h"
 
 struct store;
+struct top;
 struct top_source;
 struct page_query;
 struct page_list;
@@ -203,9 +204,35 @@ struct store_ops {
 	 * one reading (the summary of a stdout that is no terminal), its
 	 * model in src->t either way.  top_close frees what *h holds.
 	 */
-	int	(*top_open)(struct store *s, bool live, struct top_source *src,
-		    void **h);
+	int	(*top_open)(struct store *s, bool live, msec_t since,
+		    struct top_source *src, void **h);
 	void	(*top_close)(struct store *s, void *h);
+	/*
+	 * For the dashboard's overview, between two readings of the live
+	 * source h: when the oldest queued job was queued (0: none), t its
+	 * model.  0, or -1 (the source says what went wrong).
+	 */
+	int	(*top_oldest)(struct store *s, void *h, const struct top *t,
+		    msec_t *at);
+	/*
+	 * The dashboard's chart before its start: the jobs that finished in
+	 * the hour before since (a queue: now), each minute's to add(arg,
+	 * st, when, n); *at the instant that hour ends, *part when not all
+	 * of them were read.
+	 */
+	int	(*hour)(struct store *s, msec_t since, void (*add)(void *arg,
+		    int st, msec_t when, unsigned n), void *arg, msec_t *at,
+		    bool *part);
+	/* What the dashboard names it by: a path, a URI without its password. */
+	const char	*(*name)(struct store *s);
+	/*
+	 * Around each call the dashboard's threads make on a store with a
+	 * connection (NULL: none; the spool's): the connection made again
+	 * if it was lost, each call bounded by wait ms; -1 with err said.
+	 */
+	int	(*page_begin)(struct store *s, msec_t wait, char *err,
+		    size_t len);
+	void	(*page_end)(struct store *s);
 	/*
 	 * The dashboard's pages (queue/page.h): a page of one state after a
 	 * cursor, one job with its log's end (1: no such job), the failures

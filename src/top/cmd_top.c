@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/util.h"
 #include "cli/cmd.h"
 #include "queue/store.h"
 #include "queue/view.h"
@@ -33,7 +34,7 @@ cmd_top(int argc, char **argv)
 	if ((rc = cmd_store_open(&s, "top", queue)) != 0)
 		return rc;
 	live = isatty(STDOUT_FILENO);
-	if ((rc = s.ops->top_open(&s, live, &src, &h)) == 0)
+	if ((rc = s.ops->top_open(&s, live, now_ms(), &src, &h)) == 0)
 		rc = live ? top_view_run(&src) : top_view_print(src.t);
 	s.ops->top_close(&s, h);
 	return cmd_store_done(&s, rc);

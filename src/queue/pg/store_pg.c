@@ -300,7 +300,8 @@ sp_purge(struct store *s, int state, msec_t older, long long *removed)
  * screen: what stops it is said plainly.
  */
 static int
-sp_top_open(struct store *s, bool live, struct top_source *src, void **h)
+sp_top_open(struct store *s, bool live, msec_t since, struct top_source *src,
+    void **h)
 {
 	struct pgtop *q;
 
@@ -323,6 +324,48 @@ sp_top_close(struct store *s, void *h)
 		return;
 	*pg_of(s) = *pgtop_pg(h);
 	pgtop_free(h);
+}
+
+static int
+sp_top_oldest(struct store *s, void *h, const struct top *t, msec_t *at)
+{
+	return pg_top_oldest(h, at);
+}
+
+static int
+sp_hour(struct store *s, msec_t since, void (*add)(void *, int, msec_t,
+    unsigned), void *arg, msec_t *at, bool *part)
+{
+	return pg_hour(pg_of(s), add, arg, at, part);
+}
+
+static const char *
+sp_name(struct store *s)
+{
+	return pg_of(s)->name;
+}
+
+/* The connection made again if it was lost, its calls bounded. */
+static int
+sp_page_begin(struct store *s, msec_t wait, char *err, size_t len)
+{
+	struct pg *pg = pg_of(s);
+
+	if (!pg_ok(pg)) {
+		pg_close(pg);
+		if (pg_connect(pg, false, 0) == -1) {
+			snprintf(err, len, "%s: %s", pg->name, pg_error(pg));
+			return -1;
+		}
+	}
+	pg->deadline = mono_ms() + wait;
+	return 0;
+}
+
+static void
+sp_page_end(struct store *s)
+{
+	pg_of(s)->deadline = 0;
 }
 
 /* ---- the dashboard's pages (store_pg_page.c) ---- */
@@ -379,6 +422,11 @@ const struct store_ops store_pg_ops = {
 	.workers = sp_workers,
 	.top_open = sp_top_open,
 	.top_close = sp_top_close,
+	.top_oldest = sp_top_oldest,
+	.hour = sp_hour,
+	.name = sp_name,
+	.page_begin = sp_page_begin,
+	.page_end = sp_page_end,
 	.page = sp_page,
 	.page_job = sp_page_job,
 	.page_failures = sp_page_failures,

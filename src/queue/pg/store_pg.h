@@ -94,6 +94,17 @@ int	 pg_page_failures(struct pg *pg, struct page_failures *f, char *err,
 	    size_t len);
 int	 pg_page_matching(struct pg *pg, const struct page_query *q, char *ids,
 	    int max, char *err, size_t len);
+#define PG_PAGE_WAIT_MS	3000	/* a page's statements wait this long, at most */
+/*
+ * When the oldest queued job was queued (0: none), on the live source q's
+ * connection between its reads (a server that is gone is its to find and
+ * say): 0, or -1.  The hour before now (queue/store.h's hour): 0, or
+ * pg_fail's status after saying why.
+ */
+struct pgtop;
+int	 pg_top_oldest(struct pgtop *q, msec_t *at);
+int	 pg_hour(struct pg *pg, void (*add)(void *, int, msec_t, unsigned),
+	    void *arg, msec_t *at, bool *part);
 
 /* ---- pg_top_source.c: a queue as a live view's source ---- */
 

@@ -1,7 +1,8 @@
 /*
  * store_pg_page.c: the dashboard's pages of a queue (queue/page.h), as
  * the store's page, page_job, page_failures and page_matching answer
- * them: each statement an index's range under a LIMIT, read-only.  The
+ * them, and the overview's oldest queued job and the hour before the
+ * start: each statement an index's range under a LIMIT, read-only.  The
  * caller holds the connection and bounds its calls (pg.deadline).
  */
 #include <stdio.h>
@@ -13,8 +14,10 @@
 #include "queue/page.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/store_pg.h"
+#include "queue/view.h"
 
 #define LOG_ROWS	1000	/* a job's log rows looked at: the newest */
+#define SEED_MAX	100000	/* finished rows the hour's start reads, at most */
 
 /* A statement's rows, or NULL with err set. */
 static PGresult *
@@ -280,4 +283,65 @@ pg_page_matching(struct pg *pg, const struct page_query *q, char *ids,
 		    PAGE_ID_LEN);
 	PQclear(r);
 	return n < 0 ? 0 : n;
+}
+
+/* ---- the overview: the oldest queued job, the hour before the start ---- */
+
+/*
+ * The oldest job waiting, by the claim's index (jobs_due: queue, run_at,
+ * id), first in its order: one row.  On the source's connection, between
+ * its reads; a server that is gone is its to find and say.
+ */
+int
+pg_top_oldest(struct pgtop *q, msec_t *at)
+{
+	static const char sql[] = "SELECT (extract(epoch FROM now() - "
+	    PG_NEAR("run_at") ") * 1000)::bigint FROM chute.jobs WHERE queue = $1 AND state ="
+	    " 'new' ORDER BY run_at, id LIMIT 1";
+	struct pg *pg = pgtop_pg(q);
+	const char *p[1] = { pg->queue };
+	PGresult *r;
+
+	if (!pg_ok(pg))
+		return -1;
+	pg->deadline = mono_ms() + PG_PAGE_WAIT_MS;
+	r = pg_exec(pg, sql, 1, p);
+	pg->deadline = 0;
+	if (r == NULL)
+		return -1;
+	*at = PQntuples(r) == 1 ? now_ms() - col_ll(r, 0, 0) : 0;
+	PQclear(r);
+	return 0;
+}
+
+/*
+ * The hour before the start, per minute ago, from jobs_finished: its
+ * newest SEED_MAX rows at most (past them, the chart says so).
+ */
+int
+pg_hour(struct pg *pg, void (*add)(void *, int, msec_t, unsigned), void *arg,
+    msec_t *at, bool *part)
+{
+	static const char sql[] = "SELECT floor(extract(epoch FROM now() -"
+	    " run_at) / 60)::bigint, state = 'done', count(*), sum(count(*))"
+	    " OVER () FROM (SELECT run_at, state FROM chute.jobs WHERE queue ="
+	    " $1 AND state IN ('done', 'failed') AND run_at > now() - interval"
+	    " '1 hour' ORDER BY run_at DESC LIMIT 100000) x GROUP BY 1, 2";
+	const char *p[1] = { pg->queue };
+	msec_t now = now_ms();
+	PGresult *r = pg_exec(pg, sql, 1, p);
+	int n;
+
+	_Static_assert(SEED_MAX == 100000, "the statement says 100000");
+	if (r == NULL)
+		return pg_fail(pg, "web");
+	*at = now;
+	n = pg_rows(r, 4, 2 * 60 + 2, NULL);	/* done and failed, per minute */
+	for (int i = 0; i < n; i++)
+		add(arg, strcmp(PQgetvalue(r, i, 1), "t") == 0 ? ST_DONE :
+		    ST_FAILED, now - col_ll(r, i, 0) * 60000,
+		    (unsigned)col_ll(r, i, 2));
+	*part = n > 0 && col_ll(r, 0, 3) >= SEED_MAX;
+	PQclear(r);
+	return 0;
 }

@@ -23,6 +23,7 @@
 #include "store/pause.h"
 #include "store/spool.h"
 #include "store/watch.h"
+#include "queue/page.h"
 #include "queue/view.h"
 #include "queue/spool/spool_list.h"
 #include "queue/spool/top_spool.h"
@@ -332,23 +333,36 @@ ss_purge(struct store *s, int state, msec_t older, long long *removed)
 
 /* ---- top ---- */
 
+#define OLDEST_MS	5000	/* new/ is read for its oldest job this often, at most */
+
 struct ss_top {
 	struct top_spool	 ts;	/* some 60 KiB, whatever the spool holds */
 	struct watch		*w;
+	/* The dashboard's oldest queued job, read again as top_oldest says. */
+	struct spool		*sp;
+	msec_t			 oldest;	/* new/'s oldest mtime; 0 none */
+	long long		 old_count;	/* new/'s count when it was read */
+	long long		 old_seen;	/* ... and the names read */
+	msec_t			 old_read;	/* ... and when (mono_ms()) */
 };
 
-/* The live view: the watch first, so nothing after the first look is missed. */
+/*
+ * The live view: the watch first, so nothing after the first look (since)
+ * is missed.
+ */
 static int
-ss_top_open(struct store *s, bool live, struct top_source *src, void **h)
+ss_top_open(struct store *s, bool live, msec_t since, struct top_source *src,
+    void **h)
 {
 	struct spool *sp = sp_of(s);
 	struct ss_top *t;
-	msec_t since = now_ms();
 
 	if ((*h = t = calloc(1, sizeof(*t))) == NULL) {
 		fprintf(stderr, "chute: top: %s\n", strerror(errno));
 		return EX_SOFTWARE;
 	}
+	t->sp = sp;
+	t->old_count = -1;
 	if (live && (t->w = top_watch_open(sp)) == NULL) {
 		fprintf(stderr, "chute: %s: inotify: %s\n", sp->path,
 		    strerror(errno));
@@ -373,6 +387,94 @@ ss_top_close(struct store *s, void *h)
 	if (t != NULL)
 		watch_close(t->w);
 	free(t);
+}
+
+/* The oldest mtime so far; the pass stops after PAGE_SCAN_MAX names. */
+static int
+oldest_one(void *arg, const char *name)
+{
+	struct ss_top *t = arg;
+	int64_t us = spool_page_mtime(t->sp, ST_NEW, name, NULL);
+
+	if (us != -1 && (t->oldest == 0 || us / 1000 < t->oldest))
+		t->oldest = us / 1000;
+	return ++t->old_seen >= PAGE_SCAN_MAX;
+}
+
+/*
+ * A stat of each job in new/, as `chute stats` makes: only when new/'s
+ * count changed, at most every OLDEST_MS, and of PAGE_SCAN_MAX names at
+ * most, so that a busy spool's dashboard does not stat a long queue
+ * every second (past that many, the oldest of those read is shown).
+ */
+static int
+ss_top_oldest(struct store *s, void *h, const struct top *tm, msec_t *at)
+{
+	struct ss_top *t = h;
+
+	if (tm->count[ST_NEW] != t->old_count &&
+	    mono_ms() - t->old_read >= OLDEST_MS) {
+		t->oldest = 0;
+		t->old_seen = 0;
+		if (spool_scan(t->sp, ST_NEW, oldest_one, t) == -1)
+			return -1;
+		t->old_count = tm->count[ST_NEW];
+		t->old_read = mono_ms();
+	}
+	*at = t->oldest;
+	return 0;
+}
+
+/* ---- the hour before the start, from the mtimes ---- */
+
+struct seed {
+	struct spool	*sp;
+	void		(*add)(void *, int, msec_t, unsigned);
+	void		*arg;
+	int		 st;
+	msec_t		 since;
+};
+
+/*
+ * A job in a terminal state (done/, failed/) got there at its mtime:
+ * those of the hour before since (when the watch began; the model counts
+ * what came after).
+ */
+static int
+seed_one(void *arg, const char *name)
+{
+	struct seed *p = arg;
+	int64_t us = spool_page_mtime(p->sp, p->st, name, NULL);
+	msec_t ms = us / 1000;
+
+	if (us != -1 && ms < p->since && p->since - ms < 3600000)
+		p->add(p->arg, p->st, ms, 1);
+	return 0;
+}
+
+static int
+ss_hour(struct store *s, msec_t since, void (*add)(void *, int, msec_t,
+    unsigned), void *arg, msec_t *at, bool *part)
+{
+	struct seed p = { .sp = sp_of(s), .add = add, .arg = arg,
+	    .since = since };
+
+	*at = since;
+	*part = false;
+	for (p.st = ST_FIRST; p.st < ST_END; p.st++)
+		if (state_terminal(p.st) &&
+		    spool_scan(p.sp, p.st, seed_one, &p) == -1) {
+			fprintf(stderr, "chute: %s: %s\n", s->target,
+			    strerror(errno));
+			return EX_IOERR;
+		}
+	return 0;
+}
+
+static const char *
+ss_name(struct store *s)
+{
+	return s->target;
 }
 
 /* ---- the dashboard's pages (store_spool_page.c) ---- */
@@ -435,6 +537,9 @@ const struct store_ops store_spool_ops = {
 	.workers = ss_workers,
 	.top_open = ss_top_open,
 	.top_close = ss_top_close,
+	.top_oldest = ss_top_oldest,
+	.hour = ss_hour,
+	.name = ss_name,
 	.page = ss_page,
 	.page_job = ss_page_job,
 	.page_failures = ss_page_failures,
