@@ -1,9 +1,11 @@
 /*
  * queue_spool.h: the spool queue's private state, shared by
- * queue_spool.c (the operations: claim, record, commit, events),
- * queue_spool_scan.c (finding work in new/ and defer/) and
- * queue_spool_recover.c (what a dead owner left in cur/ and tmp/).
- * Every rename is state.c's; these files only decide which one.
+ * queue_spool.c (events, due work, opening and closing, the table of
+ * operations), queue_spool_claim.c (claims), queue_spool_outcome.c
+ * (outcomes and the group commit), queue_spool_scan.c (finding work in
+ * new/ and defer/) and queue_spool_recover.c (what a dead owner left in
+ * cur/ and tmp/).  Every rename is state.c's; these files only decide
+ * which one.
  */
 #ifndef QUEUE_SPOOL_H
 #define QUEUE_SPOOL_H
@@ -82,10 +84,41 @@ spoolq_holds(struct spoolq *sq, const char *name)
 	return false;
 }
 
+static inline msec_t
+min_ms(msec_t a, msec_t b)
+{
+	return a < b ? a : b;
+}
+
 /* queue_spool.c */
 struct spoolq	*spoolq_new(const struct queue_conf *c);
 /* One inotify event; also called by the unit tests. */
 void	 spoolq_on_event(void *arg, const struct watch_event *ev);
+
+/* queue_spool_claim.c: the backend's operations (queue.h says what each does) */
+/* The oldest ready jobs in new/, up to n of them. */
+int	 sq_claim(struct queue *q, struct claim *const *c, int n);
+/*
+ * After the turn's handlers have started: make the spare logs the next
+ * claims will take, so that no claim waits for an inode allocation.
+ */
+void	 sq_prepare(struct queue *q);
+/* The spool lock is ours as long as we live: no claim expires. */
+int	 sq_renew(struct queue *q, struct claim *const *c, int n);
+
+/* queue_spool_outcome.c: the backend's operations */
+/*
+ * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
+ * mv) got there first and wins; it is noted in the job's log.
+ */
+int	 sq_record(struct queue *q, struct claim *c, const struct outcome *out,
+	    msec_t when);
+void	 sq_release(struct queue *q, struct claim *c);
+/*
+ * Make finished transitions durable, by a group commit (the comment above
+ * its definition says how); returns when to be called again.
+ */
+msec_t	 sq_commit(struct queue *q, bool busy);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);
@@ -118,7 +151,7 @@ void	 spoolq_defer_left(struct spoolq *sq, const char *name);
 /* The journal's line for a file state_leave moved aside, if it did. */
 void	 spoolq_said_aside(const char *id, int to, const char *aside);
 /*
- * Was name refused in place (queue_spool.c, refuse_in_place) and is it
+ * Was name refused in place (queue_spool_claim.c, refuse_in_place) and is it
  * still that inode?  One replaced since is looked at afresh.
  */
 bool	 spoolq_refused(struct spoolq *sq, const char *name,
