@@ -27,7 +27,7 @@
 #include "store/watch.h"
 #include "queue/spool/queue_spool.h"
 
-static const struct queue_backend spool_backend;
+static const struct queue_backend spool_backend, spool_in_place_backend;
 
 /* ---- events ---- */
 
@@ -308,7 +308,8 @@ spoolq_new(const struct queue_conf *c)
 
 	if (sq == NULL)
 		return NULL;
-	sq->q.be = &spool_backend;
+	/* forward's claims have operations of their own: chosen once. */
+	sq->q.be = c->in_place ? &spool_in_place_backend : &spool_backend;
 	sq->q.worker_fd = -1;
 	sq->c = *c;
 	sq->sp.root = -1;
@@ -474,6 +475,29 @@ static const struct queue_backend spool_backend = {
 	.renew = sq_renew,
 	.record = sq_record,
 	.release = sq_release,
+	.commit = sq_commit,
+	.drained = sq_drained,
+	.counts = sq_counts,
+	.close = sq_close,
+};
+
+/*
+ * forward's (queue_conf.in_place): its claims stay in new/ until their
+ * outcomes (queue_spool_in_place.c); all else is run's.
+ */
+static const struct queue_backend spool_in_place_backend = {
+	.name = "spool",
+	.start = sq_start,
+	.fd = sq_fd,
+	.wake = sq_wake,
+	.rescan = sq_rescan,
+	.due = sq_due,
+	.next = sq_next,
+	.claim = sq_claim_in_place,
+	.prepare = sq_prepare,
+	.renew = sq_renew,
+	.record = sq_record_in_place,
+	.release = sq_release_in_place,
 	.commit = sq_commit,
 	.drained = sq_drained,
 	.counts = sq_counts,

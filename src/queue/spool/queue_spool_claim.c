@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +39,8 @@ file_type(mode_t m)
  * new/, where the name is, and cur/, which is not looked at: the claim's
  * RENAME_NOREPLACE finds that one for free.
  */
-static int
-taken_elsewhere(struct spoolq *sq, const char *name)
+int
+spoolq_taken_elsewhere(struct spoolq *sq, const char *name)
 {
 	struct stat st;
 
@@ -56,8 +55,9 @@ taken_elsewhere(struct spoolq *sq, const char *name)
  * A dropped file whose name is not a valid ID, or is already some other
  * job's, gets a derived ID; nothing is ever overwritten.
  */
-static void
-rename_dropped(struct spoolq *sq, const char *name, unsigned flags, int other)
+void
+spoolq_rename_dropped(struct spoolq *sq, const char *name, unsigned flags,
+    int other)
 {
 	char id[NAME_MAX + 1], reason[64];
 
@@ -142,8 +142,8 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 }
 
 /* Not ready yet: look again at the given time (or on its next event). */
-static void
-later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
+void
+spoolq_later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
     const struct stat *st)
 {
 	msec_t at = mono_ms() + RECHECK_MS;
@@ -166,8 +166,8 @@ later(struct spoolq *sq, const char *name, unsigned flags, enum ready r,
  * log that is not a regular file is never written to: the job cannot
  * start, and c->logerr says why.
  */
-static void
-open_log(struct spoolq *sq, struct claim *c)
+void
+spoolq_open_log(struct spoolq *sq, struct claim *c)
 {
 	struct joblog_info ji;
 
@@ -216,89 +216,13 @@ reserve(struct spoolq *sq, size_t n)
 	return 0;
 }
 
-static void
-hold(struct spoolq *sq, struct claim *c, const char *name, int fd)
+void
+spoolq_hold(struct spoolq *sq, struct claim *c, const char *name, int fd)
 {
 	memset(c, 0, sizeof(*c));
 	strlcpy(c->id, name, sizeof(c->id));
 	c->fd = fd;
-	sq->held[sq->nheld++] = c;	/* room made by sq_claim */
-}
-
-/*
- * forward's claim (queue_conf.in_place): the job stays in new/, read by
- * us and run by no handler.  cur/ would only say "claimed", and nobody
- * needs telling: the spool lock keeps every other owner out, and a job
- * a kill -9 leaves in new/ is simply sent again (the database's unique
- * key finds it there).  When it has no log, the name is not some older
- * job's (whose log it would share): the three lookups in defer/, done/
- * and failed/ are saved, and its log is made only with its outcome's
- * line (queue_spool_note); the final RENAME_NOREPLACE still catches a job
- * there without a log (record_in_place).
- */
-static bool
-take_in_place(struct spoolq *sq, const char *name, unsigned flags, int fd,
-    struct claim *c)
-{
-	struct stat st;
-	int other = ST_NONE;
-	bool haslog;
-
-	haslog = fstatat(sq->sp.dir[ST_LOG], name, &st, AT_SYMLINK_NOFOLLOW) ==
-	    0 || errno != ENOENT;
-	if (haslog && (other = taken_elsewhere(sq, name)) != ST_NONE) {
-		close(fd);
-		rename_dropped(sq, name, flags, other);
-		return false;
-	}
-	if (nameq_add(sq->flight, name, 0, 0) == -1) {
-		close(fd);
-		errno = ENOMEM;
-		later(sq, name, flags, READY_ERR, NULL);
-		return false;
-	}
-	hold(sq, c, name, fd);
-	if (haslog) {
-		open_log(sq, c);	/* there already: read its attempts */
-		return true;
-	}
-	c->logfd = -1;
-	c->logend = 0;
-	c->attempt = 1;
-	c->lognew = true;
-	return true;
-}
-
-/*
- * forward: append "@chute TIME text" to c's log.  A claim that found no
- * log (take_in_place) has none open: with share, log/ID becomes a name of
- * one file holding this line for every job that gets it until the next
- * commit (a batch: joblog_pool_link); otherwise, or where that cannot be,
- * the line is appended by name.
- */
-void
-queue_spool_note(struct queue *q, struct claim *c, bool share,
-    const char *fmt, ...)
-{
-	struct spoolq *sq = (struct spoolq *)q;
-	char text[900];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (c->logfd != -1) {
-		joblog_lnote(c->logfd, &c->logend, false, "%s", text);
-		return;
-	}
-	if (c->lognew && share &&
-	    joblog_pool_link(&sq->pool, &sq->sp, c->id, text) == 0) {
-		c->lognew = false;
-		return;
-	}
-	c->lognew = false;
-	if (joblog_note(&sq->sp, c->id, "%s", text) == -1)
-		say_err("job=%s log/: %s", vis_id(c->id), strerror(errno));
+	sq->held[sq->nheld++] = c;	/* room made by spoolq_claim */
 }
 
 /*
@@ -343,30 +267,17 @@ swapped(struct spoolq *sq, const char *name)
 }
 
 /*
- * Try to claim new/name into c.  Returns true when it is ours; otherwise
- * the name went where it had to (renamed, rejected, back to wait).
+ * Open and check new/name for a claim (ready_checkb, with flags).  True
+ * with *fd, *st and *btime filled in when the job is ready; otherwise it
+ * went where it had to (rejected, back to wait) or was gone.
  */
-static bool
-take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
+bool
+spoolq_ready(struct spoolq *sq, const char *name, unsigned flags, int *fd,
+    struct stat *st, struct timespec *btime)
 {
-	struct timespec btime;
-	struct stat st;
 	enum ready r;
-	int fd, other = ST_NONE;
 
-	/* A job of ours runs under that name: a hard link to it (ln cur/X
-	 * new/X) or a new file; either way, another job.  (forward's claims
-	 * stay in new/ under their names: flight keeps them out of here.) */
-	if (!sq->c.in_place && id_valid(name) && spoolq_holds(sq, name))
-		other = ST_CUR;
-	if (!id_valid(name) || other != ST_NONE || (!sq->c.in_place &&
-	    (other = taken_elsewhere(sq, name)) != ST_NONE)) {
-		rename_dropped(sq, name, flags, id_valid(name) ? other : ST_NONE);
-		return false;
-	}
-	if (sq->c.in_place)
-		flags |= RF_PEEK;
-	r = ready_checkb(&sq->sp, name, flags, &fd, &st, &btime);
+	r = ready_checkb(&sq->sp, name, flags, fd, st, btime);
 	if (r != READY_BUSY)
 		spoolq_unbusy(sq, name);
 	if (r == READY_GONE) {
@@ -375,30 +286,48 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 		return false;
 	}
 	if (r == READY_NOTREG || r == READY_DENIED || r == READY_LINKED) {
-		reject(sq, name, &st, r);
+		reject(sq, name, st, r);
 		return false;
 	}
 	if (r != READY_YES) {
-		later(sq, name, flags, r, &st);
+		spoolq_later(sq, name, flags, r, st);
 		return false;
 	}
-	if (sq->c.in_place && !take_in_place(sq, name, flags, fd, c))
+	return true;
+}
+
+/*
+ * Try to claim new/name into c.  Returns true when it is ours; otherwise
+ * the name went where it had to (renamed, rejected, back to wait).
+ */
+static bool
+take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
+{
+	struct timespec btime;
+	struct stat st;
+	int fd, other = ST_NONE;
+
+	/* A job of ours runs under that name: a hard link to it (ln cur/X
+	 * new/X) or a new file; either way, another job. */
+	if (id_valid(name) && spoolq_holds(sq, name))
+		other = ST_CUR;
+	if (!id_valid(name) || other != ST_NONE ||
+	    (other = spoolq_taken_elsewhere(sq, name)) != ST_NONE) {
+		spoolq_rename_dropped(sq, name, flags, id_valid(name) ? other :
+		    ST_NONE);
 		return false;
-	if (sq->c.in_place) {
-		c->size = st.st_size;
-		c->ino = st.st_ino;
-		c->btime = btime;
-		return true;
 	}
+	if (!spoolq_ready(sq, name, flags, &fd, &st, &btime))
+		return false;
 	if (state_claim(&sq->sp, name) == -1) {
 		int saved = errno;
 
 		close(fd);
 		if (saved == EEXIST)
-			rename_dropped(sq, name, flags, ST_CUR);
+			spoolq_rename_dropped(sq, name, flags, ST_CUR);
 		else if (saved != ENOENT) {
 			errno = saved;
-			later(sq, name, flags, READY_ERR, &st);
+			spoolq_later(sq, name, flags, READY_ERR, &st);
 		}
 		return false;
 	}
@@ -407,9 +336,9 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 		swapped(sq, name);
 		return false;
 	}
-	hold(sq, c, name, fd);
+	spoolq_hold(sq, c, name, fd);
 	c->path = spool_jobpath(&sq->sp, ST_CUR, name);
-	open_log(sq, c);
+	spoolq_open_log(sq, c);
 	if (c->path == NULL && c->logfd != -1) {
 		/* Out of memory: the attempt fails like a failed spawn. */
 		close(c->logfd);
@@ -419,11 +348,10 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	return true;
 }
 
-/* The oldest ready jobs in new/, up to n of them. */
 int
-sq_claim(struct queue *q, struct claim *const *c, int n)
+spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
+    spoolq_take_fn *take_one)
 {
-	struct spoolq *sq = (struct spoolq *)q;
 	char name[NAME_MAX + 1];
 	unsigned flags;
 	int got = 0;
@@ -440,10 +368,17 @@ sq_claim(struct queue *q, struct claim *const *c, int n)
 		spoolq_refill(sq);
 		if (!nameq_pop(sq->ready, name, sizeof(name), &flags))
 			break;
-		if (take(sq, name, flags, c[got]))
+		if (take_one(sq, name, flags, c[got]))
 			got++;
 	}
 	return got;
+}
+
+/* The oldest ready jobs in new/, up to n of them, each renamed to cur/. */
+int
+sq_claim(struct queue *q, struct claim *const *c, int n)
+{
+	return spoolq_claim((struct spoolq *)q, c, n, take);
 }
 
 /*

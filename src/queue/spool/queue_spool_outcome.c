@@ -5,85 +5,17 @@
  * keeper thread (keeper.c) off the loop.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/chute.h"
-#include "base/nameq.h"
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/spool.h"
 #include "store/state.h"
 #include "queue/spool/queue_spool.h"
-
-/*
- * The name of an in_place claim was taken in out->to by a job without a
- * log (an operator's mv): it goes there under a derived ID instead, its
- * log with it.  0, or -1 with errno.
- */
-static int
-finish_derived(struct spoolq *sq, struct claim *c, const struct outcome *out,
-    msec_t when)
-{
-	char id[NAME_MAX + 1];
-
-	if (state_rename_new(&sq->sp, c->id, id, sizeof(id)) == -1)
-		return -1;
-	/* Only ours can be there: our note made it, or we read it as this
-	 * job's. */
-	if (renameat2(sq->sp.dir[ST_LOG], c->id, sq->sp.dir[ST_LOG], id,
-	    RENAME_NOREPLACE) == -1 && errno != ENOENT)
-		say_err("job=%s log/: cannot rename to %s: %s", vis_id(c->id),
-		    vis_id(id), strerror(errno));
-	if (c->logfd != -1)
-		joblog_lnote(c->logfd, &c->logend, false, "renamed to %s (name "
-		    "taken by a job in %s/)", vis_id(id), state_names[out->to]);
-	else
-		joblog_note(&sq->sp, id, "renamed to %s (name taken by a job "
-		    "in %s/)", vis_id(id), state_names[out->to]);
-	say("job=%s renamed to=%s (name taken by a job in %s/)",
-	    vis_id(c->id), vis_id(id), state_names[out->to]);
-	nameq_take(sq->flight, c->id, NULL);
-	strlcpy(c->id, id, sizeof(c->id));
-	nameq_add(sq->flight, c->id, 0, 0);
-	return state_finish_new(&sq->sp, c->id, out->to, c->fd, when);
-}
-
-/*
- * An in_place claim's outcome: from new/ to done/ or failed/, or left in
- * new/ (handed back) to be looked at again after a pause.  ENOENT: a
- * cancel or an operator's mv took it out of new/ first.
- */
-static int
-record_in_place(struct spoolq *sq, struct claim *c, const struct outcome *out,
-    msec_t when)
-{
-	int rc;
-
-	if (out->to == ST_NEW)
-		return nameq_add(sq->waiting, c->id, mono_ms() + RETRY_MS, 0) ==
-		    -1 ? -1 : 0;
-	rc = state_finish_new(&sq->sp, c->id, out->to, c->fd, when);
-	if (rc == -1 && errno == EEXIST)
-		rc = finish_derived(sq, c, out, when);
-	if (rc == 1) {
-		say_err("job=%s new->%s: cannot set its time stamp (%s): its age "
-		    "will be wrong", vis_id(c->id), state_names[out->to],
-		    strerror(errno));
-		rc = 0;
-	}
-	if (rc == -1 && errno != ENOENT) {
-		/* Still in new/, and no event will say so: look again. */
-		int saved = errno;
-
-		nameq_add(sq->waiting, c->id, mono_ms() + RETRY_MS, 0);
-		errno = saved;
-	}
-	return rc;
-}
 
 /* state_leave, and a line for the file it moved aside. */
 static int
@@ -110,8 +42,6 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	struct spoolq *sq = (struct spoolq *)q;
 	int rc;
 
-	if (sq->c.in_place)
-		return record_in_place(sq, c, out, when);
 	if ((rc = move_out(sq, c, out->to, when)) == 1) {
 		say_err("job=%s cur->%s: cannot set its time stamp (%s): %s",
 		    vis_id(c->id), state_names[out->to], strerror(errno),
@@ -148,8 +78,6 @@ sq_release(struct queue *q, struct claim *c)
 	struct spoolq *sq = (struct spoolq *)q;
 
 	unhold(sq, c);
-	if (sq->flight != NULL)
-		nameq_take(sq->flight, c->id, NULL);
 	if (c->fd != -1)
 		close(c->fd);
 	if (c->logfd != -1)
