@@ -1,7 +1,7 @@
 /*
  * fwdraw: the database's own limit for `chute forward` (issue 10): the
- * batched INSERT that forward sends (src/pg_forward.c, insert_sql), from
- * memory, with no spool under it: no files, no renames, no logs.
+ * batched INSERT that forward sends (src/chute-pgsql/pg_forward_db.c,
+ * insert_sql), from memory, with no spool under it: no files, no renames, no logs.
  *
  *   fwdraw URI N BATCH SIZE
  *
@@ -22,7 +22,8 @@
 
 #include <libpq-fe.h>
 
-/* The statement of src/chute-pgsql/pg_forward.c, word for word (PG_CHANNEL is "chute"). */
+/* The statement of src/chute-pgsql/pg_forward_db.c, word for word
+ * (PG_CHANNEL is "chute"). */
 static const char insert_sql[] =
 "WITH b AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::text[],"
 " $6::text[], $7::bytea[]) WITH ORDINALITY AS b(lid, birth, did, body, n)),"

@@ -50,7 +50,8 @@ struct queue_conf {
 	 * forward, which counts no attempts, says its own. */
 	const char *recovered;
 	/* forward: a claim leaves the job in new/, and its outcome moves
-	 * it from there (take_in_place in queue_spool.c says why). */
+	 * it from there (take_in_place in queue_spool_in_place.c says why):
+	 * operations of their own, chosen at open. */
 	bool	 in_place;
 	/* Another live owner holds the spool: open returns 0 with no queue
 	 * and says nothing (run --if-unowned, for cron). */
@@ -126,13 +127,16 @@ struct queue {
 	bool		 says_outcomes;
 };
 
-/* queue_spool.c: prints one line and returns an exit status on error. */
+/*
+ * queue_spool_in_place.c: forward's line "@chute TIME text" in the log of
+ * its claim c; with share, one file may hold it for the batch's jobs.
+ */
 void	 queue_spool_note(struct queue *q, struct claim *c, bool share,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /*
- * Open the spool at path as this process's queue: check it, take its lock
- * (waiting for it with wait), watch it.  Returns 0 with *qp set, or an
- * exit status after one line on stderr saying why.
+ * queue_spool.c: open the spool at path as this process's queue: check it,
+ * take its lock (waiting for it with wait), watch it.  Returns 0 with *qp
+ * set, or an exit status after one line on stderr saying why.
  */
 int	 queue_spool_open(const char *path, bool wait,
 	    const struct queue_conf *c, struct queue **qp);

@@ -42,7 +42,7 @@ int	 state_finish(struct spool *sp, const char *id, int to, int fd,
 
 /*
  * new -> done or failed without passing through cur/: forward's claims,
- * which the spool lock alone keeps (queue_spool.c, take_in_place).  The
+ * which the spool lock alone keeps (queue_spool_in_place.c, take_in_place).  The
  * same stamp and durable move as state_finish.
  */
 int	 state_finish_new(struct spool *sp, const char *id, int to, int fd,

@@ -1,9 +1,12 @@
 /*
  * queue_spool.h: the spool queue's private state, shared by
- * queue_spool.c (the operations: claim, record, commit, events),
- * queue_spool_scan.c (finding work in new/ and defer/) and
- * queue_spool_recover.c (what a dead owner left in cur/ and tmp/).
- * Every rename is state.c's; these files only decide which one.
+ * queue_spool.c (events, due work, opening and closing, the tables of
+ * operations), queue_spool_claim.c (claims), queue_spool_outcome.c
+ * (outcomes and the group commit), queue_spool_in_place.c (forward's
+ * claims, which stay in new/), queue_spool_scan.c (finding work in new/
+ * and defer/) and queue_spool_recover.c (what a dead owner left in cur/
+ * and tmp/).  Every rename is state.c's; these files only decide which
+ * one.
  */
 #ifndef QUEUE_SPOOL_H
 #define QUEUE_SPOOL_H
@@ -14,6 +17,7 @@
 #include "base/nameq.h"
 #include "base/util.h"
 #include "store/joblog.h"
+#include "store/ready.h"
 #include "store/spool.h"
 #include "store/watch.h"
 #include "queue/spool/keeper.h"
@@ -82,10 +86,93 @@ spoolq_holds(struct spoolq *sq, const char *name)
 	return false;
 }
 
+static inline msec_t
+min_ms(msec_t a, msec_t b)
+{
+	return a < b ? a : b;
+}
+
 /* queue_spool.c */
 struct spoolq	*spoolq_new(const struct queue_conf *c);
 /* One inotify event; also called by the unit tests. */
 void	 spoolq_on_event(void *arg, const struct watch_event *ev);
+
+/* queue_spool_claim.c: the backend's operations (queue.h says what each does) */
+/* The oldest ready jobs in new/, up to n of them, each renamed to cur/. */
+int	 sq_claim(struct queue *q, struct claim *const *c, int n);
+/*
+ * After the turn's handlers have started: make the spare logs the next
+ * claims will take, so that no claim waits for an inode allocation.
+ */
+void	 sq_prepare(struct queue *q);
+/* The spool lock is ours as long as we live: no claim expires. */
+int	 sq_renew(struct queue *q, struct claim *const *c, int n);
+
+/*
+ * One claim of new/name into c, run's or forward's: true when it is ours;
+ * otherwise the name went where it had to (renamed, rejected, back to
+ * wait).
+ */
+typedef bool	 spoolq_take_fn(struct spoolq *sq, const char *name,
+		    unsigned flags, struct claim *c);
+/*
+ * Up to n of the oldest ready names of new/, each taken by take_one into
+ * c[0..n-1]: how many were.  Paused, none.
+ */
+int	 spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
+	    spoolq_take_fn *take_one);
+/*
+ * Open and check new/name for a claim (ready_checkb, with flags).  True
+ * with *fd, *st and *btime filled in when the job is ready; otherwise it
+ * went where it had to (rejected, back to wait) or was gone.
+ */
+bool	 spoolq_ready(struct spoolq *sq, const char *name, unsigned flags,
+	    int *fd, struct stat *st, struct timespec *btime);
+/*
+ * Is the name used by a job in a state directory other than new/ and
+ * cur/?  That state, or ST_NONE.
+ */
+int	 spoolq_taken_elsewhere(struct spoolq *sq, const char *name);
+/*
+ * A dropped file whose name is not a valid ID, or is already a job's in
+ * state other (ST_NONE: not valid), is renamed to a derived ID and
+ * admitted under it.
+ */
+void	 spoolq_rename_dropped(struct spoolq *sq, const char *name,
+	    unsigned flags, int other);
+/* Not ready yet (r says why): look at name again later. */
+void	 spoolq_later(struct spoolq *sq, const char *name, unsigned flags,
+	    enum ready r, const struct stat *st);
+/* c, cleared, holds name and its open file fd, among our claims. */
+void	 spoolq_hold(struct spoolq *sq, struct claim *c, const char *name,
+	    int fd);
+/* c's log, opened and its attempts read (c->logerr says why not). */
+void	 spoolq_open_log(struct spoolq *sq, struct claim *c);
+
+/* queue_spool_outcome.c: the backend's operations */
+/*
+ * Move the finished job out of cur/.  ENOENT: a cancel (or an operator's
+ * mv) got there first and wins; it is noted in the job's log.
+ */
+int	 sq_record(struct queue *q, struct claim *c, const struct outcome *out,
+	    msec_t when);
+void	 sq_release(struct queue *q, struct claim *c);
+/*
+ * Make finished transitions durable, by a group commit (the comment above
+ * its definition says how); returns when to be called again.
+ */
+msec_t	 sq_commit(struct queue *q, bool busy);
+
+/* queue_spool_in_place.c: forward's operations (queue_conf.in_place) */
+/* The oldest ready jobs in new/, up to n of them, each left there. */
+int	 sq_claim_in_place(struct queue *q, struct claim *const *c, int n);
+/*
+ * From new/ to done/ or failed/, or left in new/ (handed back); ENOENT:
+ * a cancel or an operator's mv took it out of new/ first.
+ */
+int	 sq_record_in_place(struct queue *q, struct claim *c,
+	    const struct outcome *out, msec_t when);
+void	 sq_release_in_place(struct queue *q, struct claim *c);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);
@@ -118,7 +205,7 @@ void	 spoolq_defer_left(struct spoolq *sq, const char *name);
 /* The journal's line for a file state_leave moved aside, if it did. */
 void	 spoolq_said_aside(const char *id, int to, const char *aside);
 /*
- * Was name refused in place (queue_spool.c, refuse_in_place) and is it
+ * Was name refused in place (queue_spool_claim.c, refuse_in_place) and is it
  * still that inode?  One replaced since is looked at afresh.
  */
 bool	 spoolq_refused(struct spoolq *sq, const char *name,
