@@ -34,7 +34,8 @@ WARN    :=
 PKGS      := libbsd-overlay:libbsd-dev
 TEST_PKGS := check:check
 # chute-pgsql, the PostgreSQL queue, is a program of its own so that a host
-# running only spools needs no libpq (fleet.md); only it needs PG_PKGS.
+# running only spools needs no libpq (fleet.md); only it and
+# chute-web-pgsql need PG_PKGS.
 PG_PKGS   := libpq:libpq-dev
 # `chute top`, the terminal view, is drawn with ncurses: src/top's object
 # (TOP_SRC), linked into chute and chute-pgsql but not libchute.a, is the
@@ -43,7 +44,10 @@ TOP_PKGS  := ncursesw:libncurses-dev
 # chute-web, the dashboard (`chute web`), is a program of its own too, so
 # that a host that does not want it installs no libmicrohttpd; it checks
 # its users' passwords with crypt(3), from libcrypt (libxcrypt, which
-# Debian's libc6-dev depends on), and links libpq (PG_PKGS) for a URL.
+# Debian's libc6-dev depends on).  It is built twice: chute-web, a spool's,
+# without libpq, and chute-web-pgsql, the same objects and web_pg.o (a
+# queue's store), with libpq (PG_PKGS); `chute web` execs the one its
+# SPOOL or URL needs.
 WEB_PKGS  := libmicrohttpd:libmicrohttpd-dev libcrypt:libcrypt-dev
 
 # pkg-config is asked at parse time, quietly: a library it does not know
@@ -78,26 +82,33 @@ WEB_PKG_LIBS      := $(call pkg,--libs $(call pc,$(WEB_PKGS)))
 WEB_PKG_VERSIONS  := $(call pkg,--modversion $(call pc,$(WEB_PKGS)))
 
 # The tree is the design (HACKING.md has the map): src/base, src/store,
+# src/queue (the store's interface and a live view's model),
 # src/queue/spool and src/run are the layers under the command line,
-# src/cli the spool's subcommands; all of them are libchute.a, which both
-# programs and the tests link.  src/top is chute top's screen, the only
-# object that uses ncurses, linked into both programs.  src/chute is
-# chute's own; src/chute-pgsql and src/queue/pg are chute-pgsql's, on top
-# of libchute.a, so that a host running only spools needs no libpq
-# (fleet.md).  src/chute-web is chute-web's: on top of libchute.a and of
-# chute-pgsql's objects but its main (libchutepg.a, from which the linker
-# takes only what is used: the queue's connection, its view, and the
-# statements of cancel, retry and stats).  New files in these folders and
-# in tests/ are picked up as they are.  Objects go to
+# src/cli the subcommands; all of them are libchute.a, which every
+# program and the tests link.  src/queue/pg is libchutepg.a: the
+# PostgreSQL queue and its read and admin side (the connection, the
+# schema, the owner's queue, the view, cancel, retry, stats, top's
+# source), the library that chute-pgsql and chute-web-pgsql link with
+# libpq, and from which the linker takes only what each uses.  src/top
+# is chute top's screen, the only object that uses ncurses, linked into
+# chute and chute-pgsql.  The programs' own objects are src/chute
+# (chute), src/chute-pgsql (chute-pgsql) and src/chute-web (chute-web,
+# and chute-web-pgsql with web_pg.o): a program links libraries and its
+# own objects, never another program's, so that a host running only
+# spools needs no libpq, dashboard included (fleet.md).  New files in
+# these folders and in tests/ are picked up as they are.  Objects go to
 # $(B)/obj/FOLDER/NAME.o.
-LIB_DIRS := base store queue/spool run cli
+LIB_DIRS := base store queue queue/spool run cli
 LIB_SRC  := $(wildcard $(LIB_DIRS:%=src/%/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(B)/obj/%.o)
-PG_SRC   := $(wildcard src/queue/pg/*.c src/chute-pgsql/*.c)
+PG_LIB_SRC := $(wildcard src/queue/pg/*.c)
+PG_LIB_OBJ := $(PG_LIB_SRC:src/%.c=$(B)/obj/%.o)
+PG_SRC   := $(wildcard src/chute-pgsql/*.c)
 PG_OBJ   := $(PG_SRC:src/%.c=$(B)/obj/%.o)
-PG_LIB_OBJ := $(filter-out %/pg_main.o,$(PG_OBJ))
 WEB_SRC  := $(wildcard src/chute-web/*.c)
 WEB_OBJ  := $(WEB_SRC:src/%.c=$(B)/obj/%.o)
+# The queue's store of the dashboard: chute-web-pgsql's only.
+WEB_PG_OBJ := $(B)/obj/chute-web/web_pg.o
 TOP_SRC  := $(wildcard src/top/*.c)
 TOP_OBJ  := $(TOP_SRC:src/%.c=$(B)/obj/%.o)
 CHUTE_SRC := $(wildcard src/chute/*.c)
@@ -107,35 +118,43 @@ TEST_OBJ := $(TEST_SRC:tests/%.c=$(B)/tests/%.o)
 
 COMPILE = $(CC) $(XCFLAGS) $(WARN) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 
-all: $(B)/chute $(B)/chute-pgsql $(B)/chute-web
+all: $(B)/chute $(B)/chute-pgsql $(B)/chute-web $(B)/chute-web-pgsql
 
 $(B)/chute: $(CHUTE_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags $(B)/top/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(TOP_PKG_LIBS) $(PKG_LIBS)
 
-$(B)/chute-pgsql: $(PG_OBJ) $(TOP_OBJ) $(B)/libchute.a $(B)/flags \
-	$(B)/pg/flags $(B)/top/flags
+$(B)/chute-pgsql: $(PG_OBJ) $(TOP_OBJ) $(B)/libchutepg.a $(B)/libchute.a \
+	$(B)/flags $(B)/pg/flags $(B)/top/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(PG_PKG_LIBS) \
 	    $(TOP_PKG_LIBS) $(PKG_LIBS)
 
-$(B)/chute-web: $(WEB_OBJ) $(B)/libchutepg.a $(B)/libchute.a $(B)/flags \
-	$(B)/pg/flags $(B)/web/flags
+# A spool's dashboard: no libpq.
+$(B)/chute-web: $(filter-out $(WEB_PG_OBJ),$(WEB_OBJ)) $(B)/libchute.a \
+	$(B)/flags $(B)/web/flags
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(WEB_PKG_LIBS) $(PKG_LIBS)
+
+# A queue's dashboard (and a spool's): the same objects and web_pg.o.
+$(B)/chute-web-pgsql: $(WEB_OBJ) $(B)/libchutepg.a $(B)/libchute.a \
+	$(B)/flags $(B)/pg/flags $(B)/web/flags
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(WEB_PKG_LIBS) \
 	    $(PG_PKG_LIBS) $(PKG_LIBS)
 
 $(B)/libchutepg.a: $(PG_LIB_OBJ) $(B)/objects
 	rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-# libmicrohttpd's and libpq's flags, and their stamps, for chute-web's
-# objects only.  The page's script and style sheet are compiled into
-# web_static.o (.incbin), which the compiler's dependency list does not
-# name.
-$(WEB_OBJ): $(B)/pg/flags $(B)/web/flags
-$(WEB_OBJ): PKG_CFLAGS += $(WEB_PKG_CFLAGS) $(PG_PKG_CFLAGS)
+# libmicrohttpd's flags, and their stamps, for chute-web's objects only;
+# libpq's for web_pg.o only.  The page's script and style sheet are
+# compiled into web_static.o (.incbin), which the compiler's dependency
+# list does not name.
+$(WEB_OBJ): $(B)/web/flags
+$(WEB_OBJ): PKG_CFLAGS += $(WEB_PKG_CFLAGS)
+$(WEB_PG_OBJ): $(B)/pg/flags
+$(WEB_PG_OBJ): PKG_CFLAGS += $(PG_PKG_CFLAGS)
 $(B)/obj/chute-web/web_static.o: src/chute-web/chute.js src/chute-web/chute.css
 
 # libpq's flags, and its stamp, for its objects only.
-$(PG_OBJ): $(B)/pg/flags
-$(PG_OBJ): PKG_CFLAGS += $(PG_PKG_CFLAGS)
+$(PG_LIB_OBJ) $(PG_OBJ): $(B)/pg/flags
+$(PG_LIB_OBJ) $(PG_OBJ): PKG_CFLAGS += $(PG_PKG_CFLAGS)
 
 # ncurses's flags, and its stamp, for the screen's object only.
 $(TOP_OBJ): $(B)/top/flags
@@ -210,11 +229,11 @@ $(B)/top/flags: $(call changed,$(B)/top/flags,$(TOP_FLAGS))
 	@mkdir -p $(@D) && $(call lines,$(TOP_FLAGS)) > $@
 
 $(B)/web/flags: $(call changed,$(B)/web/flags,$(WEB_FLAGS))
-	$(call need,$(PKGS) $(PG_PKGS) $(WEB_PKGS))
+	$(call need,$(PKGS) $(WEB_PKGS))
 	@mkdir -p $(@D) && $(call lines,$(WEB_FLAGS)) > $@
 
-$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ TEST_OBJ PG_OBJ WEB_OBJ)
-	@mkdir -p $(@D) && $(call lines,LIB_OBJ TEST_OBJ PG_OBJ WEB_OBJ) > $@
+$(B)/objects: $(call changed,$(B)/objects,LIB_OBJ PG_LIB_OBJ TEST_OBJ PG_OBJ WEB_OBJ)
+	@mkdir -p $(@D) && $(call lines,LIB_OBJ PG_LIB_OBJ TEST_OBJ PG_OBJ WEB_OBJ) > $@
 
 FORCE:
 
@@ -223,9 +242,10 @@ FORCE:
 # CHECK_ROUNDS: the reduced crash torture run that every check includes.
 CHECK_ROUNDS ?= 20
 check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
-	$(B)/chute-web $(B)/check_chute $(B)/torture $(B)/libfault.so $(B)/cdp
+	$(B)/chute-web $(B)/chute-web-pgsql $(B)/check_chute $(B)/torture $(B)/libfault.so $(B)/cdp
 	tests/build/stale.sh
-	tests/build/layers.sh $(B)/libchute.a $(PG_LIB_OBJ) $(TOP_OBJ) \
+	tests/build/layers.sh $(B)/libchute.a $(B)/libchutepg.a \
+	    $(filter-out %/pg_main.o,$(PG_OBJ)) $(TOP_OBJ) \
 	    $(filter-out %/main.o,$(CHUTE_OBJ)) $(WEB_OBJ)
 	tests/build/layers.sh --self-test
 	tests/units.sh $(abspath $(B)/chute)
@@ -272,7 +292,8 @@ STRICT_WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
 STRICT_WERROR ?= -Werror
 strict:
 	$(MAKE) B=build/strict WARN='$(STRICT_WARN) $(STRICT_WERROR)' \
-	    $(addprefix build/strict/,chute chute-pgsql chute-web check_chute \
+	    $(addprefix build/strict/,chute chute-pgsql chute-web \
+	    chute-web-pgsql check_chute \
 	    torture libfault.so cdp)
 
 # The owner under valgrind across 10,000 jobs: no leak, no invalid access.
@@ -339,11 +360,12 @@ fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	        -artifact_prefix=$(FZ)/crash-$$f- || exit 1; \
 	done
 
-install: $(B)/chute $(B)/chute-pgsql $(B)/chute-web
+install: $(B)/chute $(B)/chute-pgsql $(B)/chute-web $(B)/chute-web-pgsql
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(B)/chute $(DESTDIR)$(BINDIR)/chute
 	install -m 755 $(B)/chute-pgsql $(DESTDIR)$(BINDIR)/chute-pgsql
 	install -m 755 $(B)/chute-web $(DESTDIR)$(BINDIR)/chute-web
+	install -m 755 $(B)/chute-web-pgsql $(DESTDIR)$(BINDIR)/chute-web-pgsql
 	install -m 644 chute.1 $(DESTDIR)$(MANDIR)/man1/chute.1
 
 bench: $(B)/chute $(B)/chute-pgsql

@@ -18,7 +18,8 @@
 #include "store/watch.h"
 #include "suites.h"
 #include "t_spool.h"
-#include "cli/top.h"
+#include "queue/view.h"
+#include "queue/spool/top_spool.h"
 
 static struct top_spool tsp;
 

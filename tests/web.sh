@@ -215,6 +215,23 @@ check "chute web without chute-web: exit 69, one line naming the package" \
 	eval '[ $rc = 69 ] && [ "$(wc -l <"$tmp/alone.err")" = 1 ] && grep -q "chute-web package" "$tmp/alone.err"'
 check "chute web --help: its usage, exit 0, also without chute-web" \
 	eval 'PATH=/nonexistent "$tmp/alone/chute" web --help | grep -q "^usage: chute web SPOOL|URL"'
+# A spool's dashboard links no libpq; a URL's is chute-web-pgsql, which
+# chute web URL execs, and without it is unavailable too.
+bin=$(dirname "$chute")
+check "chute-web links no libpq; chute-web-pgsql does" \
+	eval '! ldd "$bin/chute-web" | grep -q libpq && ldd "$bin/chute-web-pgsql" | grep -q libpq'
+cp "$bin/chute-web" "$tmp/alone/chute-web"
+PATH=/nonexistent "$tmp/alone/chute" web postgresql://nobody@localhost/none \
+    >/dev/null 2>"$tmp/alone.err"
+rc=$?
+check "chute web URL without chute-web-pgsql: exit 69, one line naming it" \
+	eval '[ $rc = 69 ] && [ "$(wc -l <"$tmp/alone.err")" = 1 ] && grep -q "chute-web-pgsql package" "$tmp/alone.err"'
+"$bin/chute-web" web postgresql://nobody@localhost/none --auth-file \
+    "$tmp/users" >/dev/null 2>"$tmp/alone.err"
+rc=$?
+check "chute-web given a URL: exit 69, one line naming chute-web-pgsql" \
+	eval '[ $rc = 69 ] && [ "$(wc -l <"$tmp/alone.err")" = 1 ] && grep -q "chute-web-pgsql" "$tmp/alone.err"'
+rm "$tmp/alone/chute-web"
 "$chute" web postgresql://nobody@localhost/none --no-such-option >/dev/null 2>"$tmp/opt.err"
 rc=$?
 check "chute web URI --no-such-option: exit 64, with its usage" \

@@ -21,72 +21,10 @@ int	 pgcmd_init(int argc, char **argv);
  */
 int	 pgcmd_submit(int argc, char **argv);
 int	 pgcmd_run(int argc, char **argv);
-int	 pgcmd_status(int argc, char **argv);
-/*
- * Poll the IDs' states, from every 50 ms up to every second: done when all
- * are done or failed.  0 all done, 1 any failed or unknown, 124 timeout.
- */
-int	 pgcmd_wait(int argc, char **argv);
-int	 pgcmd_cancel(int argc, char **argv);
-/*
- * Cancel job id of pg's queue as `chute cancel URL` does: new, defer or
- * cur -> failed in one statement, a note in its log ("cancelled by BY in
- * STATE"), its worker told (a job that waited: the views).  msg gets one
- * line: "ID STATE->failed", or why not, or why the server failed
- * ("NAME: cancel: reason"; nothing is said on stderr: `chute top URL`
- * draws it on its screen).  Returns 0, EXIT_NO (unknown, or already
- * finished), or pg_fail's status.  `chute web URL` and `chute top URL`
- * call it too.
- */
-int	 pgcmd_cancel_job(struct pg *pg, const char *id, const char *by,
-	    char *msg, size_t len);
-int	 pgcmd_retry(int argc, char **argv);
-/*
- * Retry job id as `chute retry URL` does: failed -> new, attempts reset,
- * a "reset by BY" note, the workers woken.  msg and the returns as for
- * pgcmd_cancel_job.
- */
-int	 pgcmd_retry_job(struct pg *pg, const char *id, const char *by,
-	    char *msg, size_t len);
 /* ---- ls, stats ---- */
-int	 pgcmd_ls(int argc, char **argv);
-int	 pgcmd_stats(int argc, char **argv);
-/*
- * What `chute stats URL --prometheus` prints, to f.  Returns 0, or
- * pg_fail's status after saying why.
- */
-int	 pgcmd_stats_prometheus(FILE *f, struct pg *pg);
-int	 pgcmd_log(int argc, char **argv);
-/* Finished jobs older than DUR go, with their payloads and logs, at once. */
-int	 pgcmd_purge(int argc, char **argv);
-int	 pgcmd_top(int argc, char **argv);	/* pg_cmd_top.c */
-/*
- * pg_top_source.c: a queue as a live view's source, for `chute top URL`
- * and `chute web URL`.  pgtop_new takes pg (parsed and connected: its
- * connection is the source's from then on; pgtop_pg gives it back) and
- * returns NULL when out of memory.  pgtop_start fills src, LISTENs and
- * makes the first reading: 0, or pg_fail's status after saying why.
- * pgtop_read makes one reading (the summary of a stdout that is no
- * terminal): 0, or -1 (pg_error).  pgtop_model is what it keeps current.
- */
-struct pgtop;
-struct top;
-struct top_source;
-struct pgtop	*pgtop_new(const struct pg *pg);
-int	 pgtop_start(struct pgtop *q, struct top_source *src);
-int	 pgtop_read(struct pgtop *q);
-struct top	*pgtop_model(struct pgtop *q);
-struct pg	*pgtop_pg(struct pgtop *q);
-void	 pgtop_free(struct pgtop *q);
-/* pg_cmd_pause.c: a queue paused (no claims) and resumed */
-int	 pgcmd_pause(int argc, char **argv);
-int	 pgcmd_resume(int argc, char **argv);
-/* pg_cmd_workers.c: the queue's workers, alive and gone, from chute.workers */
-int	 pgcmd_workers(int argc, char **argv);
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 
 /* pg_cmd.c: what they share */
-void	 pgcmd_compact(int *argc, char **argv, const bool *keep);
 /*
  * Take the URI and --queue NAME out of argv (before any "--"), leaving the
  * rest for the command's own options, and parse the URI.  Returns 0, or an
@@ -109,25 +47,4 @@ int	 pgcmd_options(int argc, char **argv, const char *cmd,
 	    void *arg);
 /* Close the connection, flush stdout: the exit status rc, or 74. */
 int	 pgcmd_done(struct pg *pg, int rc);
-/* An "@chute TIME text" line in the job's log, as on a spool. */
-int	 pgcmd_note(struct pg *pg, const char *id, const char *text);
-/*
- * Open the queue, check the IDs, and call fn(pg, id) for each: the
- * highest status any returned.
- */
-int	 pgcmd_each_id(int argc, char **argv, const char *cmd,
-	    int (*fn)(struct pg *, const char *));
-/*
- * Why cmd ("cancel", "retry") did not take job id: unknown, or already
- * finished (not failed, for retry), in the spool's words, into msg.
- * Returns EXIT_NO, or pg_fail's status with msg saying why (pg_fail_msg).
- */
-int	 pgcmd_why_not(struct pg *pg, const char *id, const char *cmd,
-	    char *msg, size_t len);
-/*
- * The queue's pause as status prints it ("paused by WHO since TIME", or
- * "not paused"; cmd_paused_text) into text: 0, or -1 (pg_fail-able).
- */
-int	 pgcmd_paused_text(struct pg *pg, char *text, size_t len);
-
 #endif

@@ -64,7 +64,7 @@ take_lease(int *argc, char **argv, struct pgq_opts *o)
 		} else
 			keep[i] = true;
 	}
-	pgcmd_compact(argc, argv, keep);
+	cmd_compact(argc, argv, keep);
 	free(keep);
 	return rc;
 }

@@ -15,8 +15,9 @@
 #include <stdio.h>
 
 #include "base/util.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "store/spool.h"
+#include "queue/page.h"
 
 /* ---- the dashboard's defaults and limits, all in one place ---- */
 #define WEB_LISTEN	"127.0.0.1:8420"	/* --listen's default */
@@ -30,19 +31,19 @@
 #define WEB_SAFETY_MS	10000	/* ... and one at least, events or not */
 #define WEB_PING_MS	15000	/* an idle live-update stream gets a comment */
 #define WEB_ROWS	50	/* rows of a job list's page, by default */
-#define WEB_ROWS_MAX	200	/* ... at most */
-#define WEB_SCAN_MAX	200000	/* names of a spool's directory read per page, at most */
-#define WEB_LOG_MAX	65536	/* bytes of a job's log shown: its end */
+#define WEB_ROWS_MAX	PAGE_ROWS_MAX	/* queue/page.h */
+#define WEB_SCAN_MAX	PAGE_SCAN_MAX	/* queue/page.h */
+#define WEB_LOG_MAX	PAGE_LOG_MAX	/* queue/page.h */
 #define WEB_BATCH_MAX	1000	/* jobs one "retry matching" takes, at most */
-#define WEB_FAIL_READ	1000	/* failures grouped by reason: the newest */
-#define WEB_GROUPS	50	/* reasons shown, at most */
+#define WEB_FAIL_READ	PAGE_FAIL_READ	/* queue/page.h */
+#define WEB_GROUPS	PAGE_GROUPS	/* queue/page.h */
 #define WEB_WORKERS	64	/* workers shown, at most */
 #define WEB_LIST	10	/* running jobs and failures on the overview */
 #define WEB_HOUR	60	/* minutes of throughput on the chart */
 #define WEB_USERS	64	/* lines of an --auth-file, at most */
 #define WEB_AUTH_CACHE	16	/* credentials remembered once checked */
 #define WEB_AUTH_TTL_MS	300000	/* ... for this long */
-#define WEB_ID_LEN	(NAME_MAX + 1)	/* a spool's names are IDs too */
+#define WEB_ID_LEN	PAGE_ID_LEN	/* queue/page.h */
 
 /* ---- what the pages show, as a store reads it ---- */
 
@@ -55,7 +56,7 @@ struct web_hour {
 };
 
 /*
- * The overview: the model `chute top` draws (cli/top.h: counts and how
+ * The overview: the model `chute top` draws (queue/view.h: counts and how
  * far they can be trusted, running jobs, the newest failures, workers,
  * the pause, what went wrong), as its source last read it, and what the
  * dashboard adds.
@@ -68,65 +69,11 @@ struct web_overview {
 	msec_t		 at;		/* now_ms() of the reading */
 };
 
-/* A page of jobs in one state, in the order of `chute ls`. */
-struct web_query {
-	int	 state;			/* ST_NEW ... ST_FAILED */
-	char	 prefix[WEB_ID_LEN];	/* IDs starting with it; "" all */
-	char	 reason[160];		/* failed: this last outcome; "" any */
-	bool	 after;			/* rows after (after_us, after_id) only */
-	int64_t	 after_us;
-	char	 after_id[WEB_ID_LEN];
-	int	 rows;
-};
-
-struct web_row {
-	char	 id[WEB_ID_LEN];
-	int64_t	 us;			/* the sort key: mtime, run_at (µs) */
-	int	 attempts;
-	char	 last[160];
-};
-
-struct web_list {
-	struct web_row	 v[WEB_ROWS_MAX + 1];	/* one more: is there a next page? */
-	int		 n;
-	bool		 more;		/* a next page exists */
-	bool		 cut;		/* the scan stopped at WEB_SCAN_MAX */
-	long long	 seen;		/* names read (a spool) */
-};
-
-struct web_job {
-	char		 id[WEB_ID_LEN];
-	int		 state;
-	int		 attempts;
-	char		 last[160];
-	char		 worker[160];	/* who runs it; "" none */
-	long long	 size;		/* the payload's bytes */
-	int64_t		 us;		/* mtime / run_at */
-	char		*log;		/* malloc'd: its last WEB_LOG_MAX bytes */
-	size_t		 loglen;
-	long long	 logsize;	/* the whole log's; -1 none */
-};
-
-struct web_group {
-	char		 reason[160];
-	long long	 n;
-	char		 id[WEB_ID_LEN];	/* the newest of them */
-	int64_t		 us;
-};
-
-struct web_failures {
-	struct web_group v[WEB_GROUPS];
-	int		 n;
-	long long	 read;		/* failed jobs grouped: the newest */
-	long long	 total;		/* failed jobs in all */
-	bool		 cut;		/* ... at least: a spool read WEB_SCAN_MAX */
-	long long	 other;		/* of those read, in groups not shown */
-};
-
 enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
 
 /*
- * A store: the spool's (web_spool.c) or the queue's (web_pg.c).  source
+ * A store, as the pages read it: web_store.c's, over queue/store.h's, for
+ * a spool and a queue alike.  source
  * and oldest are the main thread's; the others are called from the
  * connections' threads, any number at once: each takes the locks it
  * needs.  Functions returning int return 0, or -1 with err saying why in
@@ -134,16 +81,16 @@ enum web_act { WA_CANCEL, WA_RETRY, WA_PAUSE, WA_RESUME };
  */
 struct web_store_ops {
 	const char	*label;		/* "spool" or "queue" */
-	/* What keeps the overview's model current (cli/top.h). */
+	/* What keeps the overview's model current (queue/view.h). */
 	struct top_source *(*source)(void *st);
 	/* When the oldest queued job was queued (0: none), into *at. */
 	int	(*oldest)(void *st, const struct top *t, msec_t *at);
-	int	(*list)(void *st, const struct web_query *q, struct web_list *l,
+	int	(*list)(void *st, const struct page_query *q, struct page_list *l,
 		    char *err, size_t len);
 	/* 1 when there is no such job. */
-	int	(*job)(void *st, const char *id, struct web_job *j, char *err,
+	int	(*job)(void *st, const char *id, struct page_job *j, char *err,
 		    size_t len);
-	int	(*failures)(void *st, struct web_failures *f, char *err,
+	int	(*failures)(void *st, struct page_failures *f, char *err,
 		    size_t len);
 	/* `chute stats --prometheus`, to f. */
 	int	(*metrics)(void *st, FILE *f);
@@ -151,7 +98,7 @@ struct web_store_ops {
 	 * Up to max failed jobs matching q (prefix, reason) into ids (max
 	 * of WEB_ID_LEN each), oldest first.  Returns how many, or -1.
 	 */
-	int	(*matching)(void *st, const struct web_query *q, char *ids,
+	int	(*matching)(void *st, const struct page_query *q, char *ids,
 		    int max, char *err, size_t len);
 	/*
 	 * cancel or retry id, pause or resume (id NULL), as the subcommand
@@ -163,15 +110,36 @@ struct web_store_ops {
 	void	(*close)(void *st);
 };
 
+/* ---- web_store.c: the store, over the store interface ---- */
+
 /*
- * web_spool.c, web_pg.c: open the store, its first reading made and the
- * hour h seeded from what the store holds.  0, or an exit status after
- * saying why.  name: the queue's URI without its password, for the pages.
+ * Open the store ops names target (a spool's path; a URI, for queue):
+ * the pages' store, the hour h seeded from what it holds, and the live
+ * source's store with its first reading.  0, or an exit status after
+ * saying why.  name: what the pages call it (the URI without its
+ * password).
  */
-int	 web_spool_open(const char *path, struct web_hour *h,
-	    const struct web_store_ops **ops, void **st);
-int	 web_pg_open(const char *uri, const char *queue, struct web_hour *h,
-	    const struct web_store_ops **ops, void **st, const char **name);
+struct store_ops;
+int	 web_store_open(const struct store_ops *ops, const char *target,
+	    const char *queue, struct web_hour *h,
+	    const struct web_store_ops **wops, void **st, const char **name);
+/*
+ * cancel or retry id, pause or resume s (id NULL), as the subcommands do
+ * (queue/store.h); msg gets the line to show.  Returns the subcommand's
+ * exit status.
+ */
+struct store;
+int	 web_store_act(struct store *s, enum web_act a, const char *id,
+	    const char *by, char *msg, size_t len);
+/*
+ * web_pg.c: the queue's store (queue/pg/store_pg.c, with libpq), linked
+ * into chute-web-pgsql only: chute-web, the dashboard of a spool, is the
+ * same objects but that one, so that a host that runs only spools
+ * installs no libpq for its dashboard.  Weak: NULL in chute-web.  chute
+ * execs chute-web-pgsql for a URI (cmd_exec_web); web_main.c says so to a
+ * chute-web run by hand.
+ */
+const struct store_ops	*web_pg_store(void) __attribute__((weak));
 
 /* ---- web_live.c: the main thread's reading of the overview ---- */
 

@@ -70,7 +70,7 @@ act_job(const struct web_req *r, struct buf *b, enum web_act a)
 
 /* The filter of a "retry matching": an ID prefix and a last outcome. */
 static bool
-read_filter(const struct web_req *r, struct web_query *q)
+read_filter(const struct web_req *r, struct page_query *q)
 {
 	memset(q, 0, sizeof(*q));
 	q->state = ST_FAILED;
@@ -82,7 +82,7 @@ read_filter(const struct web_req *r, struct web_query *q)
 }
 
 static void
-filter_words(struct buf *b, const struct web_query *q)
+filter_words(struct buf *b, const struct page_query *q)
 {
 	if (q->prefix[0] != '\0') {
 		buf_add(b, " whose ID starts with <span class=\"id\">");
@@ -98,7 +98,7 @@ filter_words(struct buf *b, const struct web_query *q)
 
 /* The first step: how many, which ones, and the form that retries them. */
 static void
-confirm(const struct web_req *r, struct buf *b, const struct web_query *q,
+confirm(const struct web_req *r, struct buf *b, const struct page_query *q,
     const char *ids, int n)
 {
 	page_head(r, b, "retry");
@@ -154,7 +154,7 @@ int
 act_matching(const struct web_req *r, struct buf *b)
 {
 	const char *yes = r->get(r->arg, "confirm");
-	struct web_query q;
+	struct page_query q;
 	char err[512], *ids;
 	int n;
 

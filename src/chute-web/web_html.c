@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "chute-web/web.h"
 
 static bool

@@ -39,7 +39,7 @@ store_error(const struct web_req *r, struct buf *b, const char *err)
 
 /* state, prefix, rows and the cursor (after, aid) of the query string. */
 static const char *
-read_query(const struct web_req *r, struct web_query *q)
+read_query(const struct web_req *r, struct page_query *q)
 {
 	const char *v;
 	char num[24];
@@ -64,7 +64,7 @@ read_query(const struct web_req *r, struct web_query *q)
 }
 
 static void
-state_tabs(const struct web_req *r, struct buf *b, const struct web_query *q)
+state_tabs(const struct web_req *r, struct buf *b, const struct page_query *q)
 {
 	char n[ST_END][32];
 
@@ -81,7 +81,7 @@ state_tabs(const struct web_req *r, struct buf *b, const struct web_query *q)
 }
 
 static void
-filter_form(struct buf *b, const struct web_query *q)
+filter_form(struct buf *b, const struct page_query *q)
 {
 	buf_fmt(b, "<form class=\"filter\" method=\"get\" action=\"/jobs\">"
 	    "<input type=\"hidden\" name=\"state\" value=\"%s\">"
@@ -105,8 +105,8 @@ job_form(const struct web_req *r, struct buf *b, int state, const char *id)
 }
 
 static void
-rows(const struct web_req *r, struct buf *b, const struct web_query *q,
-    const struct web_list *l)
+rows(const struct web_req *r, struct buf *b, const struct page_query *q,
+    const struct page_list *l)
 {
 	msec_t now = now_ms();
 
@@ -134,7 +134,7 @@ rows(const struct web_req *r, struct buf *b, const struct web_query *q,
 
 /* The query string of this list, for its pager's links. */
 static void
-list_url(struct buf *b, const struct web_query *q)
+list_url(struct buf *b, const struct page_query *q)
 {
 	buf_fmt(b, "/jobs?state=%s&amp;rows=%d", state_names[q->state], q->rows);
 	if (q->prefix[0] != '\0') {
@@ -144,7 +144,7 @@ list_url(struct buf *b, const struct web_query *q)
 }
 
 static void
-pager(struct buf *b, const struct web_query *q, const struct web_list *l)
+pager(struct buf *b, const struct page_query *q, const struct page_list *l)
 {
 	buf_add(b, "<p class=\"pager\">");
 	if (q->after) {
@@ -169,7 +169,7 @@ pager(struct buf *b, const struct web_query *q, const struct web_list *l)
 
 static void
 retry_all_form(const struct web_req *r, struct buf *b,
-    const struct web_query *q)
+    const struct page_query *q)
 {
 	if (!r->w->actions || q->state != ST_FAILED)
 		return;
@@ -182,8 +182,8 @@ retry_all_form(const struct web_req *r, struct buf *b,
 int
 page_jobs(const struct web_req *r, struct buf *b)
 {
-	struct web_query q = { .state = ST_NEW, .rows = WEB_ROWS };
-	struct web_list *l;
+	struct page_query q = { .state = ST_NEW, .rows = WEB_ROWS };
+	struct page_list *l;
 	const char *why;
 	char err[512];
 
@@ -210,7 +210,7 @@ page_jobs(const struct web_req *r, struct buf *b)
 /* ---- one job ---- */
 
 static void
-job_facts(struct buf *b, const struct web_job *j)
+job_facts(struct buf *b, const struct page_job *j)
 {
 	buf_fmt(b, "<dl class=\"facts\"><dt>state</dt><dd id=\"state\">"
 	    "<a href=\"/jobs?state=%s\">%s</a></dd><dt>since</dt><dd>",
@@ -231,7 +231,7 @@ job_facts(struct buf *b, const struct web_job *j)
 }
 
 static void
-job_log(struct buf *b, const struct web_job *j)
+job_log(struct buf *b, const struct page_job *j)
 {
 	buf_add(b, "<h2>Log</h2>");
 	if (j->logsize < 0) {
@@ -250,7 +250,7 @@ int
 page_job(const struct web_req *r, struct buf *b)
 {
 	char id[WEB_ID_LEN], err[512];
-	struct web_job *j;
+	struct page_job *j;
 	int rc;
 
 	if (!page_field(r, "id", false, id, sizeof(id)) || !id_valid(id))
@@ -279,7 +279,7 @@ page_job(const struct web_req *r, struct buf *b)
 /* ---- failures by reason ---- */
 
 static void
-group_row(const struct web_req *r, struct buf *b, const struct web_group *g)
+group_row(const struct web_req *r, struct buf *b, const struct page_group *g)
 {
 	buf_fmt(b, "<tr><td>%lld</td><td class=\"reason\">", g->n);
 	buf_html(b, g->reason, strlen(g->reason), false);
@@ -301,7 +301,7 @@ group_row(const struct web_req *r, struct buf *b, const struct web_group *g)
 int
 page_failures(const struct web_req *r, struct buf *b)
 {
-	struct web_failures *f = calloc(1, sizeof(*f));
+	struct page_failures *f = calloc(1, sizeof(*f));
 	char err[512];
 
 	if (f == NULL)

@@ -1,6 +1,6 @@
 /*
  * web_live.c: the main thread's reading of the overview.  The store's
- * source (struct top_source, cli/top.h: a spool's inotify, a queue's
+ * source (struct top_source, queue/view.h: a spool's inotify, a queue's
  * LISTEN) keeps `chute top`'s model current; this loop polls its
  * descriptor and the signalfd, updates the model when the source says it
  * is due but at most once per WEB_EVENT_MS, and publishes each new
@@ -18,7 +18,7 @@
 
 #include "base/chute.h"
 #include "base/util.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "chute-web/web.h"
 
 #define MINUTE_MS	60000

@@ -22,7 +22,7 @@
 #include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
-#include "queue/pg/pg.h"
+#include "queue/store.h"
 #include "chute-web/web.h"
 
 struct opts {
@@ -83,7 +83,7 @@ parse(int argc, char **argv, struct opts *o)
 		    "user:HASH): the dashboard shows jobs and their logs only "
 		    "to its users, and a password never goes on the command "
 		    "line");
-	if (o->queue != NULL && !pg_is_uri(o->target))
+	if (o->queue != NULL && !cmd_is_pg_uri(o->target))
 		return usage_error("web", "--queue is for a postgresql:// URI");
 	return 0;
 }
@@ -248,6 +248,26 @@ serve(struct web *w, const struct opts *o)
 	return rc;
 }
 
+/*
+ * The store: a spool's, or for a URI the queue's, which only
+ * chute-web-pgsql has (web.h, web_pg_store).
+ */
+static int
+open_store(const struct opts *o, struct web *w)
+{
+	const struct store_ops *ops = &store_spool_ops;
+
+	if (cmd_is_pg_uri(o->target) && (web_pg_store == NULL ||
+	    (ops = web_pg_store()) == NULL)) {
+		fprintf(stderr, "chute: web: a PostgreSQL queue's dashboard is "
+		    "chute-web-pgsql's, not chute-web's (Debian: the "
+		    "chute-web-pgsql package)\n");
+		return EX_UNAVAILABLE;
+	}
+	return web_store_open(ops, o->target, o->queue ? o->queue : "default",
+	    &w->hour, &w->ops, &w->st, &w->target);
+}
+
 static int
 web_cmd(int argc, char **argv)
 {
@@ -262,9 +282,7 @@ web_cmd(int argc, char **argv)
 	if (o.auth != NULL && (w.auth = web_auth_load(o.auth)) == NULL)
 		return EX_CONFIG;
 	w.target = o.target;
-	rc = pg_is_uri(o.target) ? web_pg_open(o.target, o.queue ? o.queue :
-	    "default", &w.hour, &w.ops, &w.st, &w.target) :
-	    web_spool_open(o.target, &w.hour, &w.ops, &w.st);
+	rc = open_store(&o, &w);
 	if (rc != 0) {
 		web_auth_free(w.auth);
 		return rc;
@@ -286,20 +304,11 @@ web_cmd(int argc, char **argv)
 int
 main(int argc, char *argv[])
 {
-	const struct cmd *cmd;
-	int rc;
+	static const struct cmd_prog prog = {
+		.own = cmds, .nown = sizeof(cmds) / sizeof(cmds[0]),
+		.title = "web",
+		.unknown = "chute-web: run as `chute web SPOOL|URL ...`",
+	};
 
-	setprogname("chute");
-	/* A URI may hold a password: the title never shows argv again. */
-	setproctitle_init(argc, argv, environ);
-	setproctitle("web");
-	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
-	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
-		if ((rc = cmd_check_args(cmd, argc - 1, argv + 1)) != -1)
-			return rc;
-		return cmd->fn(argc - 1, argv + 1);
-	}
-	fprintf(stderr, "chute-web: run as `chute web SPOOL|URL ...`\n");
-	cmd_usage_all(stderr);
-	return EX_USAGE;
+	return cmd_main(argc, argv, &prog);
 }

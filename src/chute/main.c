@@ -1,7 +1,7 @@
 /*
- * main.c: the one table of subcommands, and dispatch of `chute SUBCOMMAND
- * ...` to one cmd_*.c file each by it.  Usage errors and --help read the
- * same table through cmd_register().
+ * main.c: chute's main: the spool's store for the one table of
+ * subcommands (cli/cmd_main.c), chute's own subcommands, --help and
+ * --version, and a URI handed to chute-pgsql.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "queue/store.h"
 
 /*
  * `chute forward SPOOL URL` is chute-pgsql's alone; main() hands it over
@@ -44,8 +45,12 @@ cmd_web(int argc, char **argv)
 	return rc;
 }
 
-/* In the order `chute --help` lists them. */
-static const struct cmd cmds[] = {
+/*
+ * chute's own subcommands: the spool's write side, top (with ncurses), and
+ * those that are other programs'; the rest of the table is cmd_main.c's,
+ * over the spool's store.
+ */
+static const struct cmd own[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
 	{ "submit", cmd_submit,
 	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
@@ -53,18 +58,7 @@ static const struct cmd cmds[] = {
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
-	{ "status", cmd_status, "SPOOL [ID...]" },
-	{ "wait", cmd_wait, "SPOOL [--timeout DUR] ID..." },
-	{ "cancel", cmd_cancel, "SPOOL ID..." },
-	{ "retry", cmd_retry, "SPOOL ID..." },
-	{ "ls", cmd_ls, "SPOOL [new|cur|defer|done|failed]" },
-	{ "stats", cmd_stats, "SPOOL [--prometheus]" },
-	{ "log", cmd_log, "SPOOL ID" },
-	{ "purge", cmd_purge, "SPOOL --older-than DUR [--state done|failed]" },
 	{ "top", cmd_top, "SPOOL" },
-	{ "workers", cmd_workers, "SPOOL" },
-	{ "pause", cmd_pause, "SPOOL" },
-	{ "resume", cmd_resume, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 	{ "web", cmd_web, "SPOOL|URL --auth-file FILE [--queue NAME]"
@@ -86,15 +80,10 @@ overview(FILE *f)
 	    "shows that form's options; see chute(1).\n");
 }
 
-int
-main(int argc, char *argv[])
+/* `chute help NAME`, --help, --version: before the table. */
+static int
+help(int argc, char **argv)
 {
-	const struct cmd *cmd;
-	int rc;
-
-	setprogname("chute");
-	cmd_register(cmds, sizeof(cmds) / sizeof(cmds[0]));
-	setproctitle_init(argc, argv, environ);
 	/* `chute help NAME`: one subcommand's usage, as `chute NAME --help`. */
 	if (argc == 3 && strcmp(argv[1], "help") == 0 && cmd_find(argv[2]))
 		return cmd_help(argv[2]);
@@ -107,19 +96,26 @@ main(int argc, char *argv[])
 		printf("chute %s\n", CHUTE_VERSION);
 		return cmd_flush_stdout(0);
 	}
-	if (argc >= 2 && (cmd = cmd_find(argv[1])) != NULL) {
-		if (cmd->fn != cmd_web && cmd_wants_pgsql(argc, argv))
-			return cmd_exec_pgsql(argv);
-		/* run's parser knows where the handler's own arguments begin. */
-		if (strcmp(cmd->name, "run") != 0 &&
-		    (rc = cmd_check_args(cmd, argc - 1, argv + 1)) != -1)
-			return rc;
-		return cmd->fn(argc - 1, argv + 1);
-	}
-	if (argc < 2)
-		fprintf(stderr, "chute: missing subcommand\n");
-	else
-		fprintf(stderr, "chute: unknown subcommand: %s\n", argv[1]);
-	overview(stderr);
-	return EX_USAGE;
+	return -1;
+}
+
+/* A URI where the SPOOL goes: the command is chute-pgsql's. */
+static int
+before(const struct cmd *cmd, int argc, char **argv)
+{
+	if (cmd->fn != cmd_web && cmd_wants_pgsql(argc, argv))
+		return cmd_exec_pgsql(argv);
+	return -1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct cmd_prog prog = {
+		.store = &store_spool_ops, .own = own,
+		.nown = sizeof(own) / sizeof(own[0]), .help = help,
+		.before = before, .overview = overview,
+	};
+
+	return cmd_main(argc, argv, &prog);
 }

@@ -112,6 +112,15 @@ cmd_known_opt(const char *args, const char *arg, bool *value)
 	return found == 1;
 }
 
+bool
+cmd_opt_has_value(const struct cmd *c, const char *arg)
+{
+	bool value = false;
+
+	return c != NULL && cmd_known_opt(c->args, arg, &value) && value &&
+	    strchr(arg, '=') == NULL;
+}
+
 int
 cmd_check_args(const struct cmd *c, int argc, char **argv)
 {
@@ -135,20 +144,6 @@ cmd_check_args(const struct cmd *c, int argc, char **argv)
 }
 
 int
-open_spool_or_exit(struct spool *sp, const char *path)
-{
-	if (spool_open(sp, path) == 0)
-		return 0;
-	if (errno == ENOENT || errno == ENOTDIR)
-		fprintf(stderr, "chute: %s: not a spool (%s); create it with "
-		    "`chute init %s`\n", path, strerror(errno), path);
-	else
-		fprintf(stderr, "chute: %s: cannot open the spool: %s\n", path,
-		    strerror(errno));
-	return EX_IOERR;
-}
-
-int
 check_ids(int n, char **ids, const char *cmd)
 {
 	char vis[1024];
@@ -164,39 +159,6 @@ check_ids(int n, char **ids, const char *cmd)
 		    ID_MAX);
 	}
 	return 0;
-}
-
-int
-cmd_each_id(int argc, char **argv, int (*fn)(struct spool *, const char *))
-{
-	struct spool sp;
-	int rc, r;
-
-	/*
-	 * "--": what follows is IDs, even one starting with '-'.  It moves
-	 * past the last argument rather than out of argv: setproctitle_init's
-	 * copies of the arguments are reachable only from there.
-	 */
-	for (int i = 1; i < argc; i++) {
-		char *dashes = argv[i];
-
-		if (strcmp(dashes, "--") != 0)
-			continue;
-		memmove(argv + i, argv + i + 1, (argc - i - 1) * sizeof(*argv));
-		argv[--argc] = dashes;
-		break;
-	}
-	if (argc < 2)
-		return usage_error(argv[0], "no spool given");
-	if ((rc = check_ids(argc - 2, argv + 2, argv[0])) != 0)
-		return rc;
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
-		return rc;
-	for (int i = 2; i < argc; i++)
-		if ((r = fn(&sp, argv[i])) > rc)
-			rc = r;
-	spool_close(&sp);
-	return cmd_flush_stdout(rc);
 }
 
 int
@@ -253,11 +215,17 @@ cmd_write_log(const char *buf, size_t len)
 }
 
 bool
+cmd_is_pg_uri(const char *s)
+{
+	return strncmp(s, "postgresql://", 13) == 0 ||
+	    strncmp(s, "postgres://", 11) == 0;
+}
+
+bool
 cmd_wants_pgsql(int argc, char **argv)
 {
 	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strncmp(argv[i], "postgresql://", 13) == 0 ||
-		    strncmp(argv[i], "postgres://", 11) == 0)
+		if (cmd_is_pg_uri(argv[i]))
 			return true;
 	return false;
 }
@@ -302,9 +270,22 @@ cmd_exec_pgsql(char **argv)
 	    "the chute-pgsql package; from source: make)");
 }
 
+/*
+ * A spool's dashboard is chute-web, which needs no libpq; a queue's is
+ * chute-web-pgsql, the same program with the queue's store and libpq.
+ */
 int
 cmd_exec_web(char **argv)
 {
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	if (cmd_wants_pgsql(argc, argv))
+		return exec_sibling("chute-web-pgsql", argv, "chute web URL "
+		    "needs chute-web-pgsql, which is neither next to chute nor "
+		    "on PATH (Debian: the chute-web-pgsql package; from "
+		    "source: make)");
 	return exec_sibling("chute-web", argv, "chute web needs chute-web, "
 	    "which is neither next to chute nor on PATH (Debian: the "
 	    "chute-web package; from source: make)");

@@ -21,40 +21,29 @@ int	 cmd_status(int argc, char **argv);
 int	 cmd_wait(int argc, char **argv);
 
 int	 cmd_cancel(int argc, char **argv);
-/*
- * Cancel job id as `chute cancel` does: one rename to failed/, a note in
- * its log ("cancelled by BY in STATE/"), the directories synced.  msg gets
- * one line: "ID STATE->failed", or why not.  Returns 0, EXIT_NO (unknown,
- * or already finished) or EX_IOERR.  `chute web` calls it too.
- */
-int	 cancel_job(struct spool *sp, const char *id, const char *by,
-	    char *msg, size_t len);
 
 int	 cmd_retry(int argc, char **argv);
-/*
- * Retry job id as `chute retry` does: the "reset by BY" note, then
- * failed/ -> new/, the directories synced.  msg gets one line: "ID
- * failed->new", or why not.  Returns 0, EXIT_NO (unknown, not failed, or
- * taken meanwhile) or EX_IOERR.
- */
-int	 retry_job(struct spool *sp, const char *id, const char *by,
-	    char *msg, size_t len);
 
 int	 cmd_ls(int argc, char **argv);
 
 int	 cmd_stats(int argc, char **argv);
 /*
- * What `chute stats SPOOL --prometheus` prints, to f; path is the label's
- * value, as given.  Returns 0, or an exit status after saying why on
- * stderr.
+ * What `chute stats STORE --prometheus` prints, to f: s open (a spool's
+ * label is its path as given, a queue's its name).  Returns 0, or an exit
+ * status after saying why on stderr.  `chute web` calls it too.
  */
-int	 stats_spool_prometheus(FILE *f, struct spool *sp, const char *path);
+struct store;
+int	 cmd_stats_prometheus(FILE *f, struct store *s);
 
 int	 cmd_log(int argc, char **argv);
 
 int	 cmd_purge(int argc, char **argv);
 
-/* cmd_top.c: chute's alone, with ncurses */
+/*
+ * src/top/cmd_top.c: `chute top STORE`, over the store's live source; in
+ * both programs with the screen (ncurses), so not in libchute.a: each
+ * program gives it in its own rows.
+ */
 int	 cmd_top(int argc, char **argv);
 
 struct cmd {
@@ -73,19 +62,8 @@ void	 cmd_usage_all(FILE *f);
 int	 usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
-/* Returns 0, or an exit status after printing why. */
-int	 open_spool_or_exit(struct spool *sp, const char *path);
-
 /* Every ID on the command line is checked before anything is touched. */
 int	 check_ids(int n, char **ids, const char *cmd);
-
-/*
- * `chute CMD SPOOL ID...` (argv[0] is CMD): check every ID, open the spool
- * and call fn on each ID in turn; fn prints its own result and returns an
- * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
- */
-int	 cmd_each_id(int argc, char **argv, int (*fn)(struct spool *,
-	    const char *));
 
 /*
  * A job's command's result line: msg on stdout when rc is 0, else
@@ -119,12 +97,19 @@ int	 cmd_help(const char *name);
  * both alike.  Returns -1 to go on, or the exit status.
  */
 int	 cmd_check_args(const struct cmd *c, int argc, char **argv);
+/*
+ * Does arg, an option of c's usage line, take the next argument as its
+ * value ("--timeout DUR", not "--timeout=DUR")?
+ */
+bool	 cmd_opt_has_value(const struct cmd *c, const char *arg);
 
 /*
  * A postgresql:// or postgres:// URI where a SPOOL goes (before any "--"):
  * the command is chute-pgsql's.
  */
 bool	 cmd_wants_pgsql(int argc, char **argv);
+/* Is s a postgresql:// or postgres:// URI?  (pg_is_uri, without libpq.) */
+bool	 cmd_is_pg_uri(const char *s);
 
 /*
  * Hand the command line to chute-pgsql: the one next to this chute (a
@@ -132,7 +117,10 @@ bool	 cmd_wants_pgsql(int argc, char **argv);
  * on failure, with the exit status (69: not installed).
  */
 int	 cmd_exec_pgsql(char **argv);
-/* The same for `chute web ...`, which is chute-web's (argv[1] is "web"). */
+/*
+ * The same for `chute web ...` (argv[1] is "web", argv NULL-terminated):
+ * chute-web's for a spool, chute-web-pgsql's for a URI.
+ */
 int	 cmd_exec_web(char **argv);
 
 /* Who runs this command, for a pause's author: "user@host". */
@@ -144,6 +132,64 @@ void	 cmd_who(char *buf, size_t len);
  */
 void	 cmd_paused_text(bool paused, const char *by, msec_t at, char *buf,
 	    size_t len);
+
+/* ---- cmd_main.c: the one table, and the programs' main ---- */
+
+/* What a program chooses; main() is cmd_main(argc, argv, &prog). */
+struct cmd_prog {
+	const struct store_ops	*store;	/* the store of the table's rows; NULL none */
+	const struct cmd	*own;	/* the program's own subcommands */
+	size_t			 nown;
+	/* The process title after the start: NULL argv's, "" argv[1]. */
+	const char		*title;
+	/* Before the table: -1 to go on, or the exit status (--help...). */
+	int	(*help)(int argc, char **argv);
+	/* Before cmd runs: -1 to go on, or the exit status. */
+	int	(*before)(const struct cmd *cmd, int argc, char **argv);
+	const char		*unknown;	/* the line for no subcommand; NULL chute's */
+	void	(*overview)(FILE *f);		/* NULL: cmd_usage_all */
+};
+int	 cmd_main(int argc, char **argv, const struct cmd_prog *p);
+
+/* ---- cmd_store.c: the subcommands over a store (queue/store.h) ---- */
+
+struct store;
+struct store_ops;
+/* The program's store: store_spool_ops in chute, store_pg_ops in chute-pgsql. */
+extern const struct store_ops *cmd_backend;
+/*
+ * Keep the arguments keep[] says, in order, then the NULL, then the others:
+ * they stay in the array (setproctitle_init made them copies that only
+ * argv points to), out of the command's sight.
+ */
+void	 cmd_compact(int *argc, char **argv, const bool *keep);
+/*
+ * Take the store's own arguments out of argv (argv[0] is the command):
+ * a spool's path, its first argument (after "--", if that is first); a
+ * queue's URI, anywhere before
+ * "--", and --queue NAME (*queue; NULL when not given).  s->target is
+ * NULL when a spool's is missing: the command's own usage error comes
+ * first, then cmd_store_open's.  Returns 0, or a usage error's status.
+ */
+int	 cmd_store_take(int *argc, char **argv, struct store *s,
+	    const char **queue);
+/*
+ * The same for a command whose options may come before a spool's path
+ * (options: its first operand, as getopt_long would find it).
+ */
+int	 cmd_store_take_opts(int *argc, char **argv, struct store *s,
+	    const char **queue, bool options);
+/* Open s (taken): 0, or an exit status after saying why. */
+int	 cmd_store_open(struct store *s, const char *cmd, const char *queue);
+/* Close s, flush stdout: rc, or 74. */
+int	 cmd_store_done(struct store *s, int rc);
+/*
+ * `chute CMD STORE ID...`: take the store, check every ID, open it and
+ * call fn on each ID in turn; fn prints its own result and returns an
+ * exit status.  Returns the highest of those, as cmd_flush_stdout sees it.
+ */
+int	 cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
+	    const char *));
 
 /* cmd_pause.c: `chute pause SPOOL`, `chute resume SPOOL` */
 int	 cmd_pause(int argc, char **argv);

@@ -1,72 +1,37 @@
 /*
- * cmd_log.c: `chute log SPOOL ID`: copy log/ID to stdout as it is (on a
+ * cmd_log.c: `chute log STORE ID`: the job's log to stdout as it is (on a
  * terminal, escaped: cmd_write_log): the handler's output and chute's own
  * "@chute" lines.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/chute.h"
-#include "base/util.h"
 #include "cli/cmd.h"
-#include "store/spool.h"
-
-/* No log/ID: fine for a job that has not run yet, else an unknown job. */
-static int
-no_log(struct spool *sp, const char *id)
-{
-	if (errno != ENOENT) {
-		fprintf(stderr, "chute: %s/log/%s: %s\n", sp->path, id,
-		    strerror(errno));
-		return EX_IOERR;
-	}
-	if (spool_locate(sp, id, NULL) != ST_NONE)
-		return 0;
-	fprintf(stderr, "chute: %s: unknown job\n", id);
-	return EXIT_NO;
-}
-
-static int
-copy_log(struct spool *sp, const char *id, int fd)
-{
-	char buf[65536];
-	ssize_t n;
-
-	while ((n = read_full(fd, buf, sizeof(buf))) > 0)
-		if (cmd_write_log(buf, (size_t)n) == -1) {
-			fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
-			return EX_IOERR;
-		}
-	if (n == -1) {
-		fprintf(stderr, "chute: %s/log/%s: %s\n", sp->path, id,
-		    strerror(errno));
-		return EX_IOERR;
-	}
-	return 0;
-}
+#include "queue/store.h"
 
 int
 cmd_log(int argc, char **argv)
 {
-	struct spool sp;
-	int fd, rc;
+	struct store s;
+	const char *queue;
+	int rc;
 
-	if (argc != 3)
-		return usage_error("log", "want SPOOL and one ID");
-	if ((rc = check_ids(1, argv + 2, "log")) != 0)
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
 		return rc;
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+	if (argc != 2 || s.target == NULL)
+		return usage_error("log", "want %s and one ID", s.ops->noun);
+	if ((rc = check_ids(1, argv + 1, "log")) != 0)
 		return rc;
-	fd = openat(sp.dir[ST_LOG], argv[2], O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1)
-		rc = no_log(&sp, argv[2]);
-	else {
-		rc = copy_log(&sp, argv[2], fd);
-		close(fd);
+	if ((rc = cmd_store_open(&s, "log", queue)) != 0)
+		return rc;
+	/* No log yet is fine for a job that has not run. */
+	if ((rc = s.ops->log(&s, argv[1], cmd_write_log)) == EXIT_NO)
+		fprintf(stderr, "chute: %s: unknown job\n", argv[1]);
+	else if (rc == -1) {
+		fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
+		rc = EX_IOERR;
 	}
-	spool_close(&sp);
-	return rc;
+	return cmd_store_done(&s, rc);
 }

@@ -1,62 +1,88 @@
 /*
- * cmd_ls.c: `chute ls SPOOL [STATE]`: every job, oldest first, with its
- * state, age and attempts, read straight from the directories.
+ * cmd_ls.c: `chute ls STORE [STATE]`: every job, oldest first, with its
+ * state, age and attempts; of a queue's cur, each claim's worker and
+ * lease.
  */
 #include <stdio.h>
+#include <string.h>
 
+#include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
-#include "store/joblog.h"
-#include "store/spool.h"
 #include "cli/listing.h"
+#include "store/spool.h"
+#include "queue/store.h"
 
-/* Age since mtime; a deferred job's time still to come shows as "-DUR". */
+struct ls {
+	bool	 claims;	/* a queue's cur: with each claim */
+	bool	 header;	/* printed */
+};
+
+/* The header, once: after the store has answered, before its first row. */
 static void
-age_of(const struct listing_entry *e, msec_t now, char *buf, size_t len)
+header(struct ls *l)
 {
-	if (e->state == ST_DEFER && e->mtime > now) {
-		buf[0] = '-';
-		dur_format(e->mtime - now, buf + 1, len - 1);
-	} else
-		dur_format(now - e->mtime, buf, len);
+	if (l->header)
+		return;
+	l->header = true;
+	if (l->claims)
+		printf("%-7s %10s %8s %9s %-24s  %s\n", "STATE", "AGE",
+		    "ATTEMPTS", "LEASE", "WORKER", "ID");
+	else
+		printf("%-7s %10s %8s  %s\n", "STATE", "AGE", "ATTEMPTS", "ID");
 }
 
 static void
-print_ls(struct listing *l)
+row(void *arg, const struct store_row *r)
 {
-	msec_t now = now_ms();
+	char age[32], vis[1024];
 
-	printf("%-7s %10s %8s  %s\n", "STATE", "AGE", "ATTEMPTS", "ID");
-	for (size_t i = 0; i < l->n; i++) {
-		struct joblog_info ji;
-		char age[32], vis[1024];
+	header(arg);
+	dur_signed(r->age, age, sizeof(age));
+	vis_name(r->id, vis, sizeof(vis));
+	printf("%-7s %10s %8lld  %s\n", state_names[r->state], age,
+	    r->attempts, vis);
+}
 
-		joblog_read(l->sp, l->v[i].id, &ji);
-		age_of(&l->v[i], now, age, sizeof(age));
-		vis_name(l->v[i].id, vis, sizeof(vis));
-		printf("%-7s %10s %8d  %s\n", state_names[l->v[i].state], age,
-		    ji.attempts, vis);
-	}
+/*
+ * `ls URL cur`: each claim's worker and its lease's time left, negative
+ * once it has run out (its worker is gone: recovery takes it back).
+ */
+static void
+row_claim(void *arg, const struct store_row *r)
+{
+	char a[32], l[32], w[512], v[1024];
+
+	header(arg);
+	dur_signed(r->age, a, sizeof(a));
+	dur_signed(r->lease, l, sizeof(l));
+	vis_name(r->worker != NULL ? r->worker : "-", w, sizeof(w));
+	vis_name(r->id, v, sizeof(v));
+	printf("%-7s %10s %8lld %9s %-24s  %s\n", state_names[r->state], a,
+	    r->attempts, r->has_lease ? l : "-", w, v);
 }
 
 int
 cmd_ls(int argc, char **argv)
 {
-	struct spool sp;
-	struct listing l = { .sp = &sp, .keep = true };
+	struct store s;
+	const char *queue;
+	struct ls l = { 0 };
 	int only = ST_NONE, rc;
 
-	if (argc < 2 || argc > 3)
-		return usage_error("ls", "want SPOOL and at most one STATE");
-	if (argc == 3 && (only = state_from_name(argv[2])) == ST_NONE)
-		return usage_error("ls", "%s: not a state", argv[2]);
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
 		return rc;
-	if ((rc = listing_read(&l, only)) == 0) {
-		print_ls(&l);
-		rc = cmd_flush_stdout(0);
-	}
-	listing_free(&l);
-	spool_close(&sp);
-	return rc;
+	if (argc > 2 || s.target == NULL)
+		return usage_error("ls", "want %s and at most one STATE",
+		    s.ops->noun);
+	if (argc == 2 && (only = state_from_name(argv[1])) == ST_NONE)
+		return s.ops->uri ? usage_error("ls", "want %s and at most one "
+		    "STATE", s.ops->noun) : usage_error("ls", "%s: not a state",
+		    argv[1]);
+	if ((rc = cmd_store_open(&s, "ls", queue)) != 0)
+		return rc;
+	l.claims = only == ST_CUR && s.ops->claims;
+	if ((rc = s.ops->list(&s, only, l.claims ? row_claim : row, &l)) == 0)
+		header(&l);
+	return cmd_store_done(&s, rc);
 }

@@ -1,60 +1,62 @@
 /*
- * cmd_pause.c: `chute pause SPOOL` and `chute resume SPOOL`, the two
- * directions of one state: SPOOL/paused (store/pause.c), which the owner
- * watches.  No owner is needed; a running one says so in its journal.
+ * cmd_pause.c: `chute pause STORE` and `chute resume STORE`, the two
+ * directions of one state: a spool's SPOOL/paused (store/pause.c), a
+ * queue's row in chute.queues; nothing is claimed from a paused store,
+ * running jobs finish, submissions are accepted.  No owner is needed.
  */
-#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/chute.h"
 #include "cli/cmd.h"
-#include "store/pause.h"
-#include "store/spool.h"
+#include "queue/store.h"
 
-/* pause (on) or resume the spool at argv[1]; prints what it did. */
+/* Pause (on) or resume the store; prints what it did. */
 static int
-pause_spool(int argc, char **argv, bool on)
+pause_store(int argc, char **argv, bool on)
 {
-	struct spool sp;
-	char who[512], by[128], text[256];
-	msec_t at = 0;
+	const char *cmd = on ? "pause" : "resume", *queue, *name;
+	struct store_pause p;
+	struct store s;
+	char who[512], text[640], msg[2 * PATH_MAX];
+	bool changed;
 	int rc;
 
-	if (argc != 2)
-		return usage_error(argv[0], "want exactly one SPOOL");
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
+		return rc;
+	if (argc != 1 || s.target == NULL)
+		return s.ops->uri ? usage_error(cmd, "unexpected argument: %s",
+		    argv[1]) : usage_error(cmd, "want exactly one %s",
+		    s.ops->noun);
+	if ((rc = cmd_store_open(&s, cmd, queue)) != 0)
 		return rc;
 	cmd_who(who, sizeof(who));
-	if ((rc = spool_pause(&sp, on, who)) == -1) {
-		fprintf(stderr, "chute: %s: cannot %s: %s%s\n", argv[1], argv[0],
-		    strerror(errno), errno == EACCES || errno == EPERM ?
-		    " (the spool's owner may, and root)" : "");
-		spool_close(&sp);
-		return EX_IOERR;
+	if ((rc = s.ops->set_pause(&s, on, who, &changed, msg,
+	    sizeof(msg))) != 0)
+		return cmd_store_done(&s, cmd_say_result(rc, msg));
+	name = s.ops->title(&s);
+	if (changed) {
+		printf("%s %s\n", name, on ? "paused" : "resumed");
+		if (on && s.ops->paused_note != NULL)
+			s.ops->paused_note(&s);
+	} else if (!on)
+		printf("%s not paused\n", name);
+	else if ((rc = s.ops->pause(&s, &p)) == 0) {
+		cmd_paused_text(true, p.by, p.at, text, sizeof(text));
+		printf("%s already %s\n", name, text);	/* the one that stands */
 	}
-	if (rc == 0)
-		printf("%s %s\n", argv[1], on ? "paused" : "resumed");
-	else if (!on)
-		printf("%s not paused\n", argv[1]);
-	else {
-		if (spool_paused(&sp, by, sizeof(by), &at) != 1)
-			by[0] = '\0';
-		cmd_paused_text(true, by, at, text, sizeof(text));
-		printf("%s already %s\n", argv[1], text);
-	}
-	spool_close(&sp);
-	return cmd_flush_stdout(0);
+	return cmd_store_done(&s, rc);
 }
 
 int
 cmd_pause(int argc, char **argv)
 {
-	return pause_spool(argc, argv, true);
+	return pause_store(argc, argv, true);
 }
 
 int
 cmd_resume(int argc, char **argv)
 {
-	return pause_spool(argc, argv, false);
+	return pause_store(argc, argv, false);
 }

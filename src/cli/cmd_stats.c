@@ -1,164 +1,114 @@
 /*
- * cmd_stats.c: `chute stats SPOOL [--prometheus]`: how many jobs in each
- * state, how long the oldest has waited in new/, what runs and for how
- * long, and who owns the spool; read the way ls and status read it.
+ * cmd_stats.c: `chute stats STORE [--prometheus]`: the jobs in each state,
+ * the oldest queued job's age, the running jobs, and what the store adds
+ * (a spool: the longest running attempt and its owner; a queue: its
+ * workers), then the pause; as text, or in Prometheus's format.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
-#include "store/lock.h"
-#include "store/pause.h"
-#include "store/spool.h"
 #include "cli/listing.h"
-
-struct stats {
-	struct listing	 all;		/* counts and oldest mtimes */
-	pid_t		 owner;		/* lock_owner() */
-	size_t		 running;	/* in cur/ under a live owner */
-	msec_t		 longest;	/* longest running attempt, ms */
-	msec_t		 now;
-	int		 paused;	/* spool_paused() */
-	char		 paused_by[128];
-	msec_t		 paused_at;
-};
-
-/*
- * The jobs in cur/ run only while an owner holds the lock: a dead owner's
- * are abandoned, not running, until the next owner recovers them.  cur/
- * holds at most as many jobs as the owner has slots, so reading each one's
- * log costs little, whatever the size of new/.
- */
-static int
-stats_running(struct spool *sp, struct stats *s)
-{
-	struct listing cur = { .sp = sp, .keep = true };
-	int rc;
-
-	if (s->owner == 0)
-		return 0;
-	if ((rc = listing_read(&cur, ST_CUR)) != 0)
-		return rc;
-	s->running = cur.n;
-	for (size_t i = 0; i < cur.n; i++) {
-		msec_t t = listing_started(sp, cur.v[i].id);
-
-		if (t != 0 && s->now - t > s->longest)
-			s->longest = s->now - t;
-	}
-	listing_free(&cur);
-	return 0;
-}
-
-static int
-stats_read(struct spool *sp, struct stats *s)
-{
-	int rc;
-
-	if ((rc = listing_read(&s->all, ST_NONE)) != 0)
-		return rc;
-	s->owner = lock_owner(sp);
-	s->now = now_ms();
-	if ((s->paused = spool_paused(sp, s->paused_by, sizeof(s->paused_by),
-	    &s->paused_at)) == -1) {
-		fprintf(stderr, "chute: %s/%s: %s\n", sp->path, PAUSE_FILE,
-		    strerror(errno));
-		return EX_IOERR;
-	}
-	return stats_running(sp, s);
-}
-
-/* Seconds from an mtime to now; 0 for none, and for one in the future. */
-static double
-age_seconds(msec_t then, msec_t now)
-{
-	return then != 0 && now > then ? (now - then) / 1000.0 : 0.0;
-}
+#include "queue/store.h"
 
 static void
-print_prometheus(FILE *f, const struct stats *s, const char *path)
+print_prometheus(FILE *f, const struct store_stats *st, struct store *s)
 {
-	struct prom_stats p = { .label = "spool", .name = path };
+	struct prom_stats p = { .label = s->ops->uri ? "queue" : "spool",
+	    .name = s->ops->title(s) };
 
-	for (int st = ST_FIRST; st < ST_END; st++)
-		p.jobs[st] = (double)s->all.count[st];
-	p.v[PM_OLDEST] = age_seconds(s->all.oldest[ST_NEW], s->now);
-	p.v[PM_RUNNING] = (double)s->running;
-	p.v[PM_LONGEST] = s->longest / 1000.0;
-	p.v[PM_OWNER_UP] = s->owner != 0;
-	p.v[PM_OWNER_PID] = s->owner > 0 ? (double)s->owner : 0.0;
-	p.v[PM_PAUSED] = s->paused == 1;
-	p.v[PM_TIME] = s->now / 1000.0;
-	p.has[PM_OLDEST] = p.has[PM_RUNNING] = p.has[PM_LONGEST] = true;
-	p.has[PM_OWNER_UP] = p.has[PM_OWNER_PID] = p.has[PM_TIME] = true;
-	p.has[PM_PAUSED] = true;
+	for (int i = ST_FIRST; i < ST_END; i++)
+		p.jobs[i] = (double)st->jobs[i];
+	p.v[PM_OLDEST] = st->oldest_s;
+	p.v[PM_RUNNING] = (double)st->running;
+	p.v[PM_PAUSED] = st->pause.paused;
+	p.v[PM_TIME] = st->now / 1000.0;
+	p.has[PM_OLDEST] = p.has[PM_RUNNING] = true;
+	p.has[PM_PAUSED] = p.has[PM_TIME] = true;
+	if (st->has_longest) {
+		p.v[PM_LONGEST] = st->longest_ms / 1000.0;
+		p.has[PM_LONGEST] = true;
+	}
+	if (st->has_owner) {
+		p.v[PM_OWNER_UP] = st->owner != 0;
+		p.v[PM_OWNER_PID] = st->owner > 0 ? (double)st->owner : 0.0;
+		p.has[PM_OWNER_UP] = p.has[PM_OWNER_PID] = true;
+	}
+	if (st->has_workers) {
+		p.v[PM_CLAIMING] = (double)st->claiming;
+		p.v[PM_CONNECTED] = (double)st->connected;
+		p.v[PM_ALIVE] = (double)st->alive;
+		p.has[PM_CLAIMING] = p.has[PM_CONNECTED] = true;
+		p.has[PM_ALIVE] = true;
+	}
 	prom_print(f, &p);
 }
 
 static void
-print_text(const struct stats *s)
+print_text(const struct store_stats *s)
 {
-	msec_t oldest = s->all.oldest[ST_NEW];
 	char age[32] = "-", longest[32] = "-", text[256];
 
 	for (int st = ST_FIRST; st < ST_END; st++)
-		printf("%-17s %zu\n", state_names[st], s->all.count[st]);
-	if (oldest != 0)
-		dur_format(s->now > oldest ? s->now - oldest : 0, age,
-		    sizeof(age));
-	if (s->running > 0)
-		dur_format(s->longest, longest, sizeof(longest));
+		printf("%-17s %lld\n", state_names[st], s->jobs[st]);
+	if (s->has_oldest)
+		dur_format(s->oldest_ms, age, sizeof(age));
 	printf("%-17s %s\n", "oldest_queued_age", age);
-	printf("%-17s %zu\n%-17s %s\n", "running", s->running,
-	    "longest_running", longest);
-	if (s->owner == 0)
+	printf("%-17s %lld\n", "running", s->running);
+	if (s->has_longest) {
+		if (s->running > 0)
+			dur_format(s->longest_ms, longest, sizeof(longest));
+		printf("%-17s %s\n", "longest_running", longest);
+	}
+	if (s->has_owner && s->owner == 0)
 		printf("%-17s no owner\n", "owner");
-	else if (s->owner == -1)
+	else if (s->has_owner && s->owner == -1)
 		printf("%-17s unknown pid (lock held)\n", "owner");
-	else
-		printf("%-17s %ld\n", "owner", (long)s->owner);
-	cmd_paused_text(s->paused == 1, s->paused_by, s->paused_at, text,
+	else if (s->has_owner)
+		printf("%-17s %ld\n", "owner", s->owner);
+	if (s->has_workers)
+		printf("%-17s %lld\n%-17s %lld\n%-17s %lld\n", "workers",
+		    s->claiming, "workers_connected", s->connected,
+		    "workers_alive", s->alive);
+	cmd_paused_text(s->pause.paused, s->pause.by, s->pause.at, text,
 	    sizeof(text));
 	/* "paused by WHO since TIME" as "paused  by WHO since TIME". */
-	printf("%-17s %s\n", "paused", s->paused == 1 ? text + 7 : "no");
+	printf("%-17s %s\n", "paused", s->pause.paused ? text + 7 : "no");
 }
 
 int
-stats_spool_prometheus(FILE *f, struct spool *sp, const char *path)
+cmd_stats_prometheus(FILE *f, struct store *s)
 {
-	struct stats s = { .all = { .sp = sp, .new_only = true } };
+	struct store_stats st;
 	int rc;
 
-	if ((rc = stats_read(sp, &s)) == 0)
-		print_prometheus(f, &s, path);
-	listing_free(&s.all);
+	if ((rc = s->ops->stats(s, &st)) == 0)
+		print_prometheus(f, &st, s);
 	return rc;
 }
 
 int
 cmd_stats(int argc, char **argv)
 {
-	struct spool sp;
-	struct stats s = { .all = { .sp = &sp, .new_only = true } };
-	bool prom = false;
+	struct store_stats st;
+	struct store s;
+	const char *queue;
+	bool prom;
 	int rc;
 
-	if (argc == 3 && strcmp(argv[2], "--prometheus") == 0)
-		prom = true;
-	else if (argc != 2)
-		return usage_error("stats", "want SPOOL [--prometheus]");
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
+		return rc;
+	prom = argc == 2 && strcmp(argv[1], "--prometheus") == 0;
+	if (argc > 2 || (argc == 2 && !prom) || s.target == NULL)
+		return usage_error("stats", "want %s [--prometheus]",
+		    s.ops->noun);
+	if ((rc = cmd_store_open(&s, "stats", queue)) != 0)
 		return rc;
 	if (prom)
-		rc = stats_spool_prometheus(stdout, &sp, argv[1]);
-	else if ((rc = stats_read(&sp, &s)) == 0)
-		print_text(&s);
-	if (rc == 0)
-		rc = cmd_flush_stdout(0);
-	listing_free(&s.all);
-	spool_close(&sp);
-	return rc;
+		rc = cmd_stats_prometheus(stdout, &s);
+	else if ((rc = s.ops->stats(&s, &st)) == 0)
+		print_text(&st);
+	return cmd_store_done(&s, rc);
 }

@@ -18,6 +18,7 @@
 #include "cli/cmd.h"
 #include "store/spool.h"
 #include "store/state.h"
+#include "queue/spool/store_spool.h"
 
 struct submit {
 	struct spool	 sp;
@@ -142,7 +143,7 @@ cmd_submit(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &sb)) != 0)
 		return rc;
-	if ((rc = open_spool_or_exit(&sb.sp, argv[optind])) != 0)
+	if ((rc = spool_open_or_say(&sb.sp, argv[optind])) != 0)
 		return rc;
 	files = argc - optind > 1 ? argv + optind + 1 : stdin_only;
 	nfiles = argc - optind > 1 ? argc - optind - 1 : 1;

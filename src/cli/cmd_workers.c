@@ -1,94 +1,68 @@
 /*
- * cmd_workers.c: `chute workers SPOOL`: a spool has one worker, its owner
- * (the holder of the spool's lock, /proc/locks), in the format of `chute
- * workers URL`: its pid, since when (owner.pid's mtime, written once the
- * lock is taken), the jobs in cur/; with --persistent, its workers (its
- * children, while SPOOL/.workers.PID says it runs some).  Its slots and
- * version are not written down anywhere: "-".  A dead owner whose
- * owner.pid remains is "gone", with the jobs it left in cur/.
+ * cmd_workers.c: `chute workers STORE`: the store's workers in one format:
+ * a header, a line per worker, under a gone one a line per job whose
+ * claim it still holds, under a spool's owner its persistent workers.  A
+ * spool has one worker, its owner; a queue's are in chute.workers.
  */
-#include <sys/stat.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "cli/listing.h"
-#include "store/lock.h"
-#include "store/spool.h"
+#include "queue/store.h"
 
-/* The persistent workers of a live owner: its main thread's children. */
+static bool header;
+
+/* The header, once: after the store has answered. */
 static void
-print_persistent(struct spool *sp, pid_t owner)
+print_header(void)
 {
-	char name[40], path[64], buf[4096];
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	snprintf(name, sizeof(name), ".workers.%ld", (long)owner);
-	if (fstatat(sp->root, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return;
-	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children",
-	    (long)owner, (long)owner);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return;
-	n = read_full(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	for (char *t = strtok(buf, " \n"); t != NULL; t = strtok(NULL, " \n"))
-		printf("  persistent worker pid %s\n", t);
+	if (!header)
+		workers_header();
+	header = true;
 }
 
-/* The jobs in cur/: counted, and listed under an owner that is gone. */
-static int
-print_owner(struct spool *sp, pid_t owner, pid_t pid, msec_t since)
+static void
+worker(void *arg, const struct store_worker *w)
 {
-	struct listing cur = { .sp = sp, .keep = owner == 0 };
-	char host[256] = "localhost", worker[300];
-	struct worker_line w = { .host = host, .queue = sp->path,
-	    .version = "-", .state = owner != 0 ? "alive" : "gone",
-	    .slots = -1, .seen_ago = -1, .worker = worker };
-	int rc;
+	print_header();
+	workers_line(w);
+}
 
-	if ((rc = listing_read(&cur, ST_CUR)) != 0)
-		return rc;
-	gethostname(host, sizeof(host) - 1);
-	w.pid = owner > 0 ? owner : pid;
-	w.running = (long)cur.count[ST_CUR];
-	/* owner.pid dates the owner that wrote it: this one, or the gone one. */
-	w.started_ago = since != 0 && pid == w.pid ? now_ms() - since : -1;
-	snprintf(worker, sizeof(worker), "%s:%ld", host, w.pid);
-	workers_line(&w);
-	for (size_t i = 0; owner == 0 && i < cur.n; i++)
-		workers_held(cur.v[i].id, WORKERS_NO_LEASE);
-	if (owner > 0)
-		print_persistent(sp, owner);
-	listing_free(&cur);
-	return 0;
+static void
+held(void *arg, const char *id, bool has_lease, msec_t lease_left)
+{
+	workers_held(id, has_lease ? lease_left : WORKERS_NO_LEASE);
+}
+
+static void
+child(void *arg, const char *pid)
+{
+	printf("  persistent worker pid %s\n", pid);
 }
 
 int
 cmd_workers(int argc, char **argv)
 {
-	struct spool sp;
-	msec_t since;
-	pid_t owner, pid;
-	int rc;
+	static const struct store_workers_out o = { .worker = worker,
+	    .held = held, .child = child };
+	struct store s;
+	const char *queue;
+	int rc, cut = 0;
 
-	if (argc != 2)
-		return usage_error("workers", "want exactly one SPOOL");
-	if ((rc = open_spool_or_exit(&sp, argv[1])) != 0)
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
 		return rc;
-	owner = lock_owner(&sp);
-	pid = lock_pidfile(&sp, &since);
-	workers_header();
-	if (owner != 0 || pid != 0)
-		rc = print_owner(&sp, owner, pid, since);
-	spool_close(&sp);
-	return rc != 0 ? rc : cmd_flush_stdout(0);
+	if (argc != 1 || s.target == NULL)
+		return s.ops->uri ? usage_error("workers", "unexpected "
+		    "argument: %s", argv[1]) : usage_error("workers", "want "
+		    "exactly one SPOOL");
+	if ((rc = cmd_store_open(&s, "workers", queue)) != 0)
+		return rc;
+	if ((rc = s.ops->workers(&s, &o, &cut)) == 0) {
+		print_header();
+		if (cut > 0)
+			printf("(the first %d shown)\n", cut);
+	}
+	return cmd_store_done(&s, rc);
 }

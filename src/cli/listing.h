@@ -1,8 +1,7 @@
 /*
- * listing.h: what `chute ls` and `chute stats` read straight from the job
- * state directories: a count and the oldest mtime per state, and for ls
- * every entry too; for stats, when a running job started, and the
- * Prometheus text format its --prometheus prints.
+ * listing.h: the Prometheus text format `chute stats --prometheus` prints,
+ * and the lines of `chute workers`; and, from queue/spool/spool_list.h,
+ * what `chute ls` and `chute stats` read from a spool's directories.
  */
 #ifndef LISTING_H
 #define LISTING_H
@@ -11,41 +10,8 @@
 
 #include "base/util.h"
 #include "store/spool.h"
-
-struct listing_entry {
-	msec_t	 mtime;
-	int	 state;
-	char	*id;
-};
-
-struct listing {
-	struct spool		*sp;
-	bool			 keep;		/* remember every entry (ls) */
-	bool			 new_only;	/* stats: a stat in new/ only */
-	struct listing_entry	*v;		/* keep: oldest first */
-	size_t			 n, cap;
-	size_t			 count[ST_END];
-	msec_t			 oldest[ST_END];	/* 0: none */
-	int			 state;		/* the directory being read */
-};
-
-/*
- * Read every job state directory into l (l->sp and l->keep set by the
- * caller), or only the one state only if it is not ST_NONE.  Returns 0,
- * or an exit status after printing why.
- */
-int	 listing_read(struct listing *l, int only);
-void	 listing_free(struct listing *l);
-/*
- * When the attempt of job id now running started: the time of the last
- * "@chute" line of log/ID, if that line is "attempt=N start".  The owner
- * writes it after the claim and before the spawn, and nothing of chute's
- * after it until the attempt ends, so only the handler's own output of
- * this attempt is read, backwards.  0 when the job has not started yet
- * (claimed, the line not yet written) or its log cannot be read: a stats
- * then leaves the job out of the longest running time, rather than fail.
- */
-msec_t	 listing_started(struct spool *sp, const char *id);
+#include "queue/spool/spool_list.h"
+#include "queue/store.h"
 
 /*
  * The Prometheus text exposition format, for `stats --prometheus` of a
@@ -85,16 +51,8 @@ void	 prom_print(FILE *f, const struct prom_stats *s);
  * caller passes text from elsewhere (a host, a queue's name) as it is,
  * and it is escaped here.
  */
-struct worker_line {
-	const char	*worker, *host, *queue, *version;	/* "-": not known */
-	const char	*state;		/* alive, gone, stopped */
-	long		 pid;
-	int		 slots;		/* -1: not known */
-	long		 running;
-	msec_t		 started_ago, seen_ago;	/* -1: not known */
-};
 void	 workers_header(void);
-void	 workers_line(const struct worker_line *w);
+void	 workers_line(const struct store_worker *w);
 /*
  * "  holds ID lease=DUR", DUR negative once the lease has run out; a
  * spool's owner holds no lease: "  holds ID" (WORKERS_NO_LEASE).

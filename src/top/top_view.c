@@ -1,5 +1,5 @@
 /*
- * top_view.c: `chute top`'s screen (top_view.h): the model of cli/top.h
+ * top_view.c: `chute top`'s screen (top_view.h): the model of queue/view.h
  * drawn with ncurses, redrawn every second and after each refresh its
  * source asks for, in one poll(2) loop over the terminal, a signalfd and
  * the source's descriptor; keys to cancel and retry; the same lines as a
@@ -22,7 +22,7 @@
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/spool.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "top/top_view.h"
 
 /* curses.h names a type WINDOW; chute.h's, the owner's limit, is not used here. */

@@ -1,13 +1,14 @@
 /*
  * top_view.h: the screen of `chute top`, drawn with ncurses from the model
- * of cli/top.h, which a source keeps current: a spool's in chute
- * (top_spool.c), a queue's in chute-pgsql (pg_cmd_top.c).  The one object
- * linked with ncurses, into both programs and not into libchute.a.
+ * of queue/view.h, which a store's source keeps current (cmd_top.c): a
+ * spool's (top_spool.c), a queue's (pg_top_source.c).  With cmd_top.c,
+ * the objects linked with ncurses, into both programs and not into
+ * libchute.a.
  */
 #ifndef TOP_TOP_VIEW_H
 #define TOP_TOP_VIEW_H
 
-#include "cli/top.h"
+#include "queue/view.h"
 
 /*
  * The live view on the terminal (stdin and stdout), redrawn every second

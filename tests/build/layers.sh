@@ -36,10 +36,6 @@ notok() { fail=$((fail + 1)); printf 'not ok - %s\n' "$*"; }
 #                          (symbols or includes)
 #   "include FILE HEADER"  src/FILE's #include "HEADER" points up a layer
 TEMPORARY_EXCEPTIONS=(
-	# Issue 34: chute-web links chute-pgsql's objects (libchutepg.a) and
-	# includes chute-pgsql/pg_cmd.h; the branch that makes programs link
-	# libraries only (what they share moved under src/queue/pg) ends it.
-	"program chute-web chute-pgsql"
 )
 # ----------------------------------------------------------------------
 

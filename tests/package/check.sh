@@ -45,7 +45,7 @@ preflight() {
 		    skip "${t%%:*} not found (apt-get install ${t#*:})"
 	done
 	# Installed, or removed with its configuration left: not ours.
-	for pkg in chute chute-pgsql chute-web; do
+	for pkg in chute chute-pgsql chute-web chute-web-pgsql; do
 		case $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) in
 		"" | not-installed) ;;
 		*) skip "package $pkg is on this machine already (dpkg -l $pkg); it only tests packages it installs" ;;
@@ -56,7 +56,7 @@ preflight() {
 cleanup() {
 	[[ -n $web ]] && kill "$web" 2>/dev/null && wait "$web" 2>/dev/null
 	if ((installed)); then
-		dpkg --purge chute-web chute-pgsql chute >/dev/null 2>&1
+		dpkg --purge chute-web-pgsql chute-web chute-pgsql chute >/dev/null 2>&1
 	fi
 	[[ -n $spool ]] && rm -rf -- "$spool"
 	((had_root)) || rmdir /var/spool/chute 2>/dev/null
@@ -88,10 +88,10 @@ run_lintian() {
 install_packages() {
 	installed=1
 	dpkg -i "$out"/chute_*_*.deb "$out"/chute-pgsql_*_*.deb \
-	    "$out"/chute-web_*_*.deb \
+	    "$out"/chute-web_*_*.deb "$out"/chute-web-pgsql_*_*.deb \
 	    >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; die "dpkg -i"; }
 	# Every file and symlink of the packages, to look for after the purge.
-	dpkg -L chute chute-pgsql chute-web | while read -r p; do
+	dpkg -L chute chute-pgsql chute-web chute-web-pgsql | while read -r p; do
 		# Not /lib, which is a symlink to a directory on a merged /usr.
 		[[ ! -d $p && ( -e $p || -L $p ) ]] && echo "$p"
 	done >"$work/files"
@@ -189,7 +189,7 @@ after_purge() {
 
 not_known_to_dpkg() {
 	local pkg
-	for pkg in chute chute-pgsql chute-web; do
+	for pkg in chute chute-pgsql chute-web chute-web-pgsql; do
 		case $(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null) in
 		"" | not-installed) ;;
 		*) return 1 ;;
@@ -229,6 +229,14 @@ main() {
 	# A URI goes to chute-pgsql: 75 is its "server unreachable", 69 is
 	# chute's "chute-pgsql is not installed".
 	check "chute-pgsql is found and runs" test "$(uri_status)" = 75
+	# A spool's dashboard needs no libpq; a URI's is chute-web-pgsql's.
+	check "chute-web needs no libpq" web_without_libpq
+	check "chute web URL runs chute-web-pgsql" \
+	    test "$(web_uri_status)" = 75
+	dpkg --remove chute-web-pgsql >/dev/null ||
+	    die "dpkg --remove chute-web-pgsql"
+	check "without chute-web-pgsql, chute web URL is 'unavailable' (69)" \
+	    test "$(web_uri_status)" = 69
 	dpkg --remove chute-web >/dev/null || die "dpkg --remove chute-web"
 	check "without chute-web, chute web is 'unavailable' (69)" \
 	    test "$(web_status)" = 69
@@ -238,7 +246,7 @@ main() {
 	dpkg --remove chute >/dev/null || die "dpkg --remove chute"
 	check "removed: /usr/bin/chute is gone" test ! -e /usr/bin/chute
 	# Nothing to do if --remove left no configuration (no conffiles).
-	dpkg --purge chute-web chute-pgsql chute >"$work/dpkg.log" 2>&1 ||
+	dpkg --purge chute-web-pgsql chute-web chute-pgsql chute >"$work/dpkg.log" 2>&1 ||
 	    { cat "$work/dpkg.log" >&2; die "dpkg --purge"; }
 	installed=0
 	check "purged: dpkg knows neither package" not_known_to_dpkg
@@ -257,6 +265,23 @@ main() {
 # The exit status of chute web on the spool, on a port the kernel picks.
 web_status() {
 	/usr/bin/chute web "$spool" --listen 127.0.0.1:0 >/dev/null 2>&1
+	echo $?
+}
+
+# chute-web, its package's dependencies and its libraries: no libpq.
+web_without_libpq() {
+	! dpkg-query -W -f='${Depends}\n' chute-web | grep -q libpq &&
+	    ! ldd /usr/bin/chute-web | grep -q libpq
+}
+
+# chute web URL against a server that is not there: 75 from
+# chute-web-pgsql, 69 when it is not installed.
+web_uri_status() {
+	[[ -e $work/root.users ]] || (umask 077 &&
+	    perl -e 'print "pkg:", crypt("x", "\$6\$chutepkg\$"), "\n"' \
+	    >"$work/root.users")
+	/usr/bin/chute web 'postgresql:///chute?host=/nonexistent' \
+	    --auth-file "$work/root.users" --listen 127.0.0.1:0 >/dev/null 2>&1
 	echo $?
 }
 

@@ -1,19 +1,23 @@
 /*
- * top.h: what `chute top` draws, whatever it watches (struct top, the
- * model), the source that keeps it current (struct top_source: a spool
- * here, top_spool.c; a queue in chute-pgsql, pg_cmd_top.c), and what
- * the spool's source knows between two looks at it (struct top_spool).
- * Every part has a fixed size, so a spool or a queue of a million jobs
- * costs the view no more memory.  The screen itself is src/top/.
+ * view.h: what a live view of a store shows (struct top, the model that
+ * `chute top` draws and `chute web` publishes) and the source that keeps
+ * it current (struct top_source), whatever the store: a spool's source
+ * (queue/spool/top_spool.c) or a queue's (queue/pg/pg_top_source.c)
+ * fills it; and the model's arithmetic (view.c).  Every part has a fixed
+ * size, so a spool or a queue of a million jobs costs the view no more
+ * memory.
  */
-#ifndef TOP_H
-#define TOP_H
+#ifndef QUEUE_VIEW_H
+#define QUEUE_VIEW_H
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
+#include "base/jobstate.h"
 #include "base/util.h"
 #include "store/spool.h"
-#include "store/watch.h"
 
 #define TOP_RUN_MAX	64	/* running jobs kept: the longest-running */
 #define TOP_FAIL_MAX	32	/* failures kept: the newest */
@@ -93,6 +97,8 @@ struct top_source {
 };
 #define TOP_NEVER	INT64_MAX	/* a due that never comes */
 
+/* ---- view.c: the model's arithmetic ---- */
+
 /* A job reached done/ (st is ST_DONE) or failed/ at when. */
 void	 top_finished(struct top *t, int st, msec_t when);
 /*
@@ -105,64 +111,5 @@ int	 top_rate(const struct top *t, msec_t now, unsigned *done,
 void	 top_age(msec_t ms, char *buf, size_t len);
 /* A count as it may be shown: 1234, 10000+ (at least), ~1.2M (about). */
 void	 top_count(const struct top *t, int st, char *buf, size_t len);
-
-/* ---- a spool (top_spool.c) ---- */
-
-struct top_spool {
-	struct top	 t;
-	struct spool	*sp;
-	struct watch	*w;		/* NULL: no events are read */
-	pid_t		 owner;		/* lock_owner(): 0 none, -1 unknown */
-	/* Names that arrived in failed/ since the last rescan, a ring. */
-	char		 arrived[TOP_FAIL_MAX][NAME_MAX + 1];
-	size_t		 narrived;
-	unsigned	 dirty;		/* 1 << state: an event in it since the last rescan */
-	bool		 full;		/* the next rescan re-reads failed/ */
-	msec_t		 scanned;	/* mono_ms() of the last rescan */
-};
-
-/*
- * The watch a live view of sp reads (`chute top`, `chute web`): every
- * state directory, for every arrival and departure.  Open it before
- * top_init, so that nothing after the first look is missed.  Returns
- * NULL with errno set (watch_open's).
- */
-struct watch	*top_watch_open(struct spool *sp);
-/*
- * Read sp in full into s: counts, running jobs, the newest failures, and
- * the jobs that finished in the TOP_WINDOW seconds before `since`, by the
- * mtimes in done/ and failed/; the owner and whether the spool is paused.
- * since is when the caller's watch started: the jobs finishing after it
- * are its events', counted once.  Returns 0, or -1 with errno set.
- */
-int	 top_init(struct top_spool *s, struct spool *sp, msec_t since);
-/*
- * Look again after events, only in the directories they came from: names
- * are counted, not statted, except in cur/ (a few jobs) and for the
- * failures kept.  Returns 0, or -1 with errno set.
- */
-int	 top_rescan(struct top_spool *s);
-/*
- * watch_read's callback (arg is the struct top_spool).  Every event makes
- * its directory dirty; an arrival in done/ or failed/ is a finished job,
- * counted now, so throughput needs no stat.  Lost events (an overflow)
- * make the next rescan read everything, failed/ in full; the jobs they
- * would have counted as finished are not known.
- */
-void	 top_event(void *arg, const struct watch_event *ev);
-/*
- * Cancel id as `chute cancel` does: one rename to failed/, a note in its
- * log, the directories synced.  msg gets one line for the user either
- * way.  Returns 0, or -1.
- */
-int	 top_cancel(struct top_spool *s, const char *id, char *msg, size_t len);
-/* Retry id as `chute retry` does: the reset note, then failed/ -> new/. */
-int	 top_retry(struct top_spool *s, const char *id, char *msg, size_t len);
-/*
- * s as the view's source, its events read from w (top_watch_open's) and
- * rescans coalesced to one per TOP_RESCAN_MS.
- */
-void	 top_spool_source(struct top_spool *s, struct watch *w,
-	    struct top_source *src);
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * web_spool_read.c: the dashboard's pages of a spool, read straight from
- * its directories as `chute ls` and `chute status` read them.  A directory
+ * store_spool_page.c: the dashboard's pages of a spool (queue/page.h),
+ * read straight from its directories as `chute ls` and `chute status`
+ * read them.  A directory
  * has no order and no index: a page is one pass over its names (at most
- * WEB_SCAN_MAX of them, said on the page when cut) that keeps, in fixed
+ * PAGE_SCAN_MAX of them, said on the page when cut) that keeps, in fixed
  * memory, only the rows it will show.
  */
 #include <errno.h>
@@ -16,8 +17,8 @@
 #include "store/joblog.h"
 #include "store/lock.h"
 #include "store/spool.h"
-#include "chute-web/web.h"
-#include "chute-web/web_spool.h"
+#include "queue/page.h"
+#include "queue/spool/store_spool.h"
 
 /*
  * The best max rows of a pass, by (us, id): the smallest (oldest first),
@@ -25,13 +26,13 @@
  * the end is never copied in.
  */
 struct keep {
-	struct web_row	*v;
+	struct page_row	*v;
 	int		 n, max;
 	bool		 newest;
 };
 
 static int
-row_cmp(int64_t us, const char *id, const struct web_row *r)
+row_cmp(int64_t us, const char *id, const struct page_row *r)
 {
 	if (us != r->us)
 		return us < r->us ? -1 : 1;
@@ -68,11 +69,11 @@ keep_put(struct keep *k, int at, int64_t us, const char *id)
 }
 
 int64_t
-wsp_mtime(struct wspool *s, int st, const char *name, long long *size)
+spool_page_mtime(struct spool *sp, int st, const char *name, long long *size)
 {
 	struct stat sb;
 
-	if (fstatat(s->sp.dir[st], name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
+	if (fstatat(sp->dir[st], name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
 		return -1;
 	if (size != NULL)
 		*size = (long long)sb.st_size;
@@ -84,8 +85,8 @@ wsp_mtime(struct wspool *s, int st, const char *name, long long *size)
 /* ---- a page of one state, in the order of `chute ls` ---- */
 
 struct pass {
-	struct wspool		*s;
-	const struct web_query	*q;
+	struct spool		*sp;
+	const struct page_query	*q;
 	struct keep		 k;
 	long long		 seen;
 	bool			 cut;
@@ -95,7 +96,7 @@ struct pass {
 
 /* After the page's cursor, in (us, id) order? */
 static bool
-after_cursor(const struct web_query *q, int64_t us, const char *name)
+after_cursor(const struct page_query *q, int64_t us, const char *name)
 {
 	return !q->after || us > q->after_us ||
 	    (us == q->after_us && strcmp(name, q->after_id) > 0);
@@ -108,7 +109,7 @@ reason_is(struct pass *p, const char *name)
 
 	if (p->reason == NULL || p->reason[0] == '\0')
 		return true;
-	return joblog_read(&p->s->sp, name, &ji) == 0 &&
+	return joblog_read(p->sp, name, &ji) == 0 &&
 	    strcmp(ji.last, p->reason) == 0;
 }
 
@@ -119,14 +120,14 @@ take(void *arg, const char *name)
 	int64_t us;
 	int at;
 
-	if (++p->seen > WEB_SCAN_MAX) {
+	if (++p->seen > PAGE_SCAN_MAX) {
 		p->cut = true;
 		return 1;
 	}
 	if (strncmp(name, p->q->prefix, strlen(p->q->prefix)) != 0 ||
-	    strlen(name) >= WEB_ID_LEN)
+	    strlen(name) >= PAGE_ID_LEN)
 		return 0;
-	if ((us = wsp_mtime(p->s, p->q->state, name, NULL)) == -1 ||
+	if ((us = spool_page_mtime(p->sp, p->q->state, name, NULL)) == -1 ||
 	    !after_cursor(p->q, us, name))
 		return 0;
 	if ((at = keep_place(&p->k, us, name)) != -1 && reason_is(p, name))
@@ -137,8 +138,8 @@ take(void *arg, const char *name)
 static int
 scan(struct pass *p, int st, char *err, size_t len)
 {
-	if (spool_scan(&p->s->sp, st, take, p) == -1) {
-		snprintf(err, len, "%s/%s: %s", p->s->sp.path, state_names[st],
+	if (spool_scan(p->sp, st, take, p) == -1) {
+		snprintf(err, len, "%s/%s: %s", p->sp->path, state_names[st],
 		    strerror(errno));
 		return -1;
 	}
@@ -146,11 +147,11 @@ scan(struct pass *p, int st, char *err, size_t len)
 }
 
 int
-wsp_list(void *st, const struct web_query *q, struct web_list *l, char *err,
-    size_t len)
+spool_page_list(struct spool *sp, const struct page_query *q,
+    struct page_list *l, char *err, size_t len)
 {
 	/* One row more than shown: whether there is a next page. */
-	struct pass p = { .s = st, .q = q,
+	struct pass p = { .sp = sp, .q = q,
 	    .k = { .v = l->v, .max = q->rows + 1 } };
 	struct joblog_info ji;
 
@@ -161,7 +162,7 @@ wsp_list(void *st, const struct web_query *q, struct web_list *l, char *err,
 	l->seen = p.seen;
 	l->cut = p.cut;
 	for (int i = 0; i < l->n; i++) {
-		joblog_read(&p.s->sp, l->v[i].id, &ji);
+		joblog_read(p.sp, l->v[i].id, &ji);
 		l->v[i].attempts = ji.attempts;
 		strlcpy(l->v[i].last, ji.last, sizeof(l->v[i].last));
 	}
@@ -169,12 +170,12 @@ wsp_list(void *st, const struct web_query *q, struct web_list *l, char *err,
 }
 
 int
-wsp_matching(void *st, const struct web_query *q, char *ids, int max,
-    char *err, size_t len)
+spool_page_matching(struct spool *sp, const struct page_query *q, char *ids,
+    int max, char *err, size_t len)
 {
-	struct web_row *v = calloc((size_t)max, sizeof(*v));
-	struct web_query all = *q;
-	struct pass p = { .s = st, .q = &all, .k = { .v = v, .max = max },
+	struct page_row *v = calloc((size_t)max, sizeof(*v));
+	struct page_query all = *q;
+	struct pass p = { .sp = sp, .q = &all, .k = { .v = v, .max = max },
 	    .reason = q->reason };
 
 	if (v == NULL) {
@@ -188,18 +189,18 @@ wsp_matching(void *st, const struct web_query *q, char *ids, int max,
 		return -1;
 	}
 	for (int i = 0; i < p.k.n; i++)
-		strlcpy(ids + (size_t)i * WEB_ID_LEN, v[i].id, WEB_ID_LEN);
+		strlcpy(ids + (size_t)i * PAGE_ID_LEN, v[i].id, PAGE_ID_LEN);
 	free(v);
 	return p.k.n;
 }
 
 /* ---- one job ---- */
 
-/* The last WEB_LOG_MAX bytes of log/ID, from a line's start if cut. */
+/* The last PAGE_LOG_MAX bytes of log/ID, from a line's start if cut. */
 static void
-read_log(struct wspool *s, struct web_job *j)
+read_log(struct spool *sp, struct page_job *j)
 {
-	int fd = openat(s->sp.dir[ST_LOG], j->id, O_RDONLY | O_NOFOLLOW |
+	int fd = openat(sp->dir[ST_LOG], j->id, O_RDONLY | O_NOFOLLOW |
 	    O_CLOEXEC | O_NONBLOCK);
 	struct stat sb;
 	off_t from;
@@ -210,8 +211,8 @@ read_log(struct wspool *s, struct web_job *j)
 	if (fd == -1)
 		return;
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    (j->log = malloc(WEB_LOG_MAX)) != NULL) {
-		from = sb.st_size > WEB_LOG_MAX ? sb.st_size - WEB_LOG_MAX : 0;
+	    (j->log = malloc(PAGE_LOG_MAX)) != NULL) {
+		from = sb.st_size > PAGE_LOG_MAX ? sb.st_size - PAGE_LOG_MAX : 0;
 		n = pread(fd, j->log, (size_t)(sb.st_size - from), from);
 		j->logsize = (long long)sb.st_size;
 		j->loglen = n > 0 ? (size_t)n : 0;
@@ -224,24 +225,24 @@ read_log(struct wspool *s, struct web_job *j)
 }
 
 int
-wsp_job(void *st, const char *id, struct web_job *j, char *err, size_t len)
+spool_page_job(struct spool *sp, const char *id, struct page_job *j,
+    char *err, size_t len)
 {
-	struct wspool *s = st;
 	struct joblog_info ji;
 	pid_t owner;
 
 	memset(j, 0, sizeof(*j));
 	strlcpy(j->id, id, sizeof(j->id));
-	if ((j->state = spool_locate(&s->sp, id, NULL)) == ST_NONE)
+	if ((j->state = spool_locate(sp, id, NULL)) == ST_NONE)
 		return 1;
-	if ((j->us = wsp_mtime(s, j->state, id, &j->size)) == -1)
+	if ((j->us = spool_page_mtime(sp, j->state, id, &j->size)) == -1)
 		j->size = -1;	/* moved on between the two looks */
-	if (joblog_read(&s->sp, id, &ji) == -1)
+	if (joblog_read(sp, id, &ji) == -1)
 		snprintf(ji.last, sizeof(ji.last), "log: %s", strerror(errno));
 	j->attempts = ji.attempts;
 	strlcpy(j->last, ji.last, sizeof(j->last));
 	if (j->state == ST_CUR) {
-		owner = lock_owner(&s->sp);
+		owner = lock_owner(sp);
 		if (owner > 0)
 			snprintf(j->worker, sizeof(j->worker), "the owner, pid "
 			    "%ld", (long)owner);
@@ -250,14 +251,14 @@ wsp_job(void *st, const char *id, struct web_job *j, char *err, size_t len)
 			    owner == 0 ? "none: its owner died (the next one "
 			    "runs it again)" : "the owner (pid unknown)");
 	}
-	read_log(s, j);
+	read_log(sp, j);
 	return 0;
 }
 
 /* ---- failures by reason ---- */
 
 static void
-group_add(struct web_failures *f, const char *reason, const struct web_row *r)
+group_add(struct page_failures *f, const char *reason, const struct page_row *r)
 {
 	int i;
 
@@ -265,7 +266,7 @@ group_add(struct web_failures *f, const char *reason, const struct web_row *r)
 		if (strcmp(f->v[i].reason, reason) == 0)
 			break;
 	if (i == f->n) {
-		if (f->n == WEB_GROUPS) {
+		if (f->n == PAGE_GROUPS) {
 			f->other++;
 			return;
 		}
@@ -280,7 +281,7 @@ group_add(struct web_failures *f, const char *reason, const struct web_row *r)
 static int
 by_count(const void *a, const void *b)
 {
-	const struct web_group *x = a, *y = b;
+	const struct page_group *x = a, *y = b;
 
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
@@ -288,12 +289,13 @@ by_count(const void *a, const void *b)
 }
 
 int
-wsp_failures(void *st, struct web_failures *f, char *err, size_t len)
+spool_page_failures(struct spool *sp, struct page_failures *f, char *err,
+    size_t len)
 {
-	struct web_row *v = calloc(WEB_FAIL_READ, sizeof(*v));
-	struct web_query q = { .state = ST_FAILED };
-	struct pass p = { .s = st, .q = &q,
-	    .k = { .v = v, .max = WEB_FAIL_READ, .newest = true } };
+	struct page_row *v = calloc(PAGE_FAIL_READ, sizeof(*v));
+	struct page_query q = { .state = ST_FAILED };
+	struct pass p = { .sp = sp, .q = &q,
+	    .k = { .v = v, .max = PAGE_FAIL_READ, .newest = true } };
 	struct joblog_info ji;
 
 	memset(f, 0, sizeof(*f));
@@ -310,7 +312,7 @@ wsp_failures(void *st, struct web_failures *f, char *err, size_t len)
 	f->read = p.k.n;
 	/* Newest first: each group's first is its newest. */
 	for (int i = 0; i < p.k.n; i++) {
-		if (joblog_read(&p.s->sp, v[i].id, &ji) == -1)
+		if (joblog_read(p.sp, v[i].id, &ji) == -1)
 			snprintf(ji.last, sizeof(ji.last), "log: %s",
 			    strerror(errno));
 		group_add(f, ji.last[0] ? ji.last : "-", &v[i]);

@@ -1,6 +1,6 @@
 /*
  * pg_top_source.c: a queue as a live view's source (struct top_source of
- * cli/top.h), for `chute top URL` (pg_cmd_top.c) and `chute web URL`.
+ * queue/view.h), for `chute top URL` (src/top/cmd_top.c) and `chute web URL`.
  * What it shows is read with pg_view.c, again at most once per
  * TOP_PG_COALESCE_MS after the notifications that say the queue changed
  * (LISTEN: submits, cancels, retries, pauses, the workers' claims and
@@ -21,12 +21,11 @@
 
 #include "base/chute.h"
 #include "base/util.h"
-#include "cli/cmd.h"
 #include "store/spool.h"
-#include "cli/top.h"
+#include "queue/view.h"
 #include "queue/pg/pg.h"
 #include "queue/pg/pg_view.h"
-#include "chute-pgsql/pg_cmd.h"
+#include "queue/pg/store_pg.h"
 
 #define TOP_PG_COALESCE_MS	500	/* a refresh at most this often after news */
 #define TOP_PG_PERIOD_MS	5000	/* ... and this often without */
@@ -279,7 +278,7 @@ src_update(void *arg)
 }
 
 /*
- * A key's action on id: fn is pgcmd_cancel_job or pgcmd_retry_job, which
+ * A key's action on id: fn is pg_cancel_job or pg_retry_job, which
  * say nothing on stderr: their line is the screen's.  A lost connection
  * is said in it too, and then on the screen's trouble line.
  */
@@ -312,13 +311,13 @@ act(struct pgtop *q, const char *id, const char *cmd,
 static int
 src_cancel(void *arg, const char *id, char *msg, size_t len)
 {
-	return act(arg, id, "cancel", pgcmd_cancel_job, msg, len);
+	return act(arg, id, "cancel", pg_cancel_job, msg, len);
 }
 
 static int
 src_retry(void *arg, const char *id, char *msg, size_t len)
 {
-	return act(arg, id, "retry", pgcmd_retry_job, msg, len);
+	return act(arg, id, "retry", pg_retry_job, msg, len);
 }
 
 struct pgtop *

@@ -1,19 +1,17 @@
 /*
- * pg_cmd_workers.c: chute workers URL: the queue's workers from
- * chute.workers, alive, stopped and gone, with the jobs each holds, and
- * under a worker gone (or stopped) the claims it still holds: those
- * recovery will take back once their leases run out.
+ * store_pg_workers.c: `chute workers URL`'s answer (queue/store.h): the
+ * queue's workers from chute.workers, alive, stopped and gone, with the
+ * jobs each holds, and under a worker gone (or stopped) the claims it
+ * still holds: those recovery will take back once their leases run out.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/chute.h"
 #include "base/util.h"
-#include "cli/cmd.h"
-#include "cli/listing.h"
 #include "queue/pg/pg.h"
-#include "chute-pgsql/pg_cmd.h"
+#include "queue/pg/store_pg.h"
+#include "queue/store.h"
 
 #define WORKERS_MAX	1000	/* lines of either kind, at most */
 
@@ -42,11 +40,12 @@ static const char held_sql[] =
     " OR w.seen + " PG_WORKER_LEASE("w.") " <= now())"
     " ORDER BY j.worker, j.lease_until, j.id LIMIT $2::integer";
 
-/* Row i of the workers' reply as a line. */
+/* Row i of the workers' reply, with the claims it holds. */
 static void
-print_worker(PGresult *r, int i, PGresult *held)
+print_worker(PGresult *r, int i, PGresult *held,
+    const struct store_workers_out *o)
 {
-	struct worker_line w = {
+	struct store_worker w = {
 		.worker = PQgetvalue(r, i, 0), .host = PQgetvalue(r, i, 1),
 		.pid = atol(PQgetvalue(r, i, 2)), .queue = PQgetvalue(r, i, 3),
 		.slots = atoi(PQgetvalue(r, i, 4)),
@@ -57,10 +56,10 @@ print_worker(PGresult *r, int i, PGresult *held)
 		.state = PQgetvalue(r, i, 9),
 	};
 
-	workers_line(&w);
+	o->worker(o->arg, &w);
 	for (int k = 0; held != NULL && k < PQntuples(held); k++)
 		if (strcmp(PQgetvalue(held, k, 0), w.worker) == 0)
-			workers_held(PQgetvalue(held, k, 1),
+			o->held(o->arg, PQgetvalue(held, k, 1), true,
 			    strtoll(PQgetvalue(held, k, 2), NULL, 10));
 }
 
@@ -87,25 +86,17 @@ read_workers(struct pg *pg, PGresult **w, PGresult **held)
 }
 
 int
-pgcmd_workers(int argc, char **argv)
+pg_workers_read(struct pg *pg, const struct store_workers_out *o, int *cut)
 {
 	PGresult *w, *held;
-	struct pg pg;
-	int rc;
 
-	if ((rc = pgcmd_open(&argc, argv, "workers", &pg)) != 0)
-		return pgcmd_done(&pg, rc);
-	if (argc != 1)
-		return pgcmd_done(&pg, usage_error("workers", "unexpected "
-		    "argument: %s", argv[1]));
-	if (read_workers(&pg, &w, &held) == -1)
-		return pgcmd_done(&pg, pg_fail(&pg, "workers"));
-	workers_header();
+	if (read_workers(pg, &w, &held) == -1)
+		return pg_fail(pg, "workers");
 	for (int i = 0; i < PQntuples(w); i++)
-		print_worker(w, i, held);
-	if (PQntuples(w) == WORKERS_MAX || PQntuples(held) == WORKERS_MAX)
-		printf("(the first %d shown)\n", WORKERS_MAX);
+		print_worker(w, i, held, o);
+	*cut = PQntuples(w) == WORKERS_MAX || PQntuples(held) == WORKERS_MAX ?
+	    WORKERS_MAX : 0;
 	PQclear(w);
 	PQclear(held);
-	return pgcmd_done(&pg, 0);
+	return 0;
 }
