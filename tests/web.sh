@@ -17,7 +17,7 @@
 # arrive against 64 connections trickling headers), /metrics equal to
 # `chute stats --prometheus`, close-on-exec descriptors, and SIGTERM
 # ending it cleanly; no --auth-file, or one another user may read (mode
-# or ACL), is refused at the start; a 401 takes as long for a name not in
+# or ACL) or owns, or a FIFO, is refused at the start; a 401 takes as long for a name not in
 # the file as for a user whose hash is dear.
 #
 # Every wait is a poll with a bound, for a condition the check names.
@@ -193,6 +193,26 @@ case $? in
 2)	echo "skip - an --auth-file's ACL: neither setfacl nor python3 to write one" ;;
 *)	notok "an ACL on $tmp/users.acl: this file system takes none?" ;;
 esac
+# An --auth-file of another user's (nobody's, 0600): its owner may write
+# it (a user of her own) and chmod it, whatever its mode says.  Only root
+# can give a file away.
+if [ "$(id -u)" = 0 ]; then
+	cp -p "$tmp/users" "$tmp/users.theirs" && chown 65534 "$tmp/users.theirs"
+	timeout 10 "$chute" web "$spool" --auth-file "$tmp/users.theirs" \
+	    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+	rc=$?
+	check "an --auth-file owned by another user (mode 0600) is refused (exit 78, the reason)" \
+		eval '[ $rc = 78 ] && grep -q "owned by user 65534, who may change it" "$tmp/refused.err"'
+else
+	echo "skip - an --auth-file owned by another user: only root can make one"
+fi
+# A FIFO in its place: refused at once (its open waited for a writer).
+mkfifo "$tmp/users.fifo"
+timeout 10 "$chute" web "$spool" --auth-file "$tmp/users.fifo" \
+    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+rc=$?
+check "an --auth-file that is a FIFO is refused (exit 78), not waited on" \
+	eval '[ $rc = 78 ] && grep -q "not a regular file" "$tmp/refused.err"'
 # No --auth-file: any local user reaching 127.0.0.1 would read every
 # job's ID, state and log of a 0700 spool, or a queue its database
 # keeps behind a password.  (timeout: one that started would serve
