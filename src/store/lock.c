@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -152,6 +153,65 @@ legacy_owner(struct spool *sp, pid_t pid)
 	    fstat(sp->root, &dir) == -1 || (uid = proc_uid(pid)) == -1)
 		return false;
 	return uid == (long)dir.st_uid || uid == (long)geteuid();
+}
+
+/* Is one of /proc/PID/fd (at proc) the file *file?  Unreadable: no. */
+static bool
+fds_hold(int proc, const char *pid, const struct stat *file)
+{
+	char path[NAME_MAX + 4];
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d;
+	int fds;
+
+	snprintf(path, sizeof(path), "%s/fd", pid);
+	if ((fds = openat(proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return false;
+	if ((d = fdopendir(fds)) == NULL) {
+		close(fds);
+		return false;
+	}
+	/* stat, not lstat: each entry is a link to the open file. */
+	while (!found && (de = readdir(d)) != NULL)
+		found = de->d_name[0] != '.' &&
+		    fstatat(fds, de->d_name, &st, 0) == 0 &&
+		    st.st_dev == file->st_dev && st.st_ino == file->st_ino;
+	closedir(d);
+	return found;
+}
+
+bool
+lock_file_open_by_owner(struct spool *sp, const struct stat *file)
+{
+	char self[32];
+	struct dirent *de;
+	struct stat dir, st;
+	bool found = false;
+	DIR *d;
+	int proc;
+
+	if (fstat(sp->root, &dir) == -1 ||
+	    (proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return true;		/* cannot tell: as if it were */
+	if ((d = fdopendir(proc)) == NULL) {
+		close(proc);
+		return true;
+	}
+	snprintf(self, sizeof(self), "%ld", (long)getpid());
+	while (!found && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    strcmp(de->d_name, self) == 0)
+			continue;
+		/* /proc/PID belongs to the process's user. */
+		if (fstatat(proc, de->d_name, &st, 0) == -1 ||
+		    (st.st_uid != dir.st_uid && st.st_uid != geteuid()))
+			continue;
+		found = fds_hold(proc, de->d_name, file);
+	}
+	closedir(d);
+	return found;
 }
 
 /*
