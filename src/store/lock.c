@@ -182,12 +182,27 @@ fds_hold(int proc, const char *pid, const struct stat *file)
 	return found;
 }
 
-bool
-lock_file_open_by_owner(struct spool *sp, const struct stat *file)
+/* Is /proc/PID (at proc) another process of dir's owner's or ours? */
+static bool
+owners_process(int proc, const char *pid, const struct stat *dir)
 {
 	char self[32];
+	struct stat st;
+
+	snprintf(self, sizeof(self), "%ld", (long)getpid());
+	/* /proc/PID belongs to the process's user. */
+	return pid[0] >= '1' && pid[0] <= '9' && strcmp(pid, self) != 0 &&
+	    fstatat(proc, pid, &st, 0) == 0 &&
+	    (st.st_uid == dir->st_uid || st.st_uid == geteuid());
+}
+
+bool
+lock_file_open_by_owner(struct spool *sp, const struct stat *file,
+    pid_t *hint)
+{
+	char pid[32];
 	struct dirent *de;
-	struct stat dir, st;
+	struct stat dir;
 	bool found = false;
 	DIR *d;
 	int proc;
@@ -195,21 +210,22 @@ lock_file_open_by_owner(struct spool *sp, const struct stat *file)
 	if (fstat(sp->root, &dir) == -1 ||
 	    (proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return true;		/* cannot tell: as if it were */
+	/* The one found last time, most likely still the one. */
+	snprintf(pid, sizeof(pid), "%ld", (long)*hint);
+	if (*hint > 0 && owners_process(proc, pid, &dir) &&
+	    fds_hold(proc, pid, file)) {
+		close(proc);
+		return true;
+	}
+	*hint = 0;
 	if ((d = fdopendir(proc)) == NULL) {
 		close(proc);
 		return true;
 	}
-	snprintf(self, sizeof(self), "%ld", (long)getpid());
-	while (!found && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-		    strcmp(de->d_name, self) == 0)
-			continue;
-		/* /proc/PID belongs to the process's user. */
-		if (fstatat(proc, de->d_name, &st, 0) == -1 ||
-		    (st.st_uid != dir.st_uid && st.st_uid != geteuid()))
-			continue;
-		found = fds_hold(proc, de->d_name, file);
-	}
+	while (!found && (de = readdir(d)) != NULL)
+		if (owners_process(proc, de->d_name, &dir) &&
+		    (found = fds_hold(proc, de->d_name, file)))
+			*hint = (pid_t)strtol(de->d_name, NULL, 10);
 	closedir(d);
 	return found;
 }

@@ -67,8 +67,12 @@ pid_t	 lock_holder(dev_t dev, ino_t ino);
  * than this one, the file *file open (one of its /proc/PID/fd)?  Those
  * are the processes whose descriptors we may read, and a handler an
  * owner started runs as that owner.  true when /proc cannot be read.
+ * *hint: the pid to look at first (0: none), set to the one found (0:
+ * none), so that a look again costs one process's descriptors, not
+ * every process's.
  */
-bool	 lock_file_open_by_owner(struct spool *sp, const struct stat *file);
+bool	 lock_file_open_by_owner(struct spool *sp, const struct stat *file,
+	    pid_t *hint);
 
 /*
  * The pid owner.pid names (0: none, or not a pid), and its mtime in ms

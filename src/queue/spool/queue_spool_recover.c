@@ -116,13 +116,13 @@ workers_of_the_dead(struct spoolq *sq)
  */
 static bool
 handler_holds(struct spoolq *sq, const char *name, int fd,
-    const struct stat *st)
+    const struct stat *st, pid_t *hint)
 {
 	char vis[1024];
 
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return false;
-	if (lock_file_open_by_owner(&sq->sp, st))
+	if (lock_file_open_by_owner(&sq->sp, st, hint))
 		return true;
 	vis_name(name, vis, sizeof(vis));
 	say_warn("job=%s cur/%s is flocked (by pid %ld), but no process of the "
@@ -133,8 +133,9 @@ handler_holds(struct spoolq *sq, const char *name, int fd,
 }
 
 void
-spoolq_recover_one(struct spoolq *sq, const char *name)
+spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint)
 {
+	pid_t holder = (pid_t)hint;
 	struct joblog_info ji;
 	struct stat st;
 	int fd;
@@ -154,7 +155,7 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 	 * Persistent workers do not hold the job's lock; while any worker of
 	 * a dead owner lives, every job it could be running waits too.
 	 */
-	if (fd != -1 && (handler_holds(sq, name, fd, &st) ||
+	if (fd != -1 && (handler_holds(sq, name, fd, &st, &holder) ||
 	    (sq->nold > 0 && workers_of_the_dead(sq) > 0))) {
 		if (!nameq_has(sq->orphans, name)) {
 			char vis[1024];
@@ -162,7 +163,8 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 			say_warn("job=%s still has a running handler from a previous "
 			    "owner; waiting for it to exit", vis);
 		}
-		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS, 0);
+		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS,
+		    (unsigned)holder);
 		close(fd);
 		return;
 	}
@@ -176,7 +178,7 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 static int
 recover_cb(void *arg, const char *name)
 {
-	spoolq_recover_one(arg, name);
+	spoolq_recover_one(arg, name, 0);
 	return 0;
 }
 
