@@ -138,10 +138,17 @@ START_TEST(test_exit_75_and_timeout_back_off_then_fail_at_max_attempts)
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
 	    "case $CHUTE_ID in slow) sleep 5;; esac\nexit 75\n");
 
+	pid_t w;
+
 	t_fleet_submit("default", "later", "x");
 	t_fleet_submit("default", "slow", "x");
-	EXPECT(t_reap(WORKER("-j", "2", "--drain", "--max-attempts", "3",
-	    "--timeout", "300ms", QUICK, "--", h), 60000, "drain") == 0, "drain");
+	w = WORKER("-j", "2", "--drain", "--max-attempts", "3", "--timeout",
+	    "300ms", QUICK, "--", h);
+	EXPECT(t_reap(w, 60000, "drain") == 0, "drain");
+	/* Each deferral recorded is said so, none refused (they all were). */
+	EXPECT(t_log_count(w, "job=later cur->defer attempt=") == 2 &&
+	    t_log_count(w, "job=slow cur->defer attempt=") == 2 &&
+	    t_log_count(w, "refused") == 0, "the journal:\n%s", t_log_of(w));
 	EXPECT(t_journal_count("later") == 3 && t_journal_count("slow") == 3,
 	    "three attempts each: %d %d", t_journal_count("later"),
 	    t_journal_count("slow"));
