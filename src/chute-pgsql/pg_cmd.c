@@ -130,7 +130,7 @@ pgcmd_note(struct pg *pg, const char *id, const char *text)
 	static const char sql[] = "INSERT INTO chute.logs (queue, id, body)"
 	    " VALUES ($1, $2, convert_to('@chute ' || to_char(now() AT TIME"
 	    " ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || $3 ||"
-	    " E'\\n', 'UTF8'))";
+	    " E'\\n', 'UTF8'))" PG_LOGS_STRAY;
 	const char *p[3] = { pg->queue, id, text };
 
 	return pg_cmd(pg, sql, 3, p);

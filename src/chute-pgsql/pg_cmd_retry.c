@@ -31,7 +31,7 @@ pgcmd_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 	    " claimed FROM back),"
 	    /* The last attempt's log, kept in the finished row, stays. */
 	    " kept AS (INSERT INTO chute.logs (queue, id, body) SELECT queue,"
-	    " id, log FROM back WHERE log IS NOT NULL)"
+	    " id, log FROM back WHERE log IS NOT NULL" PG_LOGS_STRAY ")"
 	    " SELECT id FROM back";
 	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
 	char text[256];

@@ -95,7 +95,7 @@ static const char flush_sql[] =
     " logged AS (INSERT INTO chute.logs (queue, id, body)"
     " SELECT $1, o.id, decode(o.log, 'hex') FROM unnest($2::text[],"
     " $8::text[]) WITH ORDINALITY AS o(id, log, n) WHERE o.log <> ''"
-    " AND o.n NOT IN (SELECT k FROM gone))"
+    " AND o.n NOT IN (SELECT k FROM gone)" PG_LOGS_STRAY ")"
     /*
      * rec's places by ID: its RETURNING sees the row as updated, token
      * NULL, whose place (K) was NULL, and every defer or hand-back was
