@@ -1472,6 +1472,49 @@ START_TEST(test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends)
 END_TEST
 
 /*
+ * A dead owner left bob's job in cur/ with no handler running, and eve,
+ * a submitter, holds a shared flock on it.  Her process is no handler of
+ * an earlier owner (it is hers, alive): the owner says so, recovers the
+ * job to new/, where it is said held, and --drain ends.  Once she lets
+ * go, it runs.  Before, the owner said "still has a running handler from
+ * a previous owner" every second and --drain never ended.
+ */
+START_TEST(test_a_submitters_flock_on_a_job_left_in_cur_is_no_handler_and_drain_ends)
+{
+	pid_t eve, owner;
+	int code;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	code = t_sh_as("chute-t-bob", 10000, P("echo bob | '%s' submit . "
+	    "--id b1 >/dev/null", RP("bin/chute")));
+	EXPECT(code == 0, "bob's submission exited %d", code);
+	/* As a claim leaves it: new/b1 -> cur/b1, its owner killed after. */
+	EXPECT(rename(SP("new", "b1"), SP("cur", "b1")) == 0, "new/b1 -> "
+	    "cur/b1: %s", strerror(errno));
+	eve = h_eve_flocks("cur/b1", "-s");
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0, "the drain exited %d:\n%s", code, t_log_of(owner));
+	EXPECT(t_exists(SP("new", "b1")) && h_counted("b1") == -1, "b1 not "
+	    "recovered to new/, or run while eve held it:\n%s",
+	    t_log_of(owner));
+	EXPECT(t_log_count(owner, "job=b1 cur/b1 is flocked (by pid") == 1 &&
+	    t_log_count(owner, "still has a running handler") == 0,
+	    "her hold was not said once as hers:\n%s", t_log_of(owner));
+	EXPECT(t_log_count(owner, "job=b1 left in new/: held") == 1,
+	    "the drain did not say it left b1:\n%s", t_log_of(owner));
+	kill(eve, SIGKILL);
+	t_reap(eve, 10000, "eve's flock");
+	owner = OWNER_AS("chute-t-own", "--drain", QUICK, "--", h_count(), "{}");
+	code = t_reap(owner, 30000, "chute run --drain");
+	EXPECT(code == 0 && t_exists(SP("done", "b1")) && h_counted("b1") == 1,
+	    "b1 did not run once released (%d):\n%s", code, t_log_of(owner));
+}
+END_TEST
+
+/*
  * A job's log with a second name (a backup made of hard links) is copied
  * under the shared file's flock before the owner appends to it; eve may
  * read the log, so she may hold that flock.  The owner waits a second at
@@ -1541,6 +1584,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_a_submitters_flock_on_the_spool_directory_neither_stops_nor_names_the_owner);
 	tcase_add_test(tc, test_a_submitters_flock_on_anothers_job_is_said_and_drain_ends);
 	tcase_add_test(tc, test_a_submitters_flock_on_a_shared_log_does_not_wedge_the_owner);
+	tcase_add_test(tc, test_a_submitters_flock_on_a_job_left_in_cur_is_no_handler_and_drain_ends);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, hostile_teardown, "leftovers", 120);

@@ -138,10 +138,17 @@ START_TEST(test_exit_75_and_timeout_back_off_then_fail_at_max_attempts)
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
 	    "case $CHUTE_ID in slow) sleep 5;; esac\nexit 75\n");
 
+	pid_t w;
+
 	t_fleet_submit("default", "later", "x");
 	t_fleet_submit("default", "slow", "x");
-	EXPECT(t_reap(WORKER("-j", "2", "--drain", "--max-attempts", "3",
-	    "--timeout", "300ms", QUICK, "--", h), 60000, "drain") == 0, "drain");
+	w = WORKER("-j", "2", "--drain", "--max-attempts", "3", "--timeout",
+	    "300ms", QUICK, "--", h);
+	EXPECT(t_reap(w, 60000, "drain") == 0, "drain");
+	/* Each deferral recorded is said so, none refused (they all were). */
+	EXPECT(t_log_count(w, "job=later cur->defer attempt=") == 2 &&
+	    t_log_count(w, "job=slow cur->defer attempt=") == 2 &&
+	    t_log_count(w, "refused") == 0, "the journal:\n%s", t_log_of(w));
 	EXPECT(t_journal_count("later") == 3 && t_journal_count("slow") == 3,
 	    "three attempts each: %d %d", t_journal_count("later"),
 	    t_journal_count("slow"));
@@ -978,6 +985,41 @@ START_TEST(test_a_stray_finished_row_costs_no_batch_and_the_journal_waits)
 	    t_log_of(w));
 	EXPECT(t_stop(w) == 0, "the worker stops");
 	EXPECT(t_journal_count("b") == 1, "b ran once");
+}
+END_TEST
+
+/*
+ * Rows of chute.logs planted under a running job's ID at the sequence's
+ * next values (a role that shares ours may write them): the log of that
+ * job's deferral drew one, and the unique violation failed the whole
+ * outcome batch, the other job's outcome with it, once per value planted
+ * (1,000 here: every few seconds for more than an hour).  The log
+ * written replaces the planted row, and both deferrals are recorded.
+ */
+START_TEST(test_planted_log_rows_ahead_of_the_sequence_cost_no_batch)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
+	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "echo out; exit 75\n");
+	pid_t w;
+
+	t_fleet_submit("default", "a", "x");
+	t_fleet_submit("default", "b", "x");
+	w = WORKER("-j", "2", "--lease", "60s", "--", h);
+	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1), 20000,
+	    "two runs at once");
+	t_sql("INSERT INTO chute.logs (queue, id, seq, body) SELECT 'default',"
+	    " 'b', s, 'planted' FROM generate_series((SELECT last_value FROM"
+	    " chute.logs_seq_seq), (SELECT last_value FROM chute.logs_seq_seq)"
+	    " + 1000) s ON CONFLICT DO NOTHING");
+	t_release();
+	await_state("a", "defer", 15000);
+	await_state("b", "defer", 15000);
+	EXPECT(strstr(t_log_of(w), "record outcomes") == NULL &&
+	    strstr(t_log_of(w), "job=a cur->defer") != NULL &&
+	    strstr(t_log_of(w), "job=b cur->defer") != NULL, "the journal: %s",
+	    t_log_of(w));
+	EXPECT(t_stop(w) == 0, "the worker stops");
 }
 END_TEST
 
@@ -2134,6 +2176,7 @@ pgsql_suite(void)
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "shared", 180);
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_a_stray_finished_row_costs_no_batch_and_the_journal_waits);
+	tcase_add_test(tc, test_planted_log_rows_ahead_of_the_sequence_cost_no_batch);
 	tcase_add_test(tc, test_a_cancel_in_a_queue_with_a_space_stops_no_other_job);
 	tcase_add_test(tc, test_server_warnings_and_errors_come_out_escaped);
 	tcase_add_test(tc, test_infinite_times_are_refused_and_stop_the_upgrade_to_7);

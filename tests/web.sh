@@ -17,7 +17,7 @@
 # arrive against 64 connections trickling headers), /metrics equal to
 # `chute stats --prometheus`, close-on-exec descriptors, and SIGTERM
 # ending it cleanly; no --auth-file, or one another user may read (mode
-# or ACL), is refused at the start; a 401 takes as long for a name not in
+# or ACL) or owns, or a FIFO, is refused at the start; a 401 takes as long for a name not in
 # the file as for a user whose hash is dear.
 #
 # Every wait is a poll with a bound, for a condition the check names.
@@ -193,6 +193,26 @@ case $? in
 2)	echo "skip - an --auth-file's ACL: neither setfacl nor python3 to write one" ;;
 *)	notok "an ACL on $tmp/users.acl: this file system takes none?" ;;
 esac
+# An --auth-file of another user's (nobody's, 0600): its owner may write
+# it (a user of her own) and chmod it, whatever its mode says.  Only root
+# can give a file away.
+if [ "$(id -u)" = 0 ]; then
+	cp -p "$tmp/users" "$tmp/users.theirs" && chown 65534 "$tmp/users.theirs"
+	timeout 10 "$chute" web "$spool" --auth-file "$tmp/users.theirs" \
+	    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+	rc=$?
+	check "an --auth-file owned by another user (mode 0600) is refused (exit 78, the reason)" \
+		eval '[ $rc = 78 ] && grep -q "owned by user 65534, who may change it" "$tmp/refused.err"'
+else
+	echo "skip - an --auth-file owned by another user: only root can make one"
+fi
+# A FIFO in its place: refused at once (its open waited for a writer).
+mkfifo "$tmp/users.fifo"
+timeout 10 "$chute" web "$spool" --auth-file "$tmp/users.fifo" \
+    --listen 127.0.0.1:0 >/dev/null 2>"$tmp/refused.err"
+rc=$?
+check "an --auth-file that is a FIFO is refused (exit 78), not waited on" \
+	eval '[ $rc = 78 ] && grep -q "not a regular file" "$tmp/refused.err"'
 # No --auth-file: any local user reaching 127.0.0.1 would read every
 # job's ID, state and log of a 0700 spool, or a queue its database
 # keeps behind a password.  (timeout: one that started would serve
@@ -695,8 +715,37 @@ queue_part() {
 	"$chute" ls "$url" new | awk 'NR > 1 { print $4 }' >"$tmp/qls"
 	check "the queue's new jobs 25 at a time: $(wc -l <"$tmp/qpaged") IDs, those of chute ls URL in its order" \
 		cmp -s "$tmp/qpaged" "$tmp/qls"
+	# Rows dated in the last years a timestamptz holds (finite: version
+	# 7's checks let them by), new n3 and failed n2: their pages failed
+	# "bigint out of range" (500).
+	pg_sql "UPDATE chute.live SET run_at = '294276-12-31 23:59:59+00'
+	    WHERE queue = 'default' AND id = 'n3';
+	    UPDATE chute.finished SET run_at = '294276-12-31 23:59:59+00'
+	    WHERE queue = 'default' AND id = 'n2'" >/dev/null
+	far_pages() {
+		local p c ok=0
+		for p in "/jobs?state=new" "/job?id=n3" "/jobs?state=failed" \
+		    "/job?id=n2" "/failures"; do
+			c=$(code "${auth[@]}" "$base$p")
+			[ "$c" = 200 ] || { echo "#   $p: $c"; ok=1; }
+		done
+		return $ok
+	}
+	check "the queue's pages with jobs dated in the year 294276: 200" far_pages
 	check "SIGTERM ends chute web URL: exit 0" \
 		eval 'kill -TERM $web && until_ok 10000 gone $web && wait $web'
+	web=''
+	# Past the checks, which the role that owns the tables may drop: the
+	# failed n2 at infinity.  Its first hour took it from now() ("cannot
+	# subtract infinite timestamps"), and chute web did not start.
+	pg_sql "ALTER TABLE chute.finished DROP CONSTRAINT finished_times_finite;
+	    UPDATE chute.finished SET run_at = 'infinity'
+	    WHERE queue = 'default' AND id = 'n2'" >/dev/null
+	start_web "$tmp/webinf.log" "$url" --auth-file "$tmp/users"
+	web=$started
+	check "... and with n2 at infinity past a dropped check: it starts, the same pages 200" \
+		eval '[ -n "$base" ] && far_pages'
+	kill -TERM $web && wait $web
 	web=''
 }
 if ! pg_can; then

@@ -203,7 +203,9 @@ acl_grants(int fd, char *whom, size_t len)
 
 /*
  * Refused if others may read or write the file, by its mode or its ACL,
- * or its group write it.  0, or -1 after saying why.
+ * or its group write it; or if it is another user's than ours or root's:
+ * its owner may write it, whatever its mode says, and chmod it.  0, or
+ * -1 after saying why.
  */
 static int
 check_private(int fd, const char *path, const struct stat *st)
@@ -213,6 +215,10 @@ check_private(int fd, const char *path, const struct stat *st)
 
 	if (!S_ISREG(st->st_mode))
 		fprintf(stderr, "chute: %s: not a regular file\n", path);
+	else if (st->st_uid != geteuid() && st->st_uid != 0)
+		fprintf(stderr, "chute: %s: owned by user %lu, who may change "
+		    "it; chown it to root or to user %lu\n", path,
+		    (unsigned long)st->st_uid, (unsigned long)geteuid());
 	else if (st->st_mode & (S_IRWXO | S_IWGRP))
 		fprintf(stderr, "chute: %s: mode %04o: %s may %s it; chmod "
 		    "go-w,o-r %s\n", path, (unsigned)(st->st_mode & 07777),
@@ -238,7 +244,8 @@ check_private(int fd, const char *path, const struct stat *st)
 static char *
 read_private(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO in its place is refused, not waited on. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	char *text = NULL;
 	ssize_t n = -1;

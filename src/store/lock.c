@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -152,6 +153,81 @@ legacy_owner(struct spool *sp, pid_t pid)
 	    fstat(sp->root, &dir) == -1 || (uid = proc_uid(pid)) == -1)
 		return false;
 	return uid == (long)dir.st_uid || uid == (long)geteuid();
+}
+
+/* Is one of /proc/PID/fd (at proc) the file *file?  Unreadable: no. */
+static bool
+fds_hold(int proc, const char *pid, const struct stat *file)
+{
+	char path[NAME_MAX + 4];
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d;
+	int fds;
+
+	snprintf(path, sizeof(path), "%s/fd", pid);
+	if ((fds = openat(proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return false;
+	if ((d = fdopendir(fds)) == NULL) {
+		close(fds);
+		return false;
+	}
+	/* stat, not lstat: each entry is a link to the open file. */
+	while (!found && (de = readdir(d)) != NULL)
+		found = de->d_name[0] != '.' &&
+		    fstatat(fds, de->d_name, &st, 0) == 0 &&
+		    st.st_dev == file->st_dev && st.st_ino == file->st_ino;
+	closedir(d);
+	return found;
+}
+
+/* Is /proc/PID (at proc) another process of dir's owner's or ours? */
+static bool
+owners_process(int proc, const char *pid, const struct stat *dir)
+{
+	char self[32];
+	struct stat st;
+
+	snprintf(self, sizeof(self), "%ld", (long)getpid());
+	/* /proc/PID belongs to the process's user. */
+	return pid[0] >= '1' && pid[0] <= '9' && strcmp(pid, self) != 0 &&
+	    fstatat(proc, pid, &st, 0) == 0 &&
+	    (st.st_uid == dir->st_uid || st.st_uid == geteuid());
+}
+
+bool
+lock_file_open_by_owner(struct spool *sp, const struct stat *file,
+    pid_t *hint)
+{
+	char pid[32];
+	struct dirent *de;
+	struct stat dir;
+	bool found = false;
+	DIR *d;
+	int proc;
+
+	if (fstat(sp->root, &dir) == -1 ||
+	    (proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return true;		/* cannot tell: as if it were */
+	/* The one found last time, most likely still the one. */
+	snprintf(pid, sizeof(pid), "%ld", (long)*hint);
+	if (*hint > 0 && owners_process(proc, pid, &dir) &&
+	    fds_hold(proc, pid, file)) {
+		close(proc);
+		return true;
+	}
+	*hint = 0;
+	if ((d = fdopendir(proc)) == NULL) {
+		close(proc);
+		return true;
+	}
+	while (!found && (de = readdir(d)) != NULL)
+		if (owners_process(proc, de->d_name, &dir) &&
+		    (found = fds_hold(proc, de->d_name, file)))
+			*hint = (pid_t)strtol(de->d_name, NULL, 10);
+	closedir(d);
+	return found;
 }
 
 /*

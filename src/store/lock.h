@@ -63,6 +63,18 @@ pid_t	 lock_owner(struct spool *sp);
 pid_t	 lock_holder(dev_t dev, ino_t ino);
 
 /*
+ * Has a process of the spool directory's owner's user, or of ours, other
+ * than this one, the file *file open (one of its /proc/PID/fd)?  Those
+ * are the processes whose descriptors we may read, and a handler an
+ * owner started runs as that owner.  true when /proc cannot be read.
+ * *hint: the pid to look at first (0: none), set to the one found (0:
+ * none), so that a look again costs one process's descriptors, not
+ * every process's.
+ */
+bool	 lock_file_open_by_owner(struct spool *sp, const struct stat *file,
+	    pid_t *hint);
+
+/*
  * The pid owner.pid names (0: none, or not a pid), and its mtime in ms
  * into *mtime (may be NULL; 0 when it cannot be read): when that owner
  * took the lock.  The lock's holder is lock_owner's to tell.

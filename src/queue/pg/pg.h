@@ -34,6 +34,16 @@
 	" attempts = excluded.attempts, last = excluded.last || '" \
 	PG_STRAY_WHY "', size = excluded.size, created = excluded.created," \
 	" claimed = excluded.claimed, log = excluded.log"
+/*
+ * A row of chute.logs is new to the table: its seq comes from the
+ * table's sequence.  A row already holding the (queue, id, seq) a log
+ * about to be written draws was planted ahead of the sequence (by a role
+ * that shares ours), and made the statement fail, a worker's whole
+ * outcome batch with it, once for each value planted.  The log written
+ * replaces it.
+ */
+#define PG_LOGS_STRAY		" ON CONFLICT (queue, id, seq) DO UPDATE SET" \
+	" body = excluded.body"
 #define PG_LOG_LAST_SEQ		"9223372036854775807"	/* chute.job_logs: the last attempt's */
 #define PG_CHANNEL		"chute"		/* LISTEN/NOTIFY */
 #define PG_MAX_JOB		(64LL << 20)	/* largest job accepted */

@@ -223,7 +223,7 @@ unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
 	    " INSERT INTO chute.logs (queue, id, body) SELECT $1, id,"
 	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
 	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
-	    " FROM bad";
+	    " FROM bad" PG_LOGS_STRAY;
 	struct pg_tarr b[3] = { { 0 } };
 	const char *p[5] = { pq->pg.queue };
 	char t[24];

@@ -90,13 +90,21 @@ static const char flush_sql[] =
     " ELSE now() + ($5::bigint[])[" K "] * interval '1 millisecond' END,"
     " attempts = j.attempts - CASE WHEN ($6::boolean[])[" K "] THEN 0"
     " ELSE 1 END, last = ($7::text[])[" K "], token = NULL, worker = NULL,"
-    " lease_until = NULL WHERE " HIT("NOT ends") " RETURNING " K " AS k),"
+    " lease_until = NULL WHERE " HIT("NOT ends") " RETURNING j.id),"
     /* A refused outcome's log is kept too, as before: chute.logs. */
     " logged AS (INSERT INTO chute.logs (queue, id, body)"
     " SELECT $1, o.id, decode(o.log, 'hex') FROM unnest($2::text[],"
     " $8::text[]) WITH ORDINALITY AS o(id, log, n) WHERE o.log <> ''"
-    " AND o.n NOT IN (SELECT k FROM gone))"
-    " SELECT k, NULL::text FROM rec UNION ALL SELECT k, NULL FROM gone"
+    " AND o.n NOT IN (SELECT k FROM gone)" PG_LOGS_STRAY ")"
+    /*
+     * rec's places by ID: its RETURNING sees the row as updated, token
+     * NULL, whose place (K) was NULL, and every defer or hand-back was
+     * said refused though it was recorded.  A job is in one outcome of a
+     * batch at most: its row stays ours, cur, until the batch commits.
+     */
+    " SELECT o.n, NULL::text FROM unnest($2::text[]) WITH ORDINALITY AS"
+    " o(id, n) WHERE o.id IN (SELECT id FROM rec)"
+    " UNION ALL SELECT k, NULL FROM gone"
     " UNION ALL SELECT NULL, id FROM fin WHERE stray";
 #undef HIT
 #undef K

@@ -21,7 +21,7 @@ pg_note(struct pg *pg, const char *id, const char *text)
 	static const char sql[] = "INSERT INTO chute.logs (queue, id, body)"
 	    " VALUES ($1, $2, convert_to('@chute ' || to_char(now() AT TIME"
 	    " ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') || ' ' || $3 ||"
-	    " E'\\n', 'UTF8'))";
+	    " E'\\n', 'UTF8'))" PG_LOGS_STRAY;
 	const char *p[3] = { pg->queue, id, text };
 
 	return pg_cmd(pg, sql, 3, p);
@@ -101,7 +101,7 @@ pg_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 	    " claimed FROM back),"
 	    /* The last attempt's log, kept in the finished row, stays. */
 	    " kept AS (INSERT INTO chute.logs (queue, id, body) SELECT queue,"
-	    " id, log FROM back WHERE log IS NOT NULL)"
+	    " id, log FROM back WHERE log IS NOT NULL" PG_LOGS_STRAY ")"
 	    " SELECT id FROM back";
 	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
 	char text[256];

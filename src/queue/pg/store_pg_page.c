@@ -42,6 +42,23 @@ col_ll(PGresult *r, int row, int col)
 /* ---- a page of one state, in the order of `chute ls URL` ---- */
 
 /*
+ * A time in microseconds since the epoch, as a bigint.  The last 800 or
+ * so of the years a timestamptz holds (to 294276) are more microseconds
+ * than a bigint does: a row dated there (finite: version 7's checks let
+ * it by) failed its page, "bigint out of range".  Those are said as
+ * US_MAX (year 293,500), which a page's cursor takes back; a cursor
+ * there goes on to those of them whose ID is greater, so that the pages
+ * end (some of those rows, dated past 293,500, may be left out).  An
+ * infinity past the checks (dropped by the role that owns the tables)
+ * is said as the first time or as US_MAX.
+ */
+#define US_MAX		"9200000000000000000"
+#define EPOCH_US(t)	"least(greatest(extract(epoch FROM " t ") * 1000000," \
+	" -210866803200000000), " US_MAX ")::bigint"
+#define US_AT(us)	"(timestamptz 'epoch' + " us "::bigint * interval" \
+	" '1 microsecond')"
+
+/*
  * After the cursor (run_at, id), in that order, by the state's index
  * (jobs_due, jobs_finished, jobs_failed; cur is few), its range starting
  * at the cursor's run_at (the run_at >= makes it the index's range: the
@@ -49,14 +66,13 @@ col_ll(PGresult *r, int row, int col)
  * most PAGE_SCAN_MAX rows looked at for the prefix, then the page's rows.
  * The subquery's order is the outer one's, so nothing is sorted and the
  * scan stops at the page's LIMIT.  run_at goes both ways in microseconds
- * since the epoch, exactly.
+ * since the epoch, exactly (but past US_MAX, above).
  */
 #define LIST_AFTER "queue = $1 AND state = $2 AND ($3::bigint IS NULL OR" \
-	" (run_at >= timestamptz 'epoch' + $3::bigint * interval" \
-	" '1 microsecond' AND (run_at, id) > (timestamptz 'epoch' +" \
-	" $3::bigint * interval '1 microsecond', $4)))"
-static const char list_sql[] = "SELECT id, (extract(epoch FROM run_at) *"
-    " 1000000)::bigint, attempts, last FROM (SELECT id, run_at, attempts,"
+	" (run_at >= " US_AT("$3") " AND (least(run_at, " US_AT(US_MAX) ")," \
+	" id) > (" US_AT("$3") ", $4)))"
+static const char list_sql[] = "SELECT id, " EPOCH_US("run_at") ","
+    " attempts, last FROM (SELECT id, run_at, attempts,"
     " last FROM chute.jobs WHERE " LIST_AFTER " ORDER BY run_at, id LIMIT"
     " $5) x WHERE starts_with(id, $6) ORDER BY run_at, id LIMIT $7";
 /* A short page with a prefix: did the scan stop at PAGE_SCAN_MAX rows? */
@@ -112,7 +128,7 @@ job_row(struct pg *pg, const char *id, struct page_job *j, char *err,
     size_t len)
 {
 	static const char sql[] = "SELECT state, attempts, last, worker, size,"
-	    " (extract(epoch FROM " PG_NEAR("run_at") ") * 1000000)::bigint,"
+	    " " EPOCH_US(PG_NEAR("run_at")) ","
 	    " (extract(epoch FROM " PG_NEAR("lease_until") " - now()) * 1000)"
 	    "::bigint FROM chute.jobs WHERE queue = $1 AND id = $2";
 	const char *p[2] = { pg->queue, id };
@@ -220,8 +236,8 @@ pg_page_job(struct pg *pg, const char *id, struct page_job *j, char *err,
 /* ---- failures by reason: the newest PAGE_FAIL_READ, by jobs_failed ---- */
 
 static const char groups_sql[] = "SELECT last, count(*), (array_agg(id ORDER"
-    " BY run_at DESC, id))[1], (extract(epoch FROM max(run_at)) *"
-    " 1000000)::bigint, sum(count(*)) OVER () FROM (SELECT id, last, run_at"
+    " BY run_at DESC, id))[1], " EPOCH_US("max(run_at)") ","
+    " sum(count(*)) OVER () FROM (SELECT id, last, run_at"
     " FROM chute.jobs WHERE queue = $1 AND state = 'failed' ORDER BY run_at"
     " DESC, id LIMIT $2) f GROUP BY last ORDER BY count(*) DESC, max(run_at)"
     " DESC";
@@ -322,8 +338,9 @@ int
 pg_hour(struct pg *pg, void (*add)(void *, int, msec_t, unsigned), void *arg,
     msec_t *at, bool *part)
 {
-	static const char sql[] = "SELECT floor(extract(epoch FROM now() -"
-	    " run_at) / 60)::bigint, state = 'done', count(*), sum(count(*))"
+	static const char sql[] = "SELECT floor(extract(epoch FROM now() - "
+	    PG_NEAR("run_at") ") / 60)::bigint, state = 'done', count(*),"
+	    " sum(count(*))"
 	    " OVER () FROM (SELECT run_at, state FROM chute.jobs WHERE queue ="
 	    " $1 AND state IN ('done', 'failed') AND run_at > now() - interval"
 	    " '1 hour' ORDER BY run_at DESC LIMIT 100000) x GROUP BY 1, 2";

@@ -179,8 +179,8 @@ recheck(struct spoolq *sq, msec_t mono)
 	    nameq_pop(sq->flocked, name, sizeof(name), &flags))
 		spoolq_admit(sq, name, flags);
 	while (nameq_min_key(sq->orphans) <= mono &&
-	    nameq_pop(sq->orphans, name, sizeof(name), NULL))
-		spoolq_recover_one(sq, name);
+	    nameq_pop(sq->orphans, name, sizeof(name), &flags))
+		spoolq_recover_one(sq, name, flags);
 }
 
 static void

@@ -33,7 +33,7 @@ struct spoolq {
 	struct watch	*w;
 	struct nameq	*ready;		/* in new/, key: mtime in ns */
 	struct nameq	*waiting;	/* in new/, not complete yet; key: recheck (mono) */
-	struct nameq	*orphans;	/* in cur/, an old handler runs; key: recheck (mono) */
+	struct nameq	*orphans;	/* in cur/, an old handler runs; key: recheck (mono); flags: its pid found */
 	struct nameq	*promoted;	/* moved defer/ -> new/ by us, event not seen yet */
 	struct nameq	*deferred;	/* in defer/, the soonest; key: due (realtime) */
 	bool		 defer_truncated;	/* defer/ holds jobs deferred leaves out */
@@ -227,8 +227,12 @@ void	 spoolq_said_held(struct spoolq *sq);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *sq);
-/* One job found in cur/ that is not ours. */
-void	 spoolq_recover_one(struct spoolq *sq, const char *name);
+/*
+ * One job found in cur/ that is not ours.  hint: the pid of the process
+ * of the owner's user found holding its file the last time (0: none),
+ * kept as its entry's flags in orphans.
+ */
+void	 spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint);
 void	 spoolq_clean_tmp(struct spoolq *sq);
 /*
  * Our own .workers.PID, for --persistent: created and share-locked once;

@@ -25,6 +25,7 @@
 #include "base/nameq.h"
 #include "base/util.h"
 #include "store/joblog.h"
+#include "store/lock.h"
 #include "store/ready.h"
 #include "store/spool.h"
 #include "store/state.h"
@@ -102,10 +103,39 @@ workers_of_the_dead(struct spoolq *sq)
 	return alive;
 }
 
+/*
+ * Does a handler an earlier owner started still hold cur/NAME's flock
+ * (fd, st: that file)?  Such a handler runs as that owner and has the
+ * file open as its stdin.  A flock no process of the owner's user (or
+ * ours) has open is no handler's: a submitter of a group spool may open
+ * any job file (0640), and her flock on another's job that a dead owner
+ * left in cur/ kept it there for good, and --drain with it, said as a
+ * handler's.  Such a hold is said, and the job recovered all the same:
+ * in new/ a flocked job is never claimed, but said held and not waited
+ * for, so that no two handlers run it at once even if this one was.
+ */
+static bool
+handler_holds(struct spoolq *sq, const char *name, int fd,
+    const struct stat *st, pid_t *hint)
+{
+	char vis[1024];
+
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return false;
+	if (lock_file_open_by_owner(&sq->sp, st, hint))
+		return true;
+	vis_name(name, vis, sizeof(vis));
+	say_warn("job=%s cur/%s is flocked (by pid %ld), but no process of the "
+	    "owner's user has it open: no handler of an earlier owner; "
+	    "recovered all the same", vis, vis,
+	    (long)lock_holder(st->st_dev, st->st_ino));
+	return false;
+}
 
 void
-spoolq_recover_one(struct spoolq *sq, const char *name)
+spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint)
 {
+	pid_t holder = (pid_t)hint;
 	struct joblog_info ji;
 	struct stat st;
 	int fd;
@@ -125,7 +155,7 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 	 * Persistent workers do not hold the job's lock; while any worker of
 	 * a dead owner lives, every job it could be running waits too.
 	 */
-	if (fd != -1 && (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+	if (fd != -1 && (handler_holds(sq, name, fd, &st, &holder) ||
 	    (sq->nold > 0 && workers_of_the_dead(sq) > 0))) {
 		if (!nameq_has(sq->orphans, name)) {
 			char vis[1024];
@@ -133,7 +163,8 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 			say_warn("job=%s still has a running handler from a previous "
 			    "owner; waiting for it to exit", vis);
 		}
-		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS, 0);
+		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS,
+		    (unsigned)holder);
 		close(fd);
 		return;
 	}
@@ -147,7 +178,7 @@ spoolq_recover_one(struct spoolq *sq, const char *name)
 static int
 recover_cb(void *arg, const char *name)
 {
-	spoolq_recover_one(arg, name);
+	spoolq_recover_one(arg, name, 0);
 	return 0;
 }
 
