@@ -519,6 +519,29 @@ START_TEST(test_pause_and_resume_reach_a_worker_whose_poll_is_an_hour_away)
 }
 END_TEST
 
+/*
+ * An outcome batch larger than the socket takes at once (a log of 1 MiB
+ * goes as 2 MiB of hex) is written whole when it is sent.  It was left
+ * half written on the nonblocking connection, the server waiting for the
+ * rest and the worker for the reply, until the next timed statement (a
+ * renewal, a third of this 90 s lease away) flushed it.  The job writes
+ * its log only after the claim's news went to the views (500 ms), so
+ * that no other statement comes meanwhile.
+ */
+START_TEST(test_an_outcome_batch_larger_than_the_socket_is_sent_whole)
+{
+	const char *h = t_handler("h_big", "sleep 1.5\n"
+	    "head -c 1048576 /dev/zero | tr '\\0' x\n");
+	pid_t w;
+
+	w = WORKER("--poll", "1h", "--lease", "90s", "--", h);
+	WAIT_UNTIL(worker_row(w, ALIVE), 20000, "its row");
+	t_fleet_submit("default", "big", "x");
+	await_state("big", "done", 20000);
+	EXPECT(t_stop(w) == 0, "worker stops");
+}
+END_TEST
+
 /* ---- many workers ---- */
 
 /*
@@ -2152,6 +2175,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_rows_of_workers_gone_for_an_hour_are_deleted_a_hundred_at_once);
 	tcase_add_test(tc, test_a_paused_queue_claims_nothing_and_its_running_job_finishes);
 	tcase_add_test(tc, test_pause_and_resume_reach_a_worker_whose_poll_is_an_hour_away);
+	tcase_add_test(tc, test_an_outcome_batch_larger_than_the_socket_is_sent_whole);
 	suite_add_tcase(s, tc);
 	/* Rows, replies and local files made by someone hostile (issue 26). */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "hostile", 180);

@@ -181,7 +181,10 @@ int	 pg_cmd(struct pg *pg, const char *sql, int n,
 /*
  * A statement sent without waiting for it, so that the caller can work
  * while the server does: PQsendQueryParams with typed (and perhaps
- * binary) parameters, rows in text.  0, or -1 (pg_error says why).  Then
+ * binary) parameters, rows in text, written whole to the socket before
+ * it returns (waiting no later than the deadline: a nonblocking
+ * connection's unflushed rest would wait for the next statement).  0, or
+ * -1 (pg_error says why).  Then
  * pg_await takes its result, whatever its status (the caller reads the
  * SQLSTATE), or NULL when the connection failed on the way.
  */
