@@ -616,11 +616,14 @@ check "64 connections trickling header lines hold every place of chute web" \
 served() { [ "$(code "${auth[@]}" -m 5 "$base/")" = 200 ]; }
 check "... yet within 25 s a request is answered (200): each had 10 s to arrive whole" \
 	until_ok 25000 served
-# (Opened over a second or more, they may be closed in more than one go.)
+# (Opened over a second or more, they may be closed in more than one go;
+# one that waited in the listen queue behind the full places, or behind
+# the curl above, gets its 10 s from when it was taken: so up to 10 s
+# after the first places freed, and a loaded machine adds to that.)
 all_closed() {
 	awk '/ closed: no whole request within 10 s$/ { n += $3 } END { exit !(n >= 64) }' "$tmp/slow.log"
 }
-check "... and the journal says they were closed, all 64" until_ok 5000 all_closed
+check "... and the journal says they were closed, all 64" until_ok 20000 all_closed
 kill "$slow" && wait "$slow"
 slow=''
 kill "$webro" && wait "$webro"
