@@ -18,7 +18,8 @@
 # `chute stats --prometheus`, close-on-exec descriptors, and SIGTERM
 # ending it cleanly; no --auth-file, or one another user may read (mode
 # or ACL) or owns, or a FIFO, is refused at the start; a 401 takes as long for a name not in
-# the file as for a user whose hash is dear.
+# the file, or a wrong password for a user whose hash is cheap, as for a
+# user whose hash is dear, and costs one crypt at most, not one per user.
 #
 # Every wait is a poll with a bound, for a condition the check names.
 # One "ok - ..." or "not ok - ..." line per check, then "N passed, M
@@ -580,6 +581,40 @@ fastest() {
 dear=$(fastest dear) unknown=$(fastest nosuchuser) cheap=$(fastest cheap)
 check "a 401 for a name not in the file takes as long as one for a user whose hash is dear (unknown ${unknown}s, dear ${dear}s, cheap ${cheap}s)" \
 	awk -v u="$unknown" -v d="$dear" -v c="$cheap" 'BEGIN { exit !(d > 0.05 && u > d / 2 && c > d / 2) }'
+kill "$webro" && wait "$webro"
+webro=''
+
+# Eight users, every hash dear: a 401 costs one crypt at most, whatever
+# the name, not one per user of the file.  N requests at once for a name
+# not in the file cost chute-web (utime + stime of /proc/PID/stat, all
+# its threads) under 3 x N crypts of CPU, one crypt's CPU as perl's
+# crypt (the same libcrypt) takes here; a crypt per user would be 8 x N.
+for i in 1 2 3 4 5 6 7 8; do
+	printf 'dear%s:%s\n' "$i" "$(hash6 "$password" 200000)"
+done >"$tmp/dear.users"
+chmod 0600 "$tmp/dear.users"
+start_web "$tmp/dear.log" "$spool" --auth-file "$tmp/dear.users"
+webro=$started
+# cpu_ticks PID: its user and system time, in clock ticks.
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+# crypt_s: the CPU seconds of one crypt of a dear hash, the mean of four.
+crypt_s() {
+	perl -e '@a = times; crypt("x", $ARGV[0]) for 1 .. 4; @b = times;
+	    printf "%.4f\n", ($b[0] - $a[0] + $b[1] - $a[1]) / 4' "$(head -1 "$tmp/dear.users" | cut -d: -f2-)"
+}
+one=$(crypt_s) n=6 codes=()
+before=$(cpu_ticks "$webro")
+for ((i = 0; i < n; i++)); do
+	curl -s -o /dev/null -m 20 -w '%{http_code}\n' -u "nosuchuser:wrong-$i" \
+	    "$base/" >"$tmp/dear.$i" &
+	codes+=($!)
+done
+wait "${codes[@]}"
+after=$(cpu_ticks "$webro")
+spent=$(awk -v a="$after" -v b="$before" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", (a - b) / t }')
+check "$n 401s at once for a name not in a file of 8 dear users cost chute-web under 3 x $n crypts of CPU (${spent}s; one crypt ${one}s)" \
+	eval '[ "$(cat "$tmp"/dear.[0-9] | sort -u)" = 401 ] &&
+	    awk -v s="$spent" -v o="$one" -v n="$n" "BEGIN { exit !(o > 0.01 && s < 3 * n * o) }"'
 kill "$webro" && wait "$webro"
 webro=''
 

@@ -43,6 +43,7 @@
 #define WEB_USERS	64	/* lines of an --auth-file, at most */
 #define WEB_AUTH_CACHE	16	/* credentials remembered once checked */
 #define WEB_AUTH_TTL_MS	300000	/* ... for this long */
+#define WEB_AUTH_WAIT_MS	2000	/* a refusal waits for the dearest hash's time, at most */
 #define WEB_ID_LEN	PAGE_ID_LEN	/* queue/page.h */
 
 /* ---- what the pages show, as a store reads it ---- */
@@ -196,10 +197,11 @@ struct web_auth;
  */
 struct web_auth	*web_auth_load(const char *path);
 /*
- * The user whose name and password these are, or -1.  A check costs a
- * crypt(3) of every user's hash, whatever the name, so that its time
- * tells no names; a success is remembered for WEB_AUTH_TTL_MS, so that
- * a page's requests do not each pay it.
+ * The user whose name and password these are, or -1.  A check costs
+ * one crypt(3) at most: the user's hash, or for a name not in the file
+ * the dearest user's; a refusal then waits out the rest of the dearest
+ * hash's time, so that its time tells no names.  A success is remembered
+ * for WEB_AUTH_TTL_MS, so that a page's requests do not each pay it.
  */
 int	 web_auth_check(struct web_auth *a, const char *user, const char *pass);
 /* User u's name, and the CSRF token of this process for u (hex). */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -46,6 +47,8 @@ struct cached {
 struct web_auth {
 	struct user	 u[WEB_USERS];
 	int		 n;
+	int		 dear;		/* the user whose crypt took longest */
+	int64_t		 floor_ns;	/* ... how long: a refusal's least */
 	pthread_mutex_t	 mu;		/* guards c */
 	struct cached	 c[WEB_AUTH_CACHE];
 };
@@ -269,6 +272,54 @@ out:
 	return text;
 }
 
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* crypt(3) of pass with setting as the setting: the hash, or NULL. */
+static const char *
+hash_with(const char *pass, const char *setting, struct crypt_data *cd)
+{
+	const char *h = crypt_rn(pass, setting, cd, (int)sizeof(*cd));
+
+	return h != NULL && h[0] != '*' ? h : NULL;
+}
+
+/*
+ * Put each user's hash through crypt(3) once, timed, with a password
+ * nobody has (random): the dearest is the setting an unknown name is
+ * checked against, and its time the least a refusal takes.  A start-up
+ * costs one crypt per user, once; a check then costs one crypt at most.
+ */
+static void
+time_hashes(struct web_auth *a)
+{
+	struct crypt_data *cd = calloc(1, sizeof(*cd));
+	char pass[33] = "";
+
+	(void)token_new(pass);	/* on failure "": as dear to check */
+	for (int i = 0; i < a->n; i++) {
+		int64_t t0 = mono_ns(), t;
+
+		if (cd != NULL)
+			hash_with(pass, a->u[i].hash, cd);
+		if ((t = mono_ns() - t0) > a->floor_ns) {
+			a->floor_ns = t;
+			a->dear = i;
+		}
+	}
+	if (a->floor_ns > WEB_AUTH_WAIT_MS * INT64_C(1000000))
+		a->floor_ns = WEB_AUTH_WAIT_MS * INT64_C(1000000);
+	if (cd != NULL)
+		explicit_bzero(cd, sizeof(*cd));
+	free(cd);
+}
+
 struct web_auth *
 web_auth_load(const char *path)
 {
@@ -284,6 +335,7 @@ web_auth_load(const char *path)
 	}
 	explicit_bzero(text, strlen(text));
 	free(text);
+	time_hashes(a);
 	pthread_mutex_init(&a->mu, NULL);
 	for (int i = 0; i < WEB_AUTH_CACHE; i++)
 		a->c[i].user = -1;
@@ -334,9 +386,15 @@ remember(struct web_auth *a, int u, const char *pass, msec_t now)
 	c->until = now + WEB_AUTH_TTL_MS;
 }
 
-/* crypt(3) of pass with u's hash as the setting: is it u's hash? */
+/*
+ * Is pass user u's?  One crypt(3), whatever the name: with u's hash as
+ * the setting, or for a name not in the file (u -1) with the dearest
+ * user's, its result thrown away: an unknown name costs what the dearest
+ * user costs, never more (a crypt per user of the file, as before, let a
+ * request without credentials cost the sum of them all).
+ */
 static bool
-verify(const struct user *u, const char *pass)
+verify(struct web_auth *a, int u, const char *pass)
 {
 	struct crypt_data *cd = calloc(1, sizeof(*cd));
 	const char *h;
@@ -344,39 +402,41 @@ verify(const struct user *u, const char *pass)
 
 	if (cd == NULL)
 		return false;
-	h = crypt_rn(pass, u->hash, cd, (int)sizeof(*cd));
-	ok = h != NULL && h[0] != '*' && same(h, u->hash);
+	h = hash_with(pass, a->u[u == -1 ? a->dear : u].hash, cd);
+	ok = u != -1 && h != NULL && same(h, a->u[u].hash);
 	explicit_bzero(cd, sizeof(*cd));
 	free(cd);
 	return ok;
 }
 
 /*
- * Whether pass is user u's (-1: a name not in the file), put through
- * crypt(3) with every user's hash as the setting, u's or not, in the
- * file's order.  So a check costs the same for every name: one crypt
- * per line of the file, each at its own hash's price.  Checking an
- * unknown name against one hash (the first's, as before) made it as
- * cheap as that hash: a 401 in 2 ms against 150 ms for a user whose
- * hash is dear told names apart, without a password; and a dummy of the
- * dearest setting would leave each cheaper user told apart from the
- * unknown names instead.  The price is the sum over the users of the
- * file, and only a request whose password is not remembered pays it.
+ * Wait, not compute, until a refusal begun at t0 has taken as long as the
+ * dearest user's crypt: a wrong password for a cheap user then takes as
+ * long as one for the dearest, or an unknown name's.  The wait holds the
+ * connection's thread (one of WEB_CONN_MAX places) asleep, no CPU, for
+ * less time than the crypts of every user held it before, and far less
+ * than the WEB_REQUEST_S a client trickling its headers may hold one
+ * anyway.  The request is whole by then (on_request calls web_late_whole
+ * before checking credentials), so web_late.c's deadline is not running
+ * and cannot cut the 401 short; the wait is bounded by WEB_AUTH_WAIT_MS,
+ * well within WEB_REQUEST_S, however dear the hashes.
  */
-static bool
-verify_all(struct web_auth *a, int u, const char *pass)
+static void
+wait_floor(const struct web_auth *a, int64_t t0)
 {
-	bool ok = false;
+	int64_t end = t0 + a->floor_ns;
+	struct timespec ts = { .tv_sec = (time_t)(end / 1000000000),
+	    .tv_nsec = (long)(end % 1000000000) };
 
-	for (int i = 0; i < a->n; i++)
-		if (verify(&a->u[i], pass) && i == u)
-			ok = true;
-	return ok;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+	    NULL) == EINTR)
+		continue;
 }
 
 int
 web_auth_check(struct web_auth *a, const char *user, const char *pass)
 {
+	int64_t t0 = mono_ns();
 	msec_t now = mono_ms();
 	int u = -1;
 	bool hit = false;
@@ -393,8 +453,10 @@ web_auth_check(struct web_auth *a, const char *user, const char *pass)
 	}
 	if (hit)
 		return u;
-	if (!verify_all(a, u, pass))
+	if (!verify(a, u, pass)) {
+		wait_floor(a, t0);
 		return -1;
+	}
 	pthread_mutex_lock(&a->mu);
 	remember(a, u, pass, now);
 	pthread_mutex_unlock(&a->mu);
