@@ -371,8 +371,9 @@ install: $(B)/chute $(B)/chute-pgsql $(B)/chute-web $(B)/chute-web-pgsql
 bench: $(B)/chute $(B)/chute-pgsql
 	CHUTE_BIN=$(abspath $(B)/chute) bench/run
 
-# make deb: the Debian packages chute and chute-pgsql (debian/), built with
-# debhelper from a copy of the tree, into $(B)/deb/.  make check-package
+# make deb: the Debian packages chute, chute-pgsql, chute-web and
+# chute-web-pgsql (debian/), built with debhelper from a copy of the tree,
+# into $(B)/deb/.  make check-package
 # builds them, installs them with dpkg on this machine (as root), runs a job
 # as the chute user, purges them and checks what is left (README).
 deb:
