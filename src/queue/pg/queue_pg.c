@@ -211,7 +211,8 @@ pq_next(struct queue *q, msec_t mono)
 		    t > pq->view_at + PGV_NOTIFY_MS)
 			t = pq->view_at + PGV_NOTIFY_MS;
 	}
-	if (pq->renew_sent != 0 && pq->nheld > 0 &&
+	/* Armed with no job running too: pgq_expire takes it back in time. */
+	if (pq->renew_sent != 0 && (pq->nheld > 0 || pq->reaper_from != 0) &&
 	    t > pq->renew_sent + pq->lease * 5 / 6)
 		t = pq->renew_sent + pq->lease * 5 / 6;
 	return t;
