@@ -227,9 +227,9 @@ int	 pgq_cmd(struct pgq *pq, const char *sql, int n, const char *const *p);
 int	 pgq_flush(struct pgq *pq);
 /*
  * Queue the outcome for the next batch (commit sends it).  A claim we know
- * is lost is refused at once (ESTALE): its handler was stopped for it; so
- * is every claim once five sixths of the lease have passed since the last
- * renewal (pgq_expire first): a handler the reaper killed meanwhile.
+ * is lost is refused at once (ESTALE): its handler was stopped for it.
+ * The backend's hook calls pgq_expire first (queue_pg.c): past five sixths
+ * of the lease every claim is lost, a handler the reaper killed included.
  */
 int	 pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	    msec_t when);

@@ -333,13 +333,6 @@ pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	struct pgq *pq = (struct pgq *)q;
 	struct pending *o;
 
-	/*
-	 * A handler that ended past five sixths of the lease since the last
-	 * renewal (killed by the reaper while we were stopped: its SIGCHLD
-	 * may be read before our own deadline's turn) ended without a lease:
-	 * the claims are given up first, so its ending is not its outcome.
-	 */
-	pgq_expire(pq, mono_ms());
 	if (c->token == 0) {
 		errno = ESTALE;
 		return -1;
@@ -382,8 +375,6 @@ pq_release(struct queue *q, struct claim *c)
 			pq->held[i] = pq->held[--pq->nheld];
 			break;
 		}
-	if (pq->nheld == 0 && pq->nahead == 0)
-		pgq_tell_reaper(pq);	/* nothing of ours runs: no deadline */
 	if (c->fd != -1)
 		close(c->fd);
 	pumps_drop(pq->pumps, c);
