@@ -865,6 +865,8 @@ END_TEST
  * runs yet to recover it); then worker b recovers g and runs it with the
  * witness free.  Thawed, worker a says what happened, records nothing for
  * its killed handler (attempts stay 2, g stays done) and runs a next job.
+ * The same with --persistent: the group killed is the persistent
+ * worker's, and the thawed owner starts another for the next job.
  */
 static const char h_frozen[] =
     "exec 9>>\"$R/witness\"\n"
@@ -900,15 +902,38 @@ real_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-START_TEST(test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out)
+/* The same as one persistent worker: g's first run, and the others. */
+static const char w_frozen[] =
+    "tab=$(printf '\\t')\n"
+    "while IFS=\"$tab\" read -r id path; do\n"
+    "  exec 9>>\"$R/witness\"\n"
+    "  if ! flock -n 9; then echo \"$id\" >> \"$R/overlap\"; echo fail; continue; fi\n"
+    "  n=1; [ -e \"$R/ran.$id\" ] && n=2\n"
+    "  echo \"$id $n $$\" >> \"$R/journal\"\n"
+    "  if [ \"$id $n\" != \"g 1\" ]; then exec 9>&-; echo ok; continue; fi\n"
+    "  : > \"$R/ran.$id\"\n"
+    "  sleep 30 &\n"
+    "  echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "  wait\n"
+    "done\n";
+
+static pid_t
+frozen_worker(const char *h, bool persistent)
 {
-	const char *h = t_handler("h", h_frozen);
+	if (persistent)
+		return WORKER("--lease", "4s", QUICK, "--persistent", "--", h);
+	return WORKER("--lease", "4s", QUICK, "--", h);
+}
+
+static void
+frozen_worker_s_handlers_die(const char *h, bool persistent)
+{
 	int64_t freed, until;
 	pid_t a, b, g;
 
 	t_write(RP("witness"), "");
 	t_fleet_submit("default", "g", "x");
-	a = WORKER("--lease", "4s", QUICK, "--", h);
+	a = frozen_worker(h, persistent);
 	WAIT_UNTIL((g = grandchild()) > 0, 20000, "the first run's grandchild");
 	EXPECT(!witness_free(), "the grandchild does not hold the witness");
 	EXPECT(kill(a, SIGSTOP) == 0, "SIGSTOP the worker");
@@ -922,7 +947,7 @@ START_TEST(test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out)
 	    "at %lld, the lease ran out at %lld", (long long)freed,
 	    (long long)until);
 	WAIT_UNTIL(!t_alive(g), 1000, "the grandchild %d to be gone", (int)g);
-	b = WORKER("--lease", "4s", QUICK, "--", h);
+	b = frozen_worker(h, persistent);
 	WAIT_UNTIL(t_journal_has("g", 2), 20000, "the second run, after the "
 	    "lease");
 	await_state("g", "done", 10000);
@@ -944,6 +969,18 @@ START_TEST(test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out)
 	    T.out);
 	EXPECT(!t_exists(RP("overlap")), "a run found the witness held: %s",
 	    t_snip(t_slurp(RP("overlap"))));
+}
+
+START_TEST(test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out)
+{
+	frozen_worker_s_handlers_die(t_handler("h", h_frozen), false);
+}
+END_TEST
+
+/* Its persistent worker's group is the one killed; thawed, it starts another. */
+START_TEST(test_a_frozen_worker_s_persistent_worker_dies_before_its_lease)
+{
+	frozen_worker_s_handlers_die(t_handler("w", w_frozen), true);
 }
 END_TEST
 
@@ -2186,6 +2223,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_killed_reaper_is_replaced_and_knows_the_running_groups);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
 	tcase_add_test(tc, test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out);
+	tcase_add_test(tc, test_a_frozen_worker_s_persistent_worker_dies_before_its_lease);
 	tcase_add_test(tc, test_a_refusal_in_a_batch_of_outcomes_names_its_own_job);
 	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);
