@@ -886,6 +886,134 @@ START_TEST(test_a_killed_reaper_is_replaced_and_knows_the_running_groups)
 }
 END_TEST
 
+/*
+ * A frozen worker must not leave its handlers running (fleet.md, "A
+ * frozen worker"): job g's first run leaves a grandchild (sleep 30)
+ * holding the witness, and its worker is stopped with SIGSTOP.  Its
+ * reaper must kill the handler's group before the lease runs out on the
+ * server (its lease_until, still the frozen worker's: no other worker
+ * runs yet to recover it); then worker b recovers g and runs it with the
+ * witness free.  Thawed, worker a says what happened, records nothing for
+ * its killed handler (attempts stay 2, g stays done) and runs a next job.
+ * The same with --persistent: the group killed is the persistent
+ * worker's, and the thawed owner starts another for the next job.
+ */
+static const char h_frozen[] =
+    "exec 9>>\"$R/witness\"\n"
+    "flock -n 9 || { echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/overlap\"; exit 1; }\n"
+    "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
+    "[ \"$CHUTE_ID $CHUTE_ATTEMPT\" = \"g 1\" ] || exit 0\n"
+    "sleep 30 &\n"
+    "echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "wait\n";
+
+/* The lease_until of job id on the server, in ms since the epoch; 0: none. */
+static int64_t
+lease_until_ms(const char *id)
+{
+	char sql[256], out[64] = "";
+	long long ms = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT (extract(epoch FROM lease_until) *"
+	    " 1000)::bigint FROM chute.live WHERE queue = 'default' AND id ="
+	    " '%s' AND state = 'cur'", id);
+	if (t_pg_sql(t_uri, sql, out, sizeof(out)) != 0 ||
+	    sscanf(out, "%lld", &ms) != 1)
+		return 0;
+	return ms;
+}
+
+static int64_t
+real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The same as one persistent worker: g's first run, and the others. */
+static const char w_frozen[] =
+    "tab=$(printf '\\t')\n"
+    "while IFS=\"$tab\" read -r id path; do\n"
+    "  exec 9>>\"$R/witness\"\n"
+    "  if ! flock -n 9; then echo \"$id\" >> \"$R/overlap\"; echo fail; continue; fi\n"
+    "  n=1; [ -e \"$R/ran.$id\" ] && n=2\n"
+    "  echo \"$id $n $$\" >> \"$R/journal\"\n"
+    "  if [ \"$id $n\" != \"g 1\" ]; then exec 9>&-; echo ok; continue; fi\n"
+    "  : > \"$R/ran.$id\"\n"
+    "  sleep 30 &\n"
+    "  echo $! >> \"$R/hpids\"; echo $! > \"$R/grandchild\"\n"
+    "  wait\n"
+    "done\n";
+
+static pid_t
+frozen_worker(const char *h, bool persistent)
+{
+	if (persistent)
+		return WORKER("--lease", "4s", QUICK, "--persistent", "--", h);
+	return WORKER("--lease", "4s", QUICK, "--", h);
+}
+
+static void
+frozen_worker_s_handlers_die(const char *h, bool persistent)
+{
+	int64_t freed, until;
+	pid_t a, b, g;
+
+	t_write(RP("witness"), "");
+	t_fleet_submit("default", "g", "x");
+	a = frozen_worker(h, persistent);
+	WAIT_UNTIL((g = grandchild()) > 0, 20000, "the first run's grandchild");
+	EXPECT(!witness_free(), "the grandchild does not hold the witness");
+	EXPECT(kill(a, SIGSTOP) == 0, "SIGSTOP the worker");
+	WAIT_UNTIL(witness_free(), 6000, "the witness lock to be freed: the "
+	    "frozen worker's grandchild (pid %d) still holds it", (int)g);
+	freed = real_ms();
+	until = lease_until_ms("g");
+	EXPECT(until > 0, "g is no longer the frozen worker's claim: %s",
+	    t_pg_error());
+	EXPECT(freed < until, "the handler's group outlived the lease: freed "
+	    "at %lld, the lease ran out at %lld", (long long)freed,
+	    (long long)until);
+	WAIT_UNTIL(!t_alive(g), 1000, "the grandchild %d to be gone", (int)g);
+	b = frozen_worker(h, persistent);
+	WAIT_UNTIL(t_journal_has("g", 2), 20000, "the second run, after the "
+	    "lease");
+	await_state("g", "done", 10000);
+	EXPECT(!t_exists(RP("overlap")), "a run found the witness held: %s",
+	    t_snip(t_slurp(RP("overlap"))));
+	EXPECT(t_stop(b) == 0, "worker b stops");
+	/* Thawed: its handler's death is no outcome, and it goes on. */
+	EXPECT(kill(a, SIGCONT) == 0, "SIGCONT");
+	WAIT_UNTIL(strstr(t_log_of(a), "past the reaper's deadline") != NULL &&
+	    strstr(t_log_of(a), "lease lost") != NULL, 15000, "the thawed "
+	    "worker to say what happened: %s", t_log_of(a));
+	t_fleet_submit("default", "n", "x");
+	await_state("n", "done", 20000);
+	EXPECT(strstr(t_log_of(a), "job=n new->cur") != NULL, "the thawed "
+	    "worker did not run the next job: %s", t_log_of(a));
+	EXPECT(t_stop(a) == 0, "worker a stops");
+	EXPECT(CHUTE("status", t_uri, "g") == 0 && t_token(T.out, "done") &&
+	    t_token(T.out, "attempts=2"), "the killed run was recorded: %s",
+	    T.out);
+	EXPECT(!t_exists(RP("overlap")), "a run found the witness held: %s",
+	    t_snip(t_slurp(RP("overlap"))));
+}
+
+START_TEST(test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out)
+{
+	frozen_worker_s_handlers_die(t_handler("h", h_frozen), false);
+}
+END_TEST
+
+/* Its persistent worker's group is the one killed; thawed, it starts another. */
+START_TEST(test_a_frozen_worker_s_persistent_worker_dies_before_its_lease)
+{
+	frozen_worker_s_handlers_die(t_handler("w", w_frozen), true);
+}
+END_TEST
+
 START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 {
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
@@ -902,7 +1030,8 @@ START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 	WAIT_UNTIL(t_journal_has("s", 2), 15000, "another worker's run after "
 	    "the lease");
 	await_state("s", "done", 10000);
-	/* The first run now fails, and its worker wakes up and reports it. */
+	/* Its reaper killed the first run past the deadline; thawed, its
+	 * worker finds the claim lost, whatever that run would have said. */
 	t_release();
 	EXPECT(kill(a, SIGCONT) == 0, "SIGCONT");
 	WAIT_UNTIL(strstr(t_log_of(a), "refused") != NULL ||
@@ -2158,6 +2287,8 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_killed_persistent_worker_s_grandchild_dies_with_it);
 	tcase_add_test(tc, test_a_killed_reaper_is_replaced_and_knows_the_running_groups);
 	tcase_add_test(tc, test_a_stopped_worker_s_late_outcome_is_refused);
+	tcase_add_test(tc, test_a_frozen_worker_s_handlers_die_before_its_lease_runs_out);
+	tcase_add_test(tc, test_a_frozen_worker_s_persistent_worker_dies_before_its_lease);
 	tcase_add_test(tc, test_a_refusal_in_a_batch_of_outcomes_names_its_own_job);
 	tcase_add_test(tc, test_a_hung_server_cannot_hold_a_worker_past_its_lease);
 	tcase_add_test(tc, test_a_worker_started_while_the_database_is_down_waits_for_it);

@@ -183,7 +183,7 @@ static int *job_open;			/* per job: its open claim, -1: none */
 static struct {
 	int	 kills, k_start, k_burst, k_running, k_ended, k_live;
 	int	 restarts, outages, terminations, terminated, hangs;
-	int	 freezes, freezes_short;
+	int	 freezes, freezes_running;
 	int	 refused, unprinted;
 	int	 lost, lost_norun, lost_midrun, lost_outcome, lost_self;
 	int	 timeout_norun, handbacks;
@@ -1016,32 +1016,33 @@ handler_groups_alive(long parent)
  * jobs again; its late outcomes must be refused (fencing), and once thawed
  * it must start nothing it no longer holds.  It is thawed as soon as
  * another worker holds one of its jobs (its stale outcomes then meet a
- * live claim), else within 1.5 s.  A frozen worker cannot stop its
- * handlers (fleet.md says so), nor what an exited handler left in its
- * group, so the freeze outlasts the lease only once no process of its
- * handlers' groups runs: if one still does at 3/4 of the lease, the
- * worker is thawed in time and nothing is lost.
+ * live claim), else within 1.5 s.  It is frozen whatever its handlers are
+ * doing: its reaper kills their groups at eleven twelfths of the lease
+ * after its last renewal (fleet.md, "A frozen worker"), which was sent
+ * before the freeze, so once a whole lease has passed since the freeze no
+ * process of theirs may be left (a violation), and no run of another
+ * worker may find one (CONCURRENT).
  */
 static void
 worker_freeze(int n)
 {
 	const struct worker *w = &workers[n];
-	int64_t t0 = real_us(), m0 = mono_ms();
+	int64_t t0 = real_us(), m0 = mono_ms(), from = m0 + LEASE_MS, until;
+	int running = handler_groups_alive(w->pid), left;
 
 	kill(w->pid, SIGSTOP);
-	while (handler_groups_alive(w->pid) > 0 &&
-	    mono_ms() - m0 < LEASE_MS * 3 / 4)
-		nap_us(10000);
-	if (handler_groups_alive(w->pid) == 0) {
-		int64_t from = m0 + LEASE_MS + 200, until = from + 1500;
-
-		while (mono_ms() < from && !stop_sig)
-			nap_us((from - mono_ms()) * 1000);
-		while (mono_ms() < until && !stop_sig && !taken_over(w->pid))
-			nap_us(20000);
-		st.freezes++;
-	} else
-		st.freezes_short++;
+	while (mono_ms() < from && !stop_sig)
+		nap_us((from - mono_ms()) * 1000);
+	if (!stop_sig && (left = handler_groups_alive(w->pid)) > 0)
+		violation("tw%d (pid %ld) frozen for its whole lease (%d ms): "
+		    "%d process(es) of its handlers' groups still alive, which "
+		    "its reaper should have killed", n, (long)w->pid, LEASE_MS,
+		    left);
+	until = mono_ms() + 200 + 1500;
+	while (mono_ms() < until && !stop_sig && !taken_over(w->pid))
+		nap_us(20000);
+	st.freezes++;
+	st.freezes_running += running > 0;
 	kill(w->pid, SIGCONT);
 	event(EV_FREEZE, t0, w->pid);
 }
@@ -2152,8 +2153,8 @@ summary(int64_t t0)
 	    "violations=%d\n", cfg.rounds, accepted + st.unprinted, st.kills,
 	    st.restarts, st.outages, st.terminations, st.terminated, st.hangs,
 	    cfg.freeze ?
-	    path(" freezes=%d (thawed early=%d)", st.freezes,
-	    st.freezes_short) : "", tally.runs, violations());
+	    path(" freezes=%d (with handlers running=%d)", st.freezes,
+	    st.freezes_running) : "", tally.runs, violations());
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
 	    "after-an-end=%d, with live handlers=%d; runs leaving a grandchild "
 	    "with the witness=%d; claims=%d, lost=%d (before "

@@ -12,11 +12,24 @@
  *		sent by the vfork child itself, after setpgid and before
  *		execve, so no process of the handler exists unannounced;
  *	F PGID	the supervisor has SIGKILLed what was left of the group
- *		while its leader was still an unreaped zombie: forget it.
+ *		while its leader was still an unreaped zombie: forget it;
+ *	D WHEN	kill every group we know at WHEN unless another D comes
+ *		first: WHEN is the low 32 bits of a CLOCK_BOOTTIME time in
+ *		ms, within 2^31 ms of our own clock (a lease over 12 days
+ *		sends none); 0: no deadline.  Sent by the fleet's worker
+ *		each time its leases start or are renewed, so that a worker
+ *		frozen past them (SIGSTOP) loses its handlers before the
+ *		server lets another worker take their jobs (fleet.md).
  *
  * On EOF (the owner is gone, whatever killed it) it SIGKILLs every group
  * it still knows, again every 10 ms while any of them still has a
  * process (a fork racing the first kill), for at most 2 s, and exits.
+ * At a deadline it does the same and stays: between its kills it reads
+ * the owner's messages (an F must be heeded before the group's id can be
+ * reused), and stops at a new D (the owner is back, and renewed) or when
+ * the groups are empty.  CLOCK_BOOTTIME, on a timerfd, counts a host's
+ * suspension: a deadline that passed while the host slept fires as soon
+ * as we run again, where CLOCK_MONOTONIC would wait out the time lost.
  *
  * The reaper is in a session and process group of its own (a handler's
  * kill(0, ...) or a terminal's ^C does not reach it), ignores the signals
@@ -36,6 +49,7 @@
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <errno.h>
 #include <poll.h>
@@ -49,15 +63,26 @@
 #include "base/reaper.h"
 
 struct rmsg {
-	int32_t	 op;		/* 'A' or 'F' */
-	int32_t	 pgid;
+	int32_t	 op;		/* 'A', 'F' or 'D' */
+	int32_t	 pgid;		/* D: WHEN */
 };
+
+/* A deadline this far ahead or more is sent as none: WHEN wraps at 2^31. */
+#define FAR_MS	(INT64_C(1) << 30)
 
 static struct {
 	int		 fd;	/* our end; -1: no reaper */
 	pid_t		 pid;	/* the reaper, as it said */
 	volatile bool	 lost;	/* a message could not be sent */
-} R = { -1, 0, false };
+	int64_t		 deadline;	/* the last D, CLOCK_BOOTTIME ms; 0: none */
+} R = { -1, 0, false, 0 };
+
+/* The reaper's own state, in its process. */
+struct rstate {
+	int		 fd, tfd;	/* our end; the deadline's timer (-1: none) */
+	pid_t		*known;
+	int		 max;
+};
 
 /* The signals that ask a process to stop or come from a terminal. */
 static const int quiet[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
@@ -83,6 +108,23 @@ apply(pid_t *known, int max, const struct rmsg *m)
 		known[freeslot] = m->pgid;
 }
 
+/* SIGKILL every known group once; how many still had a process. */
+static int
+kill_round(pid_t *known, int max)
+{
+	int left = 0;
+
+	for (int i = 0; i < max; i++) {
+		if (known[i] <= 0)
+			continue;
+		if (kill(-known[i], SIGKILL) == 0)
+			left++;
+		else
+			known[i] = 0;	/* ESRCH: the group is empty */
+	}
+	return left;
+}
+
 /* In the reaper, on EOF: SIGKILL every known group until none is left. */
 static void
 kill_all(pid_t *known, int max)
@@ -90,29 +132,125 @@ kill_all(pid_t *known, int max)
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 
 	for (int round = 0; round < 200; round++) {
-		int left = 0;
-
-		for (int i = 0; i < max; i++) {
-			if (known[i] <= 0)
-				continue;
-			if (kill(-known[i], SIGKILL) == 0)
-				left++;
-			else
-				known[i] = 0;	/* ESRCH: the group is empty */
-		}
-		if (left == 0)
+		if (kill_round(known, max) == 0)
 			return;
 		nanosleep(&tick, NULL);
 	}
+}
+
+static int64_t
+boot_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * In the reaper: the timer at D's WHEN, the low 32 bits of a time on our
+ * clock within 2^31 ms of now (so the time the message spent on its way
+ * does not count); WHEN 0 disarms it.  One already past fires at once.
+ */
+static void
+arm(int tfd, int32_t when)
+{
+	struct itimerspec it = { { 0, 0 }, { 0, 0 } };
+	int64_t now = boot_ms(), at;
+
+	if (tfd == -1)
+		return;
+	if (when != 0) {
+		at = now + (int32_t)((uint32_t)when - (uint32_t)now);
+		if (at <= 0)
+			at = 1;		/* a zero it_value would disarm */
+		it.it_value.tv_sec = (time_t)(at / 1000);
+		it.it_value.tv_nsec = (long)(at % 1000) * 1000000;
+	}
+	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &it, NULL);
+}
+
+/* In the reaper: one message heeded; true if it was a deadline (D). */
+static bool
+heed(struct rstate *st, const struct rmsg *m)
+{
+	if (m->op == 'D') {
+		arm(st->tfd, m->pgid);
+		return true;
+	}
+	if (m->pgid > 1)
+		apply(st->known, st->max, m);
+	return false;
+}
+
+/*
+ * In the reaper, at a deadline the owner did not renew: SIGKILL every
+ * known group, again every 10 ms while any has a process (its leader may
+ * stay a zombie until the owner runs again), for at most 2 s, heeding the
+ * owner's messages between two kills: an F first, and a D ends it (the
+ * owner is back and renewed; what it starts next must live).  0, or -1
+ * on EOF.
+ */
+static int
+fire(struct rstate *st)
+{
+	struct pollfd p = { .fd = st->fd, .events = POLLIN };
+	struct rmsg m;
+	ssize_t n;
+
+	for (int round = 0; round < 200; round++) {
+		if (kill_round(st->known, st->max) == 0)
+			return 0;
+		if (poll(&p, 1, 10) < 1)
+			continue;
+		while ((n = recv(st->fd, &m, sizeof(m), MSG_DONTWAIT)) ==
+		    (ssize_t)sizeof(m))
+			if (heed(st, &m))
+				return 0;
+		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * In the reaper: wait for a message or the deadline, messages first (a
+ * D read late must not let an old deadline fire).  0, or -1 on EOF.
+ */
+static int
+serve(struct rstate *st)
+{
+	struct pollfd p[2] = { { .fd = st->fd, .events = POLLIN },
+	    { .fd = st->tfd, .events = POLLIN } };
+	struct rmsg m;
+	uint64_t ticks;
+	ssize_t n;
+
+	if (poll(p, st->tfd == -1 ? 1 : 2, -1) == -1)
+		return 0;	/* EINTR: nothing of ours is handled */
+	if (p[0].revents != 0) {
+		n = recv(st->fd, &m, sizeof(m), MSG_DONTWAIT);
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			return 0;
+		if (n <= 0)
+			return -1;	/* EOF: the owner is gone */
+		if (n == (ssize_t)sizeof(m))
+			heed(st, &m);
+		return 0;
+	}
+	if ((p[1].revents & POLLIN) &&
+	    read(st->tfd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks))
+		return fire(st);
+	return 0;
 }
 
 /* The reaper itself: system calls only, on what was allocated before fork. */
 static void __attribute__((noreturn))
 reaper_main(int fd, pid_t *known, int max)
 {
+	struct rstate st = { .fd = fd, .known = known, .max = max };
 	struct rmsg m;
 	sigset_t none;
-	ssize_t n;
 
 	setsid();
 	prctl(PR_SET_NAME, "chute-reaper");
@@ -127,17 +265,26 @@ reaper_main(int fd, pid_t *known, int max)
 		signal(quiet[i], SIG_IGN);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (;;) {
-		n = recv(fd, &m, sizeof(m), 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;		/* EOF: the owner is gone */
-		if (n == (ssize_t)sizeof(m) && m.pgid > 1)
-			apply(known, max, &m);
-	}
+	/* Without it (out of descriptors) only the EOF kills: as before D. */
+	st.tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
+	while (serve(&st) == 0)
+		;
 	kill_all(known, max);
 	_exit(0);
+}
+
+static int	 tell(int op, int32_t pgid);
+
+/* D for R.deadline: its low 32 bits, 0 kept for "none" (1 ms early). */
+static void
+tell_deadline(void)
+{
+	uint32_t when = (uint32_t)R.deadline;
+
+	if (R.deadline != 0 && when == 0)
+		when = UINT32_MAX;
+	if (R.fd != -1 && tell('D', (int32_t)when) == -1)
+		R.lost = true;
 }
 
 /* The reaper's first message: its pid.  0, or -1 if it died first. */
@@ -191,6 +338,8 @@ reaper_start(int max)
 	R.fd = sv[0];
 	R.pid = reaper;
 	R.lost = false;
+	if (R.deadline != 0)
+		tell_deadline();	/* a reaper started again: the same one */
 	return 0;
 }
 
@@ -217,9 +366,9 @@ reaper_pid(void)
 
 /* One message; async-signal-safe, and safe in a vfork child. */
 static int
-tell(int op, pid_t pgid)
+tell(int op, int32_t pgid)
 {
-	struct rmsg m = { op, (int32_t)pgid };
+	struct rmsg m = { op, pgid };
 	ssize_t n;
 
 	while ((n = send(R.fd, &m, sizeof(m), MSG_NOSIGNAL)) == -1 &&
@@ -238,6 +387,13 @@ reaper_add(pid_t pgid)
 		return -1;
 	}
 	return 0;
+}
+
+void
+reaper_deadline(int64_t ms)
+{
+	R.deadline = ms >= 0 && ms < FAR_MS ? boot_ms() + ms : 0;
+	tell_deadline();
 }
 
 void

@@ -3,12 +3,14 @@
  * process per owner (reaper.c) holds the other end of a socket only we
  * hold, learns each handler's process group as it starts and forgets it
  * when the supervisor has killed what was left of it; when we die, for
- * whatever reason, it reads EOF and SIGKILLs every group it still knows.
+ * whatever reason, it reads EOF and SIGKILLs every group it still knows,
+ * and so it does when a deadline we gave it passes without a new one.
  */
 #ifndef REAPER_H
 #define REAPER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -28,6 +30,14 @@ pid_t	 reaper_pid(void);
  * reaper_lost then says so, for the supervisor to start another.
  */
 int	 reaper_add(pid_t pgid);
+/*
+ * Every group the reaper knows dies unless another deadline comes within
+ * ms (on CLOCK_BOOTTIME: a host's suspension counts); ms < 0, or 2^30 or
+ * more: no deadline.  Kept and told again to a reaper started again.
+ * The fleet's worker calls it as its leases start and are renewed, so
+ * that its handlers die when it is frozen past them (fleet.md).
+ */
+void	 reaper_deadline(int64_t ms);
 /*
  * Group pgid was killed while its leader was still unreaped: the reaper
  * may forget it.  Call it before reaping the leader, never after.

@@ -61,6 +61,7 @@ struct pgq {
 	msec_t		 next_renew, next_recover;
 	msec_t		 next_reap;	/* gone workers' rows deleted then (mono) */
 	msec_t		 renew_sent;	/* last renewal that succeeded, sent at */
+	msec_t		 reaper_from;	/* renew_sent told the reaper; 0: none */
 	struct claim	**held;		/* handed to the owner, not released */
 	size_t		 nheld, capheld;
 	struct claim	*ahead;		/* prefetched, not yet handed out: */
@@ -168,6 +169,25 @@ void	 pgq_set_paused(struct pgq *pq, bool paused, const char *by);
  */
 int	 pgq_renew(struct pgq *pq, msec_t mono);
 /*
+ * The reaper's deadline (base/reaper.h), from renew_sent: every handler's
+ * group is killed then if we have not renewed, so that a worker stopped
+ * past its leases (SIGSTOP, a stalled process) cannot leave its handlers
+ * running when another worker may take their jobs.  Eleven twelfths of the
+ * lease after the last good renewal was sent: a twelfth after our own
+ * deadline (pgq_expire, five sixths), so that a worker that can still act
+ * always acts first, and a twelfth before the earliest instant another
+ * worker can recover a job (the whole lease after the renewal reached the
+ * server, which was after it was sent; fleet.md, "A frozen worker").
+ */
+#define PGQ_REAPER_AT(lease)	((lease) * 11 / 12)
+/*
+ * Tell the reaper the deadline of renew_sent while we hold claims that may
+ * run (running or claimed ahead), and that there is none when we hold
+ * none (an idle worker's persistent workers are not killed for a pause):
+ * at each claim, renewal, expiry, and as the last running job is released.
+ */
+void	 pgq_tell_reaper(struct pgq *pq);
+/*
  * Cannot renew: before the leases run out (on our own monotonic clock,
  * from when the last good renewal was sent) stop every handler, so a job
  * another worker recovers never runs twice at once.
@@ -208,6 +228,8 @@ int	 pgq_flush(struct pgq *pq);
 /*
  * Queue the outcome for the next batch (commit sends it).  A claim we know
  * is lost is refused at once (ESTALE): its handler was stopped for it.
+ * The backend's hook calls pgq_expire first (queue_pg.c): past five sixths
+ * of the lease every claim is lost, a handler the reaper killed included.
  */
 int	 pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	    msec_t when);

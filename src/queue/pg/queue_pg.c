@@ -211,7 +211,8 @@ pq_next(struct queue *q, msec_t mono)
 		    t > pq->view_at + PGV_NOTIFY_MS)
 			t = pq->view_at + PGV_NOTIFY_MS;
 	}
-	if (pq->renew_sent != 0 && pq->nheld > 0 &&
+	/* Armed with no job running too: pgq_expire takes it back in time. */
+	if (pq->renew_sent != 0 && (pq->nheld > 0 || pq->reaper_from != 0) &&
 	    t > pq->renew_sent + pq->lease * 5 / 6)
 		t = pq->renew_sent + pq->lease * 5 / 6;
 	return t;
@@ -460,6 +461,33 @@ queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
 	return 0;
 }
 
+/*
+ * An outcome only under a lease: past five sixths of it since the last
+ * renewal (a handler the reaper killed while we were stopped, whose
+ * SIGCHLD is read before our own deadline's turn of the loop) the claims
+ * are given up first, so that its ending is refused (ESTALE), never
+ * recorded as the job's failure.  Here, not in queue_pg_outcome.c: the
+ * arrows between it and queue_pg_claim.c go one way.
+ */
+static int
+pq_record_leased(struct queue *q, struct claim *c, const struct outcome *out,
+    msec_t when)
+{
+	pgq_expire((struct pgq *)q, mono_ms());
+	return pq_record(q, c, out, when);
+}
+
+/* The last job of ours released, none claimed ahead: no deadline. */
+static void
+pq_release_told(struct queue *q, struct claim *c)
+{
+	struct pgq *pq = (struct pgq *)q;
+
+	pq_release(q, c);
+	if (pq->nheld == 0 && pq->nahead == 0)
+		pgq_tell_reaper(pq);
+}
+
 static const struct queue_backend pg_backend = {
 	.name = "postgresql",
 	.start = pq_start,
@@ -470,8 +498,8 @@ static const struct queue_backend pg_backend = {
 	.next = pq_next,
 	.claim = pq_claim,
 	.renew = pq_renew,
-	.record = pq_record,
-	.release = pq_release,
+	.record = pq_record_leased,
+	.release = pq_release_told,
 	.commit = pq_commit,
 	.drained = pq_drained,
 	.counts = pq_counts,

@@ -16,6 +16,7 @@
 
 #include "base/chute.h"
 #include "base/pump.h"
+#include "base/reaper.h"
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
@@ -194,6 +195,8 @@ pgq_claim_take(struct pgq *pq, PGresult *r)
 		pq->wake = true;	/* there may be more */
 	else if (pq->up)
 		look_ahead(pq, mono);
+	if (got > 0)
+		pgq_tell_reaper(pq);	/* armed before any of them starts */
 	return got;
 }
 
@@ -652,6 +655,7 @@ pgq_renew(struct pgq *pq, msec_t mono)
 		pgq_moved(pq);		/* the views see a new worker at once */
 	pq->registered = true;
 	pq->renew_sent = mono;
+	pgq_tell_reaper(pq);
 	for (size_t i = 0; i < pq->nheld; i++) {
 		struct claim *c = pq->held[i];
 
@@ -665,10 +669,42 @@ pgq_renew(struct pgq *pq, msec_t mono)
 }
 
 void
+pgq_tell_reaper(struct pgq *pq)
+{
+	msec_t from = pq->nheld > 0 || pq->nahead > 0 ? pq->renew_sent : 0;
+
+	if (from == pq->reaper_from)
+		return;		/* told already */
+	pq->reaper_from = from;
+	reaper_deadline(from != 0 ? from + PGQ_REAPER_AT(pq->lease) -
+	    mono_ms() : -1);
+}
+
+/*
+ * Back from a stop past the reaper's deadline, with handlers running: they
+ * were killed by it, not by us (as soon as it ran, if it was stopped too:
+ * a whole host suspended).  One line says so; each job's own says the
+ * lease was lost.
+ */
+static void
+say_frozen(struct pgq *pq, msec_t mono)
+{
+	if (pq->nheld == 0 || !reaper_running() ||
+	    mono < pq->renew_sent + PGQ_REAPER_AT(pq->lease))
+		return;
+	say_warn("%s: not renewed for %lld ms, past the reaper's deadline of "
+	    "%lld ms (this worker was stopped or frozen): reaper pid=%ld has "
+	    "killed the process groups of its %zu running job(s), whose "
+	    "leases are lost", pq->pg.name, (long long)(mono - pq->renew_sent),
+	    (long long)PGQ_REAPER_AT(pq->lease), (long)reaper_pid(), pq->nheld);
+}
+
+void
 pgq_expire(struct pgq *pq, msec_t mono)
 {
 	if (pq->renew_sent == 0 || mono < pq->renew_sent + pq->lease * 5 / 6)
 		return;
+	say_frozen(pq, mono);
 	for (size_t i = 0; i < pq->nheld; i++)
 		if (pq->held[i]->token != 0)
 			pgq_lost(pq, pq->held[i], "cannot renew its lease", true);
@@ -676,6 +712,7 @@ pgq_expire(struct pgq *pq, msec_t mono)
 		pgq_forget_ahead(pq, &pq->ahead[i]);
 	pq->nahead = pq->first = 0;
 	pq->renew_sent = 0;
+	pgq_tell_reaper(pq);	/* no lease left to outlive: none */
 }
 
 /*
