@@ -83,6 +83,7 @@
 #define PG_GROUP_MAX		1000		/* ... or until this many wait */
 #define PG_PREPARED		12		/* statements a connection prepares */
 #define PG_READ_ONLY		"25006"		/* a standby's refusal to write */
+#define PG_UNIQUE_VIOLATION	"23505"	/* SQLSTATE unique_violation */
 
 /* Type OIDs of the binary array parameters (pg_arr). */
 #define PG_OID_TEXT		25

@@ -84,6 +84,8 @@ struct pgq {
 	 * objects' arrows go one way (tests/build/layers.sh). */
 	int		(*claim_take)(struct pgq *pq, PGresult *r);
 	msec_t		 flush_again;	/* a batch failed: not before then (mono) */
+	bool		 flush_stray;	/* the batch in flight is flush_sql_stray */
+	bool		 stray_next;	/* the next one must be (a stray row) */
 	struct pumps	*pumps;		/* exec'd handlers' output (pump.c) */
 	size_t		 queued, deferred;	/* for the title, as last seen */
 	msec_t		 next_count;	/* count them again then (count_waiting) */
