@@ -1014,11 +1014,35 @@ START_TEST(test_a_frozen_worker_s_persistent_worker_dies_before_its_lease)
 }
 END_TEST
 
+/* A handler's line: wait for t_release(), 30 s at most. */
+#define UNTIL_RELEASED	"i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ];" \
+	" do sleep 0.05; i=$((i+1)); done\n"
+
+/*
+ * Jobs a, b and c running at once under one worker (-j 3, a 60 s lease),
+ * each held until t_release(), then ending 0.  Returns the worker.
+ */
+static pid_t
+three_held(void)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >>"
+	    " \"$R/journal\"\n" UNTIL_RELEASED "exit 0\n");
+	const char *ids[] = { "a", "b", "c" };
+	pid_t w;
+
+	for (size_t i = 0; i < 3; i++)
+		t_fleet_submit("default", ids[i], "x");
+	w = WORKER("-j", "3", "--lease", "60s", "--", h);
+	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1) &&
+	    t_journal_has("c", 1), 20000, "three runs at once");
+	return w;
+}
+
 START_TEST(test_a_stopped_worker_s_late_outcome_is_refused)
 {
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT $$\" >> \"$R/journal\"\n"
 	    "[ \"$CHUTE_ATTEMPT\" = 1 ] || exit 0\n"
-	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    UNTIL_RELEASED
 	    "exit 1\n");
 	pid_t a, b;
 
@@ -1055,17 +1079,8 @@ END_TEST
  */
 START_TEST(test_a_refusal_in_a_batch_of_outcomes_names_its_own_job)
 {
-	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
-	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
-	    "exit 0\n");
-	const char *ids[] = { "a", "b", "c" };
-	pid_t w;
+	pid_t w = three_held();
 
-	for (size_t i = 0; i < 3; i++)
-		t_fleet_submit("default", ids[i], "x");
-	w = WORKER("-j", "3", "--lease", "60s", "--", h);
-	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1) &&
-	    t_journal_has("c", 1), 20000, "three runs at once");
 	EXPECT(t_sqln("WITH s AS (UPDATE chute.live SET token ="
 	    " nextval('chute.fence') WHERE id = 'b' AND state = 'cur'"
 	    " RETURNING 1) SELECT count(*) FROM s") == 1, "b's claim taken");
@@ -1095,17 +1110,8 @@ END_TEST
  */
 START_TEST(test_a_stray_finished_row_costs_no_batch_and_the_journal_waits)
 {
-	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
-	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
-	    "exit 0\n");
-	const char *ids[] = { "a", "b", "c" };
-	pid_t w;
+	pid_t w = three_held();
 
-	for (size_t i = 0; i < 3; i++)
-		t_fleet_submit("default", ids[i], "x");
-	w = WORKER("-j", "3", "--lease", "60s", "--", h);
-	WAIT_UNTIL(t_journal_has("a", 1) && t_journal_has("b", 1) &&
-	    t_journal_has("c", 1), 20000, "three runs at once");
 	t_sql("INSERT INTO chute.finished (queue, id, state, size, last)"
 	    " VALUES ('default', 'b', 'done', 0, 'planted')");
 	t_sql("CREATE FUNCTION refuse_fin() RETURNS trigger LANGUAGE plpgsql"
@@ -1151,7 +1157,7 @@ END_TEST
 START_TEST(test_planted_log_rows_ahead_of_the_sequence_cost_no_batch)
 {
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
-	    "i=0; while [ ! -e \"$R/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    UNTIL_RELEASED
 	    "echo out; exit 75\n");
 	pid_t w;
 
