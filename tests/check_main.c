@@ -15,6 +15,7 @@ main(void)
 	int failed;
 
 	srunner_add_suite(sr, id_suite());
+	srunner_add_suite(sr, sched_suite());
 	srunner_add_suite(sr, spool_suite());
 	srunner_add_suite(sr, nameq_suite());
 	srunner_add_suite(sr, joblog_suite());

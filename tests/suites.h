@@ -3,6 +3,7 @@
 #include <check.h>
 Suite	*util_suite(void);
 Suite	*id_suite(void);
+Suite	*sched_suite(void);
 Suite	*spool_suite(void);
 Suite	*nameq_suite(void);
 Suite	*joblog_suite(void);

@@ -195,6 +195,9 @@ int	 cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
 int	 cmd_pause(int argc, char **argv);
 int	 cmd_resume(int argc, char **argv);
 
+/* cmd_limit.c: `chute limit SPOOL [...]` */
+int	 cmd_limit(int argc, char **argv);
+
 /* cmd_workers.c: `chute workers SPOOL` */
 int	 cmd_workers(int argc, char **argv);
 

@@ -1,7 +1,7 @@
 /*
- * cmd_ls.c: `chute ls STORE [STATE]`: every job, oldest first, with its
- * state, age and attempts; of a queue's cur, each claim's worker and
- * lease.
+ * cmd_ls.c: `chute ls STORE [--key KEY] [STATE]`: every job (of that
+ * key), oldest first, with its state, age, attempts, priority and key; of
+ * a queue's cur, each claim's worker and lease.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,8 +14,9 @@
 #include "queue/store.h"
 
 struct ls {
-	bool	 claims;	/* a queue's cur: with each claim */
-	bool	 header;	/* printed */
+	bool		 claims;	/* a queue's cur: with each claim */
+	bool		 header;	/* printed */
+	const char	*key;		/* --key: only its jobs; NULL all */
 };
 
 /* The header, once: after the store has answered, before its first row. */
@@ -26,22 +27,34 @@ header(struct ls *l)
 		return;
 	l->header = true;
 	if (l->claims)
-		printf("%-7s %10s %8s %9s %-24s  %s\n", "STATE", "AGE",
-		    "ATTEMPTS", "LEASE", "WORKER", "ID");
+		printf("%-7s %10s %8s %4s %-16s %9s %-24s  %s\n", "STATE",
+		    "AGE", "ATTEMPTS", "PRIO", "KEY", "LEASE", "WORKER", "ID");
 	else
-		printf("%-7s %10s %8s  %s\n", "STATE", "AGE", "ATTEMPTS", "ID");
+		printf("%-7s %10s %8s %4s %-16s  %s\n", "STATE", "AGE",
+		    "ATTEMPTS", "PRIO", "KEY", "ID");
+}
+
+/* The row's key, "-" for none; false when --key leaves the row out. */
+static bool
+key_of(const struct ls *l, const struct store_row *r, const char **key)
+{
+	*key = r->key != NULL && *r->key != '\0' ? r->key : "-";
+	return l->key == NULL || strcmp(l->key, *key) == 0;
 }
 
 static void
 row(void *arg, const struct store_row *r)
 {
 	char age[32], vis[1024];
+	const char *key;
 
 	header(arg);
+	if (!key_of(arg, r, &key))
+		return;
 	dur_signed(r->age, age, sizeof(age));
 	vis_name(r->id, vis, sizeof(vis));
-	printf("%-7s %10s %8lld  %s\n", state_names[r->state], age,
-	    r->attempts, vis);
+	printf("%-7s %10s %8lld %4d %-16s  %s\n", state_names[r->state], age,
+	    r->attempts, r->prio, key, vis);
 }
 
 /*
@@ -52,14 +65,44 @@ static void
 row_claim(void *arg, const struct store_row *r)
 {
 	char a[32], l[32], w[512], v[1024];
+	const char *key;
 
 	header(arg);
+	if (!key_of(arg, r, &key))
+		return;
 	dur_signed(r->age, a, sizeof(a));
 	dur_signed(r->lease, l, sizeof(l));
 	vis_name(r->worker != NULL ? r->worker : "-", w, sizeof(w));
 	vis_name(r->id, v, sizeof(v));
-	printf("%-7s %10s %8lld %9s %-24s  %s\n", state_names[r->state], a,
-	    r->attempts, r->has_lease ? l : "-", w, v);
+	printf("%-7s %10s %8lld %4d %-16s %9s %-24s  %s\n",
+	    state_names[r->state], a, r->attempts, r->prio, key,
+	    r->has_lease ? l : "-", w, v);
+}
+
+/* --key KEY (or --key=KEY) out of argv into *key: 0, or a usage error. */
+static int
+take_key(int *argc, char **argv, const char **key)
+{
+	const char *why;
+	int i, n;
+
+	for (i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--key") == 0 && i + 1 < *argc)
+			n = 2, *key = argv[i + 1];
+		else if (strncmp(argv[i], "--key=", 6) == 0)
+			n = 1, *key = argv[i] + 6;
+		else
+			continue;
+		if (!key_valid(*key, &why))
+			return usage_error("ls", "--key %s: %s", *key, why);
+		memmove(argv + i, argv + i + n, (size_t)(*argc - i - n + 1) *
+		    sizeof(*argv));
+		*argc -= n;
+		i--;
+	}
+	return 0;
 }
 
 int
@@ -71,6 +114,8 @@ cmd_ls(int argc, char **argv)
 	int only = ST_NONE, rc;
 
 	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
+		return rc;
+	if ((rc = take_key(&argc, argv, &l.key)) != 0)
 		return rc;
 	if (argc > 2 || s.target == NULL)
 		return usage_error("ls", "want %s and at most one STATE",

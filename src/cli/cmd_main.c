@@ -29,7 +29,7 @@ static const struct cmd rows[] = {
 	{ "wait", cmd_wait, "[--timeout DUR] ID..." },
 	{ "cancel", cmd_cancel, "ID..." },
 	{ "retry", cmd_retry, "ID..." },
-	{ "ls", cmd_ls, "[new|cur|defer|done|failed]" },
+	{ "ls", cmd_ls, "[--key KEY] [new|cur|defer|done|failed]" },
 	{ "stats", cmd_stats, "[--prometheus]" },
 	{ "log", cmd_log, "ID" },
 	{ "purge", cmd_purge, "--older-than DUR [--state done|failed]" },
@@ -37,6 +37,8 @@ static const struct cmd rows[] = {
 	{ "workers", cmd_workers, "" },
 	{ "pause", cmd_pause, "" },
 	{ "resume", cmd_resume, "" },
+	{ "limit", cmd_limit, "[--key KEY|--default|--all [--max N|none]"
+	    " [--rate N/DUR|none] [--clear]]" },
 	{ "forward", NULL, NULL },
 	{ "web", NULL, NULL },
 };

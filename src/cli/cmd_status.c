@@ -13,16 +13,30 @@
 #include "store/spool.h"
 #include "queue/store.h"
 
+/* " priority=P key=K", each when it is not the default, into buf. */
+static void
+sched_words(int prio, const char *key, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (prio != PRIO_DEFAULT)
+		n = (size_t)snprintf(buf, len, " priority=%d", prio);
+	if (*key != '\0' && n < len)
+		snprintf(buf + n, len - n, " key=%s", key);
+}
+
 /*
- * "ID STATE attempts=N [last outcome] [next=TIME]", or "unknown job"; a
+ * "ID STATE attempts=N [priority=P] [key=K] [last outcome] [next=TIME]",
+ * priority and key when given, or "unknown job"; a
  * job forwarded to a database queue says so, and where:
  * "ID forwarded attempts=N to QUEUE at URI as ID".
  */
 static int
 status_one(struct store *s, const char *id)
 {
-	struct store_job j;
-	char text[4 * sizeof(j.last) + 1], tail[64] = "";
+	struct store_job j = { .prio = PRIO_DEFAULT };
+	char text[4 * sizeof(j.last) + 1], tail[64] = "", sched[96] = "";
 	int rc;
 
 	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO) {
@@ -45,8 +59,9 @@ status_one(struct store *s, const char *id)
 	else if (j.held > 0)	/* flocked in new/: not run while it is */
 		snprintf(tail, sizeof(tail), " held=%ld", j.held);
 	vis_text(j.last, text, sizeof(text));
-	printf("%s %s attempts=%lld%s%s%s\n", id, state_names[j.state],
-	    j.attempts, j.last[0] ? " " : "", text, tail);
+	sched_words(j.prio, j.key, sched, sizeof(sched));
+	printf("%s %s attempts=%lld%s%s%s%s\n", id, state_names[j.state],
+	    j.attempts, sched, j.last[0] ? " " : "", text, tail);
 	return 0;
 }
 

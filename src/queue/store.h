@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/jobstate.h"
+#include "base/sched.h"
 #include "base/util.h"
 
 struct store;
@@ -44,6 +45,8 @@ struct store_job {
 	long		 held;		/* a spool's job in new/ flocked by this pid; 0 none */
 	/* A spool's job forwarded to a queue: "to QUEUE at URI as ID", or "". */
 	char		 forwarded[1024];
+	int		 prio;		/* PRIO_DEFAULT unless given */
+	char		 key[KEY_MAX + 1];	/* "" none */
 };
 
 /* The store's pause, as status and stats show it. */
@@ -85,6 +88,33 @@ struct store_row {
 	const char	*worker;
 	bool		 has_lease;
 	msec_t		 lease;
+	int		 prio;		/* PRIO_DEFAULT unless given */
+	const char	*key;		/* "" none */
+};
+
+/*
+ * `chute limit`: each rule of the store (rule true), then each key that
+ * has jobs running or waiting (rule false: its usage, and the rule that
+ * applies to it, if any, in lim).  running and waiting: -1 not known.
+ */
+struct store_limit_row {
+	bool		 rule;
+	struct limit	 lim;		/* a key's: scope LIM_KEY, its key */
+	bool		 bounded;	/* a key's: a rule applies (lim holds it) */
+	long long	 running, waiting;
+};
+
+/*
+ * A change of one rule: set_max / set_rate say which of max, rate the
+ * change sets (0 in either clears it); clear drops the rule whole.
+ */
+struct store_limit_set {
+	enum limit_scope scope;
+	const char	*key;
+	bool		 set_max, set_rate, clear;
+	long		 max;
+	long		 rate_n;
+	msec_t		 rate_ms;
 };
 
 /*
@@ -255,6 +285,16 @@ struct store_ops {
 	 */
 	int	(*workers)(struct store *s, const struct store_workers_out *o,
 		    int *cut);
+	/*
+	 * The limits (base/sched.h): the rules, then the keys in use, each
+	 * to row(arg, r).  set_limit changes one rule, for every worker
+	 * from its next start on; msg gets the line `chute limit` prints
+	 * (the rule as it now is), or why not.
+	 */
+	int	(*limits)(struct store *s, void (*row)(void *arg,
+		    const struct store_limit_row *r), void *arg);
+	int	(*set_limit)(struct store *s, const struct store_limit_set *c,
+		    char *msg, size_t len);
 };
 
 /* An open store: its operations and their state. */
