@@ -32,7 +32,8 @@ _chute_usage()
 }
 
 # _chute_ids SPOOL [STATE] [QUEUE]: the job IDs in SPOOL, one per line, as
-# they are: the last column of `chute ls` (whose first line is a header),
+# they are: the last column of `chute ls` (whose first line is a header;
+# a key has no space, an ID none unescaped, so the sixth column is it),
 # which shows an ID escaped as strvis(3) does, decoded again.  An ID holds
 # no control byte, so only \\, \s (a space) and \ooo (a byte above 0x7e)
 # occur; a line with anything else is not an ID and is left out.
@@ -43,7 +44,7 @@ _chute_ids()
 	[[ -n $3 ]] && args+=(--queue "$3")
 	chute "${args[@]}" 2>/dev/null | LC_ALL=C awk '
 	NR > 1 {
-		if (!sub(/^[^ ]+ +[^ ]+ +[^ ]+  /, ""))
+		if (!sub(/^[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, ""))
 			next
 		id = ""
 		while ((i = index($0, "\\")) > 0) {
