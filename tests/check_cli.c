@@ -1729,6 +1729,26 @@ START_TEST(test_sigterm_requeues_the_job_of_a_persistent_worker)
 }
 END_TEST
 
+/*
+ * --inline: each job's bytes on the worker's pipe, framed by their
+ * length.  NULs, an empty job, 1 MiB (more than the pipe holds: written
+ * as the worker reads, the loop never waiting on it), and workers that
+ * read half and answer, answer before reading, or die mid-read: each
+ * one that left bytes unread is started again, so no job after it is
+ * read from the middle of another's (t_inline_expect).
+ */
+START_TEST(test_inline_workers_get_hostile_payloads_whole_and_framed)
+{
+	pid_t p;
+
+	t_inline_submit_all(T.spool);
+	p = OWNER("--inline", "-j", "2", "--drain", "--max-attempts", "2",
+	    "--timeout", "10s", QUICK, "--", t_inline_worker());
+	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+	t_inline_expect(T.spool, p, false);
+}
+END_TEST
+
 /* ---- pause, resume and the owner as a worker ---- */
 
 #define PAUSED_FILE	P("%s/paused", T.spool)
@@ -1858,6 +1878,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt);
 	tcase_add_test(tc, test_cancel_of_a_job_in_a_persistent_worker);
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
+	tcase_add_test(tc, test_inline_workers_get_hostile_payloads_whole_and_framed);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, t_cli_teardown, "submit", 60);
