@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,8 @@ payload_next(struct worker *w, struct iovec *iov, const char **why)
 
 	iov->iov_len = 0;
 	if (w->mem != NULL) {
-		iov->iov_base = (char *)w->mem + w->off;
+		/* writev only reads it: const in all but its type */
+		iov->iov_base = (void *)(uintptr_t)(w->mem + w->off);
 		iov->iov_len = (size_t)w->left;
 		return 0;
 	}
