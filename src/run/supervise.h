@@ -3,8 +3,8 @@
  * once, one per slot, either one process per job or through N persistent
  * workers; it enforces timeouts, the grace period, cancel and shutdown,
  * reaps children and restarts workers that die.  It knows a job only as
- * an ID, a file for stdin, a log for stdout and stderr, and an attempt
- * number.  When a handler ends it says how (struct attempt_end) through
+ * an ID, a file for stdin (or, for --inline workers, its payload), a log
+ * for stdout and stderr, and an attempt number.  When a handler ends it says how (struct attempt_end) through
  * the callback it was given; what that means is outcome.c's, where the job
  * goes the queue's.
  */

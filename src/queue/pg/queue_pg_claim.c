@@ -313,8 +313,9 @@ queue_pg_take(struct queue *q, PGresult *r, int n)
 		    (size_t)PQgetlength(r, i, 3)) :
 		    write_job(pq, c, PQgetvalue(r, i, 3),
 		    (size_t)PQgetlength(r, i, 3))) == -1) {
-			say_err("job=%s: no local copy: %s; it goes back after its "
-			    "lease", vis_id(c->id), PQgetisnull(r, i, 3) ?
+			say_err("job=%s: no %s: %s; it goes back after its "
+			    "lease", vis_id(c->id), pq->c.inline_jobs ?
+			    "copy in memory" : "local copy", PQgetisnull(r, i, 3) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
 				close(c->fd);
