@@ -1729,6 +1729,74 @@ START_TEST(test_sigterm_requeues_the_job_of_a_persistent_worker)
 }
 END_TEST
 
+/*
+ * --inline: each job's bytes on the worker's pipe, framed by their
+ * length.  NULs, an empty job, 1 MiB (more than the pipe holds: written
+ * as the worker reads, the loop never waiting on it), and workers that
+ * read half and answer, answer before reading, or die mid-read: each
+ * one that left bytes unread is started again, so no job after it is
+ * read from the middle of another's (t_inline_expect).
+ */
+START_TEST(test_inline_workers_get_hostile_payloads_whole_and_framed)
+{
+	pid_t p;
+
+	t_inline_submit_all(T.spool);
+	p = OWNER("--inline", "-j", "2", "--drain", "--max-attempts", "2",
+	    "--timeout", "10s", QUICK, "--", t_inline_worker());
+	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+	t_inline_expect(T.spool, p, false);
+}
+END_TEST
+
+/*
+ * contrib's two example workers, each in both protocols: every job's
+ * bytes counted as they are (the count each says on stderr, which is the
+ * owner's), NULs and 1 MiB included, the path protocol as before.  _i:
+ * 0 the shell worker, 1 the C one, built here.
+ */
+START_TEST(test_the_example_workers_speak_both_protocols)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	const char *ids[] = { "nul", "empty", "big", "x" };
+	char w[PATH_MAX], *body;
+	pid_t p;
+
+	if (src == NULL)
+		src = ".";	/* make check runs us from the top of the tree */
+	snprintf(w, sizeof(w), "%s/contrib/worker-example.%s", src,
+	    _i ? "c" : "sh");
+	EXPECT(access(w, R_OK) == 0, "%s: %s (set CHUTE_SRCDIR)", w,
+	    strerror(errno));
+	if (_i) {
+		p = t_spawn((const char *const[]){ "/usr/bin/cc", "-O2", "-o",
+		    RP("wex"), w, NULL }, NULL, RP("cc.out"), RP("cc.out"),
+		    NULL);
+		EXPECT(t_reap(p, 60000, "cc worker-example.c") == 0, "cc: %s",
+		    t_log_of(p));
+		snprintf(w, sizeof(w), "%s", RP("wex"));
+	}
+	for (int proto = 0; proto < 2; proto++) {
+		for (size_t k = 0; k < 4; k++)
+			t_inline_submit(T.spool, P("%s-%d", ids[k], proto));
+		p = proto ? OWNER("--inline", "--drain", QUICK, "--", w) :
+		    OWNER("--persistent", "--drain", QUICK, "--", w);
+		EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+		for (size_t k = 0; k < 4; k++) {
+			const char *id = P("%s-%d", ids[k], proto);
+			size_t len = t_inline_payload(id, &body);
+
+			free(body);
+			EXPECT_STATUS(id, "done", 1);
+			EXPECT(t_log_count(p, P("job %s, %zu bytes", id, len)) ==
+			    1, "%s %s: no \"job %s, %zu bytes\": %s", w,
+			    proto ? "--inline" : "--persistent", id, len,
+			    t_log_of(p));
+		}
+	}
+}
+END_TEST
+
 /* ---- pause, resume and the owner as a worker ---- */
 
 #define PAUSED_FILE	P("%s/paused", T.spool)
@@ -1858,6 +1926,8 @@ cli_suite(void)
 	tcase_add_test(tc, test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt);
 	tcase_add_test(tc, test_cancel_of_a_job_in_a_persistent_worker);
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
+	tcase_add_test(tc, test_inline_workers_get_hostile_payloads_whole_and_framed);
+	tcase_add_loop_test(tc, test_the_example_workers_speak_both_protocols, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, t_cli_teardown, "submit", 60);

@@ -2238,7 +2238,7 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	const char *w = t_handler("worker", "tab=$(printf '\\t')\n"
 	    "while IFS=\"$tab\" read -r id path; do\n"
 	    "  read -r what < \"$path\"\n"
-	    "  echo \"$id $what\" >> \"$R/wj\"\n"
+	    "  echo \"$id $what ${CHUTE_INLINE-path}\" >> \"$R/wj\"\n"
 	    "  case \"$what\" in\n"
 	    "  fail) echo \"fail it said no\" ;;\n"
 	    "  retry) echo \"retry later please\" ;;\n"
@@ -2258,8 +2258,9 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	unsetenv("RUNTIME_DIRECTORY");	/* the worker has it: no later test */
 	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
 	wj = t_slurp(RP("wj"));
-	EXPECT(wj && strstr(wj, "pa ok\n") && strstr(wj, "pb fail\n") &&
-	    strstr(wj, "pc retry\n"), "the workers read: %s", t_snip(wj));
+	/* The path protocol, as before --inline: no CHUTE_INLINE. */
+	EXPECT(wj && strstr(wj, "pa ok path\n") && strstr(wj, "pb fail path\n") &&
+	    strstr(wj, "pc retry path\n"), "the workers read: %s", t_snip(wj));
 	free(wj);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'pa'") == 1 &&
 	    t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'pc'") == 2 &&
@@ -2274,6 +2275,29 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	EXPECT(CHUTE("log", t_uri, "pc") == 0 && strstr(T.out,
 	    "attempt=1 start\n") && strstr(T.out, "attempt=2 start\n") &&
 	    strstr(T.out, "later please"), "log pc: %s%s", T.out, T.err);
+	EXPECT(t_entries(RP("rt")) == 0, "%d left in the local directory",
+	    t_entries(RP("rt")));
+}
+END_TEST
+
+/*
+ * --inline against the database: the same hostile payloads and workers
+ * as on a spool (t_inline_expect), each job's bytes straight from its
+ * claim's reply to the worker's pipe; no local copy is made for it (the
+ * worker counts the files under RUNTIME_DIRECTORY while it holds each).
+ */
+START_TEST(test_inline_workers_get_hostile_payloads_whole_and_framed)
+{
+	pid_t p;
+
+	EXPECT(mkdir(RP("rt"), 0700) == 0, "mkdir rt: %s", strerror(errno));
+	setenv("RUNTIME_DIRECTORY", RP("rt"), 1);
+	t_inline_submit_all(t_uri);
+	p = WORKER("--inline", "-j", "2", "--drain", "--max-attempts", "2",
+	    "--timeout", "10s", QUICK, "--", t_inline_worker());
+	unsetenv("RUNTIME_DIRECTORY");
+	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+	t_inline_expect(t_uri, p, true);
 	EXPECT(t_entries(RP("rt")) == 0, "%d left in the local directory",
 	    t_entries(RP("rt")));
 }
@@ -2312,6 +2336,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_passing_server_error_is_75_and_a_lasting_one_74);
 	tcase_add_test(tc, test_a_refused_outcome_batch_is_kept_and_sent_again);
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
+	tcase_add_test(tc, test_inline_workers_get_hostile_payloads_whole_and_framed);
 	tcase_add_test(tc, test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one);
 	suite_add_tcase(s, tc);
 

@@ -5,6 +5,7 @@
 #   chute.sh throughput URI N         N jobs bulk-inserted, then 2 x `chute run URI --persistent
 #                                     -j 2 --drain -- worker`, timed from their start to the
 #                                     last outcome's commit (the peers' end; exit_s: to their exit)
+#   chute.sh throughput-inline URI N  the same with --inline (bench/worker reads each payload)
 #   chute.sh exec URI N PROCS         the same with `-j 2 --drain -- /bin/true`, PROCS processes
 #   chute.sh spool DIR N              chute's own spool: N jobs queued in DIR, then
 #                                     `chute run DIR -j 2 --drain -- /bin/true`, timed
@@ -237,6 +238,12 @@ m_throughput() {
 	END=db timed_drain "$2" 2 --persistent -j 2 --drain -- "$BIN/worker"
 }
 
+# The same with --inline: each payload on the worker's pipe, no local copy.
+m_throughput_inline() {
+	URI=$1
+	END=db timed_drain "$2" 2 --inline -j 2 --drain -- "$BIN/worker"
+}
+
 m_exec() {
 	URI=$1
 	timed_drain "$2" "$3" -j 2 --drain -- /bin/true
@@ -360,9 +367,10 @@ cmd=${1:-}
 shift || true
 case $cmd in
 throughput) m_throughput "$@" ;;
+throughput-inline) m_throughput_inline "$@" ;;
 exec) m_exec "$@" ;;
 spool) m_spool "$@" ;;
 latency) m_latency "$@" ;;
 claim) m_claim "$@" ;;
-*) die "usage: chute.sh throughput|exec|spool|latency|claim ... (see the header)" ;;
+*) die "usage: chute.sh throughput|throughput-inline|exec|spool|latency|claim ... (see the header)" ;;
 esac

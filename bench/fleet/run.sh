@@ -9,7 +9,8 @@
 #   raw-claim-ack    pgbench, 2 clients, SKIP LOCKED claim of B rows + delete, B = 1, 4, 10, 100
 #   chute            persistent-2x2: 2 x `chute run URL --persistent -j 2 --drain -- worker`,
 #                    local copies in RUNTIME_DIRECTORY on /dev/shm as the systemd unit has
-#                    them (persistent-2x2-tmp: in /tmp instead)
+#                    them (persistent-2x2-tmp: in /tmp instead; persistent-2x2-inline:
+#                    with --inline, the payload on the worker's pipe and no local copy)
 # and submit-to-handler-start latency at 20 jobs/s for 200 jobs. chute's own rows
 # (bench/fleet/chute.sh) add: exec per job (/bin/true) through the database and
 # through chute's own spool, latency with a persistent and an exec'd handler, and
@@ -38,7 +39,7 @@
 #                        and report.py keys them as `CONFIG xmin`
 #   BENCH_FLEET_GW_CONFIGS    graphile-worker's configs run (default "defaults batched")
 #   BENCH_FLEET_CHUTE_CONFIGS chute's throughput configs run (default
-#                        "persistent-2x2 persistent-2x2-tmp")
+#                        "persistent-2x2 persistent-2x2-tmp"; persistent-2x2-inline too)
 #   BENCH_FLEET_NO_INSTALL=1  do not run setup.sh (node_modules must be there)
 #   BENCH_FLEET_PIN=1    the machine split alike for chute and its peers: the PostgreSQL
 #                        server (the postmaster, started under `taskset -c 0`, and every
@@ -446,6 +447,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				log "round $round: chute --persistent, 2 processes x -j 2, $n jobs (load $(load))"
 				db chute
 				on_shm chute_row chute persistent-2x2 "$round" throughput "$URI" "$n"
+			fi
+			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-inline "* ]]; then
+				log "round $round: chute --inline, 2 processes x -j 2, $n jobs (load $(load))"
+				db chute
+				on_shm chute_row chute persistent-2x2-inline "$round" throughput-inline "$URI" "$n"
 			fi
 			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-tmp "* ]]; then
 				log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"

@@ -25,7 +25,7 @@ static const struct cmd own[] = {
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
-	    " [--persistent] [--lease DUR] [--prefetch N] [--poll DUR]"
+	    " [--persistent] [--inline] [--lease DUR] [--prefetch N] [--poll DUR]"
 	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "URL [--queue NAME]" },

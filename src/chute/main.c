@@ -56,7 +56,7 @@ static const struct cmd own[] = {
 	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
 	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
-	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
+	    " [--persistent] [--inline] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "SPOOL" },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"

@@ -416,7 +416,10 @@ pq_release(struct queue *q, struct claim *c)
 	if (c->logfd != -1)
 		close(c->logfd);
 	free(c->logbuf);
-	unlinkat(pq->dirfd, c->id, 0);
+	free(c->payload);
+	/* An --inline worker's job had no local copy: nothing to remove. */
+	if (!pq->c.inline_jobs)
+		unlinkat(pq->dirfd, c->id, 0);
 	if (!pq->c.persistent) {
 		snprintf(name, sizeof(name), ".%s.log", c->id);
 		unlinkat(pq->dirfd, name, 0);

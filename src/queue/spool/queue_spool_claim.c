@@ -337,6 +337,7 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 		return false;
 	}
 	spoolq_hold(sq, c, name, fd);
+	c->size = st.st_size;	/* an --inline worker's LENGTH */
 	c->path = spool_jobpath(&sq->sp, ST_CUR, name);
 	spoolq_open_log(sq, c);
 	if (c->path == NULL && c->logfd != -1) {
