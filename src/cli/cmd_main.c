@@ -39,6 +39,7 @@ static const struct cmd rows[] = {
 	{ "resume", cmd_resume, "" },
 	{ "forward", NULL, NULL },
 	{ "web", NULL, NULL },
+	{ "retention", cmd_retention, "[--done DUR] [--failed DUR]" },
 };
 #define NROWS	(sizeof(rows) / sizeof(rows[0]))
 

@@ -255,6 +255,13 @@ struct store_ops {
 	 */
 	int	(*workers)(struct store *s, const struct store_workers_out *o,
 		    int *cut);
+	/*
+	 * How long finished jobs are kept (util.h: ms, KEEP_FOREVER), read
+	 * into *r, or set to *r (a queue's workers and a spool's owner apply
+	 * it); set says on stderr why not.
+	 */
+	int	(*retention)(struct store *s, struct retention *r);
+	int	(*set_retention)(struct store *s, const struct retention *r);
 };
 
 /* An open store: its operations and their state. */
