@@ -201,6 +201,7 @@ cmd_say_unknown(struct store *s, const char *id)
 	keep_format(r.done, d, sizeof(d));
 	keep_format(r.failed, f, sizeof(f));
 	fprintf(stderr, "chute: %s: not found: unknown, or finished and "
-	    "removed by the retention of %s (done %s, failed %s)\n", id != NULL ?
-	    id : "a job among the IDs", s->ops->title(s), d, f);
+	    "removed by the retention of %s%s (done %s, failed %s)\n",
+	    id != NULL ? id : "a job among the IDs", s->ops->uri ? "queue " :
+	    "", s->ops->title(s), d, f);
 }
