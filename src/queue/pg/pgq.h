@@ -216,11 +216,6 @@ int	 pgq_claim_take(struct pgq *pq, PGresult *r);
 /* queue_pg_retain.c */
 /* Read the queue's retention again; said when it changes. */
 void	 pgq_keep_check(struct pgq *pq, msec_t mono);
-/*
- * The states the queue keeps 0, as a text[] literal for the outcome
- * statement ("{done}", ...), or NULL: it keeps both (its plain form).
- */
-const char	*pgq_dropped(const struct pgq *pq);
 /* Remove a batch of finished jobs past their retention (due: next_sweep). */
 void	 pgq_sweep(struct pgq *pq, msec_t mono);
 

@@ -146,6 +146,18 @@ static const char flush_sql_drop_stray[] = FLUSH_SQL(KEEP, FIN_STRAY, DROP,
 #undef HIT
 #undef K
 
+/*
+ * The states the queue keeps 0 (queue_pg_retain.c read them), as the
+ * text[] of flush_sql_drop, or NULL: it keeps both (the plain form).
+ */
+static const char *
+dropped(const struct pgq *pq)
+{
+	if (pq->keep.done == 0)
+		return pq->keep.failed == 0 ? "{done,failed}" : "{done}";
+	return pq->keep.failed == 0 ? "{failed}" : NULL;
+}
+
 /* Pending outcomes in the order of their tokens (flush_sql's search). */
 static int
 by_token(const void *a, const void *b)
@@ -185,7 +197,7 @@ flush_send(struct pgq *pq)
 	p[8] = pq->worker;
 	/* libpq copies the parameters into its buffer: a[] can go. */
 	pq->flush_stray = pq->stray_next;
-	if ((p[9] = pgq_dropped(pq)) != NULL)
+	if ((p[9] = dropped(pq)) != NULL)
 		sql = pq->flush_stray ? flush_sql_drop_stray : flush_sql_drop;
 	else
 		sql = pq->flush_stray ? flush_sql_stray : flush_sql;

@@ -50,14 +50,6 @@ pgq_keep_check(struct pgq *pq, msec_t mono)
 	    INT64_MAX : mono;
 }
 
-const char *
-pgq_dropped(const struct pgq *pq)
-{
-	if (pq->keep.done == 0)
-		return pq->keep.failed == 0 ? "{done,failed}" : "{done}";
-	return pq->keep.failed == 0 ? "{failed}" : NULL;
-}
-
 /*
  * The finished jobs past their state's retention ($2, $3: ms, NULL
  * forever), oldest first by finished_at (queue, run_at, id), at most
