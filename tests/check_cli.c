@@ -1388,6 +1388,8 @@ START_TEST(test_retention_removes_a_done_job_and_its_log_at_its_time_not_before)
 	    strstr(T.err, "(done 2s, failed forever)"), "status: %s", T.err);
 	EXPECT(CHUTE("log", T.spool, "a") == 1 && strstr(T.err, "retention"),
 	    "log: %s", T.err);
+	EXPECT(CHUTE("stats", T.spool) == 0 && strstr(T.out, "\nretention "
+	    "        done 2s, failed forever\n"), "stats: %s", T.out);
 	EXPECT(t_stop(owner) == 0, "owner stops");
 }
 END_TEST
@@ -1449,6 +1451,8 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 	    "an unknown option");
 	EXPECT(CHUTE("retention", T.spool) == 0 && strcmp(T.out,
 	    "done forever\nfailed forever\n") == 0, "the default: %s", T.out);
+	EXPECT(CHUTE("stats", T.spool) == 0 && !strstr(T.out, "retention"),
+	    "stats of the default shows no retention: %s", T.out);
 	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
 	    " Invalid argument"), "a file not in its form: %s", T.err);
