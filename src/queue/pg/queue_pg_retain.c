@@ -51,51 +51,64 @@ pgq_keep_check(struct pgq *pq, msec_t mono)
 }
 
 /*
- * The finished jobs past their state's retention ($2, $3: ms, NULL
- * forever), oldest first by finished_at (queue, run_at, id), at most
- * PG_SWEEP_ROWS, SKIP LOCKED: workers sweeping at once take different
- * rows, and a row a retry or purge holds is left to it.  Each goes with
- * its payload and its logs, in the one statement.
+ * The finished jobs of one state past its retention ($2 ms), oldest
+ * first, at most PG_SWEEP_ROWS, SKIP LOCKED: workers sweeping at once
+ * take different rows, and a row a retry or purge holds is left to it.
+ * Each goes with its payload and its logs, in the one statement.  A
+ * statement per state, its state a literal: the failed jobs' partial
+ * index (finished_failed) is then the failed sweep's path, and neither
+ * walks the other state's old rows, which a state kept forever may hold
+ * by the million.
  */
-void
-pgq_sweep(struct pgq *pq, msec_t mono)
+#define SWEEP_SQL(STATE) \
+	"WITH old AS MATERIALIZED (SELECT id FROM chute.finished" \
+	" WHERE queue = $1 AND state = '" STATE "' AND run_at < now() -" \
+	" $2::bigint * interval '1 millisecond' ORDER BY run_at" \
+	" LIMIT " PG_SWEEP_ROWS_S " FOR UPDATE SKIP LOCKED)," \
+	" f AS (DELETE FROM chute.finished j USING old WHERE j.queue = $1" \
+	" AND j.id = old.id RETURNING j.id)," \
+	" p AS (DELETE FROM chute.payloads x USING f WHERE x.queue = $1" \
+	" AND x.id = f.id)," \
+	" l AS (DELETE FROM chute.logs x USING f WHERE x.queue = $1" \
+	" AND x.id = f.id)" \
+	" SELECT count(*) FROM f"
+static const char sweep_done_sql[] = SWEEP_SQL("done");
+static const char sweep_failed_sql[] = SWEEP_SQL("failed");
+#undef SWEEP_SQL
+
+/* One state's sweep: how many went, or -1 (said). */
+static long
+sweep_state(struct pgq *pq, const char *sql, msec_t keep)
 {
-	static const char sql[] =
-	    "WITH old AS MATERIALIZED (SELECT id FROM chute.finished"
-	    " WHERE queue = $1 AND run_at < now() - least($2::bigint,"
-	    " $3::bigint) * interval '1 millisecond' AND run_at < now() -"
-	    " CASE state WHEN 'done' THEN $2::bigint ELSE $3::bigint END"
-	    " * interval '1 millisecond' ORDER BY run_at"
-	    " LIMIT " PG_SWEEP_ROWS_S " FOR UPDATE SKIP LOCKED),"
-	    " f AS (DELETE FROM chute.finished j USING old WHERE j.queue = $1"
-	    " AND j.id = old.id RETURNING j.id),"
-	    " p AS (DELETE FROM chute.payloads x USING f WHERE x.queue = $1"
-	    " AND x.id = f.id),"
-	    " l AS (DELETE FROM chute.logs x USING f WHERE x.queue = $1"
-	    " AND x.id = f.id)"
-	    " SELECT count(*) FROM f";
-	char d[24], f[24];
-	const char *p[3] = { pq->pg.queue, NULL, NULL };
+	char k[24];
+	const char *p[2] = { pq->pg.queue, k };
 	PGresult *r;
 	long n;
 
-	snprintf(d, sizeof(d), "%lld", (long long)pq->keep.done);
-	snprintf(f, sizeof(f), "%lld", (long long)pq->keep.failed);
-	if (pq->keep.done != KEEP_FOREVER)
-		p[1] = d;
-	if (pq->keep.failed != KEEP_FOREVER)
-		p[2] = f;
-	pq->next_sweep = mono + period(&pq->keep);
-	if ((r = pgq_exec(pq, sql, 3, p, false)) == NULL) {
+	snprintf(k, sizeof(k), "%lld", (long long)keep);
+	if ((r = pgq_exec(pq, sql, 2, p, false)) == NULL) {
 		pgq_failed(pq, "retention");
-		return;
+		return -1;
 	}
 	n = pg_rows(r, 1, 1, NULL) == 1 ? strtol(PQgetvalue(r, 0, 0), NULL,
 	    10) : 0;
 	PQclear(r);
-	/* A full batch: more may be past their time, at the next turn. */
-	if (n >= PG_SWEEP_ROWS)
-		pq->next_sweep = mono;
 	if (n > 0)
 		pgq_moved(pq);
+	return n;
+}
+
+void
+pgq_sweep(struct pgq *pq, msec_t mono)
+{
+	long d = 0, f = 0;
+
+	pq->next_sweep = mono + period(&pq->keep);
+	if (pq->keep.done != KEEP_FOREVER)
+		d = sweep_state(pq, sweep_done_sql, pq->keep.done);
+	if (pq->up && pq->keep.failed != KEEP_FOREVER)
+		f = sweep_state(pq, sweep_failed_sql, pq->keep.failed);
+	/* A full batch: more may be past their time, at the next turn. */
+	if (d >= PG_SWEEP_ROWS || f >= PG_SWEEP_ROWS)
+		pq->next_sweep = mono;
 }
