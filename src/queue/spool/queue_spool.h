@@ -245,8 +245,9 @@ msec_t	 spoolq_retain_next(struct spoolq *sq, msec_t mono);
 /* The pass in progress, if any, ends. */
 void	 spoolq_retain_close(struct spoolq *sq);
 /*
- * At a clean stop, with a state kept 0: one whole pass, so that the jobs
- * that ended in the last turns do not stay until the next owner.
+ * At a clean stop, with a state kept 0: one pass (RETAIN_LAST_STEPS steps
+ * at most), so that the jobs that ended in the last turns do not stay
+ * until the next owner.
  */
 void	 spoolq_retain_last(struct spoolq *sq);
 

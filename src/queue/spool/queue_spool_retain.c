@@ -224,9 +224,13 @@ spoolq_retain_last(struct spoolq *sq)
 		return;
 	spoolq_retain_close(sq);
 	sq->keep_next = mono;
-	do
+	/* Bounded: a stop must not wait on a directory of a million. */
+	for (int i = 0; i < RETAIN_LAST_STEPS; i++) {
 		spoolq_retain_step(sq, mono);
-	while (sq->keep_dir != NULL);
+		if (sq->keep_dir == NULL)
+			break;
+	}
+	spoolq_retain_close(sq);
 }
 
 msec_t
