@@ -2284,7 +2284,8 @@ START_TEST(test_a_queue_kept_0_leaves_nothing_and_wait_still_gets_the_outcome)
 	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >>"
 	    " \"$R/journal\"\n"
 	    "case \"$CHUTE_ID\" in w) " UNTIL_RELEASED " exit 0;; bad*) exit 1;;"
-	    " esac\nexit 0\n");
+	    " d) echo once; [ \"$CHUTE_ATTEMPT\" = 1 ] && exit 75;; esac\n"
+	    "exit 0\n");
 	const char *argv[] = { T.bin, "wait", t_uri, "--timeout", "30s", "w",
 	    NULL };
 	pid_t a, b, waiter;
@@ -2293,9 +2294,12 @@ START_TEST(test_a_queue_kept_0_leaves_nothing_and_wait_still_gets_the_outcome)
 	    strcmp(T.out, "done 0\nfailed forever\n") == 0, "retention: %s%s",
 	    T.out, T.err);
 	t_fleet_submit("default", "w", "x");
-	a = WORKER("-j", "2", "--", h);
-	b = WORKER("-j", "2", "--", h);
+	a = WORKER("-j", "2", "--backoff", "50ms:200ms", "--", h);
+	b = WORKER("-j", "2", "--backoff", "50ms:200ms", "--", h);
 	WAIT_UNTIL(t_journal_has("w", 1), 20000, "w runs");
+	/* Deferred once: its first attempt's log is a row of chute.logs. */
+	t_fleet_submit("default", "d", "x");
+	WAIT_UNTIL(t_journal_has("d", 2), 20000, "d runs again");
 	waiter = t_spawn(argv, NULL, RP("waiter.out"), RP("waiter.out"), NULL);
 	/* Its LISTEN comes before its first look, which found w running. */
 	WAIT_UNTIL(t_sqln("SELECT count(*) FROM pg_stat_activity WHERE query"
