@@ -41,6 +41,7 @@ static const struct cmd rows[] = {
 	    " [--rate N/DUR|none] [--clear]]" },
 	{ "forward", NULL, NULL },
 	{ "web", NULL, NULL },
+	{ "retention", cmd_retention, "[--done DUR] [--failed DUR]" },
 };
 #define NROWS	(sizeof(rows) / sizeof(rows[0]))
 

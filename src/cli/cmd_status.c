@@ -39,10 +39,8 @@ status_one(struct store *s, const char *id)
 	char text[4 * sizeof(j.last) + 1], tail[64] = "", sched[96] = "";
 	int rc;
 
-	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO) {
-		fflush(stdout);		/* the lines before it come first */
-		fprintf(stderr, "chute: %s: unknown job\n", id);
-	}
+	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO)
+		cmd_say_unknown(s, id);
 	if (rc != 0)
 		return rc;
 	/*

@@ -366,6 +366,22 @@ QUEUES_FINITE ");\n"
 "END $$;\n";
 
 /*
+ * Version 9: how long a queue keeps its finished jobs (`chute
+ * retention`), in ms per state, in its row of chute.queues: NULL keeps
+ * them until purged (the default, and every row an older version made);
+ * 0 not at all (the outcome statement leaves them out of
+ * chute.finished).  The workers read it when they connect and when
+ * `retention QUEUE` is notified, and remove what is past it
+ * (queue_pg_retain.c).  Two columns added without a default: no rewrite,
+ * and a second run finds them and adds nothing, their checks included.
+ * Independent of version 8's additions.
+ */
+static const char schema9[] =
+"ALTER TABLE chute.queues"
+" ADD COLUMN IF NOT EXISTS keep_done bigint CHECK (keep_done >= 0),"
+" ADD COLUMN IF NOT EXISTS keep_failed bigint CHECK (keep_failed >= 0);\n";
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -425,6 +441,7 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema5, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema9, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
