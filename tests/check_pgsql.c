@@ -2041,16 +2041,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 7: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 10: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 8");
+	t_sql("UPDATE chute.version SET version = 11");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 8") == 78 &&
-	    strstr(t_log_of(w), "schema version 8, this chute speaks 7: "
-	    "upgrade chute") != NULL, "on version 8: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 11") == 78 &&
+	    strstr(t_log_of(w), "schema version 11, this chute speaks 10: "
+	    "upgrade chute") != NULL, "on version 11: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&

@@ -75,7 +75,8 @@ static const char schema[] =
 /* purge --older-than. */
 "CREATE INDEX IF NOT EXISTS jobs_finished ON chute.jobs (queue, run_at)"
 " WHERE state IN ('done', 'failed');\n"
-/* The job's bytes, written once and never updated. */
+/* The job's bytes, written once (replaced only by submit --unique
+ * --on-duplicate replace of a waiting job: version 10). */
 "CREATE TABLE IF NOT EXISTS chute.payloads (\n"
 "  queue text NOT NULL,\n"
 "  id text NOT NULL,\n"
