@@ -276,6 +276,8 @@ bad_keys(const char *store)
 	    "a mode without a key");
 	EXPECT(CHUTE("submit", store, "--unique", "k", RP("in"), RP("in")) ==
 	    64, "two inputs");
+	EXPECT(CHUTE("submit", store, "--id", "a,u=k", "--unique", "k",
+	    RP("in")) == 64, "an --id with the attribute already");
 }
 
 START_TEST(test_bad_unique_keys_are_refused_with_one_line_on_a_spool)

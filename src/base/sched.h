@@ -85,7 +85,7 @@ enum unique_dup {
 };
 /* submit's status when its unique key is held (--on-duplicate refuse). */
 #define EXIT_HELD	3
-#define UNIQUE_USAGE	"[--unique KEY [--unique-while waiting|active|kept]" \
+#define UNIQUE_USAGE	"[--unique KEY [--unique-while active|waiting|kept]" \
 	" [--on-duplicate refuse|keep|replace]]"
 
 extern const char *const unique_while_names[3];	/* "active", ... */

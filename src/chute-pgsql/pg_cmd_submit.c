@@ -217,17 +217,12 @@ static int
 submit_unique(struct pg *pg, struct submit *sb, const char *file)
 {
 	bool is_stdin = strcmp(file, "-") == 0;
-	char base[NAME_MAX + 1], id[NAME_MAX + 1], *body;
+	char id[NAME_MAX + 1], *body;
 	size_t len;
 	int fd, rc;
 
-	if (sb->id != NULL)
-		strlcpy(base, sb->id, sizeof(base));
-	else
-		id_generate(base, sizeof(base));
-	if (unique_name(base, sb->u.key, id, sizeof(id)) == -1)
-		return usage_error("submit", "--unique %s: the job's ID would be "
-		    "longer than %d bytes", sb->u.key, ID_MAX);
+	if ((rc = uq_make_id(&sb->u, sb->id, id, sizeof(id))) != 0)
+		return rc;
 	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
 	    == -1) {
 		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));

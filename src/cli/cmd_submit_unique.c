@@ -63,11 +63,12 @@ uq_check(const struct uq_opts *u, int n)
 	return 0;
 }
 
-/* The job's ID: id or a new one, with ",u=KEY": 0, or EX_USAGE (said). */
-static int
-uq_name(const struct uq_opts *u, const char *id, char *name, size_t len)
+int
+uq_make_id(const struct uq_opts *u, const char *id, char *name, size_t len)
 {
 	char base[NAME_MAX + 1];
+	struct jobattr a;
+	const char *why;
 
 	if (id != NULL)
 		strlcpy(base, id, sizeof(base));
@@ -76,6 +77,10 @@ uq_name(const struct uq_opts *u, const char *id, char *name, size_t len)
 	if (unique_name(base, u->key, name, len) == -1)
 		return usage_error("submit", "--unique %s: the job's ID would be "
 		    "longer than %d bytes", u->key, ID_MAX);
+	/* An --id of NAME,u=K would make a name the owner refuses. */
+	if (jobattr_parse(name, &a, &why) == -1)
+		return usage_error("submit", "--id %s with --unique: %s", id,
+		    why);
 	return 0;
 }
 
@@ -102,7 +107,7 @@ static int
 uq_take(struct spool *sp, const struct uq_opts *u, struct unique_hold *h,
     const char *name, msec_t at)
 {
-	int to = at > 0 ? ST_DEFER : ST_NEW;
+	int to = at > 0 ? ST_DEFER : ST_NEW, saved;
 
 	if (unique_set(h, u->w, name) == -1) {
 		fprintf(stderr, "chute: %s/%s/%s: %s\n", sp->path, UNIQUE_DIR,
@@ -113,11 +118,12 @@ uq_take(struct spool *sp, const struct uq_opts *u, struct unique_hold *h,
 	if (state_place(sp, name, at) == -1 || spool_sync(sp) == -1) {
 		fprintf(stderr, "chute: %s/%s/%s: %s\n", sp->path,
 		    state_names[to], name, strerror(errno));
+		saved = errno;
 		/* Not durable: not run, as cmd_submit's take_back. */
 		if (state_unsubmit(sp, name, to) == -1 && errno != ENOENT)
 			unlinkat(sp->dir[ST_TMP], name, 0);
 		(void)unique_clear(h, name);
-		return errno == EEXIST ? EXIT_NO : EX_IOERR;
+		return saved == EEXIST ? EXIT_NO : EX_IOERR;
 	}
 	printf("%s\n", name);
 	return cmd_flush_stdout(0);
@@ -172,7 +178,7 @@ uq_submit_spool(struct spool *sp, const struct uq_opts *u, const char *file,
 	struct unique_hold h;
 	int fd, where, rc;
 
-	if ((rc = uq_name(u, id, name, sizeof(name))) != 0)
+	if ((rc = uq_make_id(u, id, name, sizeof(name))) != 0)
 		return rc;
 	if (id != NULL && spool_locate(sp, name, NULL) != ST_NONE) {
 		fprintf(stderr, "chute: %s: job exists\n", name);

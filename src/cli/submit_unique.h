@@ -7,6 +7,7 @@
 #define CLI_SUBMIT_UNIQUE_H
 
 #include <getopt.h>
+#include <stddef.h>
 
 #include "base/sched.h"
 #include "base/util.h"
@@ -36,6 +37,14 @@ int	 uq_option(struct uq_opts *u, int c, const char *v);
 
 /* The options together, for n inputs: 0, or EX_USAGE (said). */
 int	 uq_check(const struct uq_opts *u, int n);
+
+/*
+ * The ID of a job with u's key: id (NULL: a new one) and ",u=KEY", into
+ * name: 0, or EX_USAGE (said) when it would be too long or give an
+ * attribute twice.
+ */
+int	 uq_make_id(const struct uq_opts *u, const char *id, char *name,
+	    size_t len);
 
 /*
  * Submit file ("-": stdin) to the spool with u's key, under id (NULL: a
