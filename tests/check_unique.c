@@ -252,6 +252,73 @@ START_TEST(test_a_job_dropped_in_by_mv_with_a_held_key_is_refused)
 }
 END_TEST
 
+/* submit --unique r --on-duplicate replace of text, and the flags. */
+static int
+replace(const char *store, const char *text, const char *flag,
+    const char *value)
+{
+	t_write(RP("in"), text);
+	if (flag == NULL)
+		return CHUTE("submit", store, "--unique", "r",
+		    "--on-duplicate", "replace", RP("in"));
+	return CHUTE("submit", store, "--unique", "r", "--on-duplicate",
+	    "replace", flag, value, RP("in"));
+}
+
+/*
+ * replace keeps the waiting job's ID and takes its bytes and time, from
+ * new/ to defer/ (two renames) and back, and within one (the exchange).
+ */
+START_TEST(test_replace_moves_a_waiting_job_between_new_and_defer)
+{
+	char id[256], *body;
+
+	EXPECT(replace(T.spool, "one\n", NULL, NULL) == 0, "%s", T.err);
+	snprintf(id, sizeof(id), "%.*s", (int)strcspn(T.out, "\n"), T.out);
+	EXPECT(replace(T.spool, "two\n", "--delay", "1h") == 0 &&
+	    strncmp(T.out, id, strlen(id)) == 0, "same ID: %s %s", T.out, T.err);
+	EXPECT(t_exists(SP("defer", id)) && !t_exists(SP("new", id)) &&
+	    t_mtime_ms(SP("defer", id)) > t_now() + 3000 * 1000,
+	    "in defer/, an hour away");
+	EXPECT(replace(T.spool, "three\n", "--delay", "2h") == 0 &&
+	    t_mtime_ms(SP("defer", id)) > t_now() + 6000 * 1000, "two hours");
+	EXPECT(replace(T.spool, "four\n", NULL, NULL) == 0 &&
+	    t_exists(SP("new", id)) && !t_exists(SP("defer", id)), "now");
+	body = t_slurp(SP("new", id));
+	EXPECT(body && strcmp(body, "four\n") == 0, "the last bytes: %s", body);
+	free(body);
+	EXPECT(t_entries(P("%s/tmp", T.spool)) == 0 && spool_jobs("r") == 1,
+	    "one job, nothing left in tmp/");
+}
+END_TEST
+
+/*
+ * A group spool: the submitters are users of their own, and one takes a
+ * key another's file holds (unique/KEY made by eve, 0660, written by bob:
+ * opened without O_CREAT, which fs.protected_regular allows).
+ */
+START_TEST(test_submitters_of_a_group_spool_share_the_keys)
+{
+	const char *sub = "echo x | %s submit %s --unique g%s";
+	pid_t owner;
+
+	if (!t_users())
+		return;
+	t_group_spool();
+	EXPECT(t_sh_as("chute-t-eve", 10000, P(sub, T.bin, T.spool, "")) == 0,
+	    "eve takes g");
+	EXPECT(t_sh_as("chute-t-bob", 10000, P(sub, T.bin, T.spool, "")) ==
+	    EXIT_HELD_, "bob is refused while eve's job waits");
+	owner = OWNER_AS("chute-t-own", "--", "/bin/cat");
+	WAIT_UNTIL(t_count_state("done") == 1, 10000, "eve's job done: %s",
+	    t_log_of(owner));
+	EXPECT(t_sh_as("chute-t-bob", 10000, P(sub, T.bin, T.spool, "")) == 0,
+	    "bob takes g once eve's job is done");
+	WAIT_UNTIL(t_count_state("done") == 2, 10000, "bob's job done");
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+}
+END_TEST
+
 /* Bad keys: one line, exit 64, nothing in the spool or the queue. */
 static void
 bad_keys(const char *store)
@@ -369,6 +436,26 @@ START_TEST(test_a_failed_submit_leaves_no_key_taken_in_a_queue)
 }
 END_TEST
 
+START_TEST(test_replace_moves_a_waiting_job_between_new_and_defer_in_a_queue)
+{
+	char id[256];
+
+	EXPECT(replace(t_uri, "one\n", NULL, NULL) == 0, "%s", T.err);
+	snprintf(id, sizeof(id), "%.*s", (int)strcspn(T.out, "\n"), T.out);
+	EXPECT(replace(t_uri, "two\n", "--delay", "1h") == 0 &&
+	    strncmp(T.out, id, strlen(id)) == 0, "same ID: %s %s", T.out, T.err);
+	EXPECT(t_sqln(P("SELECT count(*) FROM chute.live WHERE id = '%s' AND"
+	    " state = 'defer' AND run_at > now() + interval '50 minutes'", id))
+	    == 1, "deferred an hour");
+	EXPECT(replace(t_uri, "four\n", NULL, NULL) == 0, "%s", T.err);
+	EXPECT(t_sqln(P("SELECT count(*) FROM chute.live l JOIN chute.payloads p"
+	    " USING (queue, id) WHERE id = '%s' AND state = 'new' AND"
+	    " run_at <= now() AND p.body = 'four\n'::bytea AND size = 5", id))
+	    == 1, "new, the last bytes");
+	EXPECT(queue_jobs("r") == 1, "one job");
+}
+END_TEST
+
 START_TEST(test_two_spools_forwarding_the_same_keys_make_one_job_per_key)
 {
 	char other[PATH_MAX];
@@ -420,6 +507,8 @@ unique_suite(void)
 	tcase_add_test(tc, test_a_key_frees_when_its_job_leaves_the_chosen_states_on_a_spool);
 	tcase_add_test(tc, test_a_failed_submit_leaves_no_key_taken_on_a_spool);
 	tcase_add_test(tc, test_a_job_dropped_in_by_mv_with_a_held_key_is_refused);
+	tcase_add_test(tc, test_submitters_of_a_group_spool_share_the_keys);
+	tcase_add_test(tc, test_replace_moves_a_waiting_job_between_new_and_defer);
 	tcase_add_test(tc, test_bad_unique_keys_are_refused_with_one_line_on_a_spool);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
@@ -429,6 +518,7 @@ unique_suite(void)
 	tcase_add_test(tc, test_eight_submitters_at_once_make_one_job_per_key_in_a_queue);
 	tcase_add_test(tc, test_a_key_frees_when_its_job_leaves_the_chosen_states_in_a_queue);
 	tcase_add_test(tc, test_a_failed_submit_leaves_no_key_taken_in_a_queue);
+	tcase_add_test(tc, test_replace_moves_a_waiting_job_between_new_and_defer_in_a_queue);
 	tcase_add_test(tc, test_two_spools_forwarding_the_same_keys_make_one_job_per_key);
 	tcase_add_test(tc, test_bad_unique_keys_are_refused_with_one_line_in_a_queue);
 	suite_add_tcase(s, tc);
