@@ -100,13 +100,13 @@ parse(int argc, char **argv, struct submit *sb)
 	};
 	const char *err;
 	msec_t d;
-	int c;
+	int c, r;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if ((d = uq_option(&sb->u, c, optarg)) != 1) {
-			if (d != 0)
-				return (int)d;
+		if ((r = uq_option(&sb->u, c, optarg)) != 1) {
+			if (r != 0)
+				return r;
 			continue;
 		}
 		switch (c) {
