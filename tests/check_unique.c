@@ -299,20 +299,21 @@ END_TEST
  */
 START_TEST(test_submitters_of_a_group_spool_share_the_keys)
 {
-	const char *sub = "echo x | %s submit %s --unique g%s";
+	char sub[PATH_MAX * 2 + 64];
 	pid_t owner;
 
 	if (!t_users())
 		return;
 	t_group_spool();
-	EXPECT(t_sh_as("chute-t-eve", 10000, P(sub, T.bin, T.spool, "")) == 0,
+	snprintf(sub, sizeof(sub), "echo x | %s submit %s --unique g", T.bin,
+	    T.spool);
+	EXPECT(t_sh_as("chute-t-eve", 10000, sub) == 0,
 	    "eve takes g");
-	EXPECT(t_sh_as("chute-t-bob", 10000, P(sub, T.bin, T.spool, "")) ==
-	    EXIT_HELD_, "bob is refused while eve's job waits");
+	EXPECT(t_sh_as("chute-t-bob", 10000, sub) == EXIT_HELD_, "bob is refused while eve's job waits");
 	owner = OWNER_AS("chute-t-own", "--", "/bin/cat");
 	WAIT_UNTIL(t_count_state("done") == 1, 10000, "eve's job done: %s",
 	    t_log_of(owner));
-	EXPECT(t_sh_as("chute-t-bob", 10000, P(sub, T.bin, T.spool, "")) == 0,
+	EXPECT(t_sh_as("chute-t-bob", 10000, sub) == 0,
 	    "bob takes g once eve's job is done");
 	WAIT_UNTIL(t_count_state("done") == 2, 10000, "bob's job done");
 	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
