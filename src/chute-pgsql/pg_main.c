@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/sched.h"
 #include "base/chute.h"
 #include "cli/cmd.h"
 #include "queue/store.h"
@@ -22,7 +23,8 @@
 static const struct cmd own[] = {
 	{ "init", pgcmd_init, "URL" },
 	{ "submit", pgcmd_submit,
-	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
+	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] "
+	    UNIQUE_USAGE " [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
 	    " [--persistent] [--inline] [--lease DUR] [--prefetch N] [--poll DUR]"

@@ -47,6 +47,7 @@ struct store_job {
 	char		 forwarded[1024];
 	int		 prio;		/* PRIO_DEFAULT unless given */
 	char		 key[KEY_MAX + 1];	/* "" none */
+	char		 unique[KEY_MAX + 1];	/* its unique key; "" none */
 };
 
 /* The store's pause, as status and stats show it. */

@@ -124,6 +124,72 @@ fail:
 }
 
 int
+state_write_tmp(struct spool *sp, int src, const char *name, msec_t at,
+    int *where)
+{
+	int fd, saved;
+
+	*where = ST_TMP;
+	fd = openat(sp->dir[ST_TMP], name, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_NEW));
+	if (fd == -1)
+		return -1;
+	if (copy_fd(src, fd) == -1) {
+		*where = errno == EBADF || errno == EISDIR ? -1 : ST_TMP;
+		goto fail;
+	}
+	/* In tmp/ the file is ours: a failure here is a real error. */
+	if ((at > 0 && stamp(sp, ST_TMP, name, fd, at) == -1) ||
+	    fsync(fd) == -1 || close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	unlinkat(sp->dir[ST_TMP], name, 0);
+	errno = saved;
+	return -1;
+}
+
+int
+state_place(struct spool *sp, const char *name, msec_t at)
+{
+	return move(sp, ST_TMP, name, at > 0 ? ST_DEFER : ST_NEW, name, true);
+}
+
+int
+state_replace(struct spool *sp, const char *tmpname, const char *id, int from,
+    msec_t at)
+{
+	int to = at > 0 ? ST_DEFER : ST_NEW, saved;
+
+	if (from == to) {
+		/* One step: the job is never out of its directory. */
+		if (renameat2(sp->dir[ST_TMP], tmpname, sp->dir[from], id,
+		    RENAME_EXCHANGE) == -1)
+			return -1;
+		sp->dirty |= 1u << from | 1u << ST_TMP;
+		unlinkat(sp->dir[ST_TMP], tmpname, 0);
+		return 0;
+	}
+	/* Out of from/ first: a claim racing us either wins or finds none. */
+	if (move(sp, from, id, ST_TMP, id, true) == -1)
+		return -1;
+	if (move(sp, ST_TMP, tmpname, to, id, true) == -1) {
+		saved = errno;
+		/* Put the old job back where it was. */
+		(void)move(sp, ST_TMP, id, from, id, true);
+		errno = saved;
+		return -1;
+	}
+	unlinkat(sp->dir[ST_TMP], id, 0);
+	return 0;
+}
+
+int
 state_unsubmit(struct spool *sp, const char *id, int from)
 {
 	if (move(sp, from, id, ST_TMP, id, false) == -1)

@@ -19,6 +19,31 @@
 int	 state_submit(struct spool *sp, int src, const char *id, msec_t at,
 	    int *where);
 
+/*
+ * Unique keys' submit (cli/cmd_submit_unique.c) in steps, so that the
+ * key's lock is held only around the renames: write src to tmp/name (its
+ * mtime at when at > 0) and fsync it, as state_submit does (*where the
+ * same); then one of state_place (tmp/name -> new/ or defer/),
+ * state_replace, or an unlinkat of tmp/name.  0, or -1 with errno set.
+ */
+int	 state_write_tmp(struct spool *sp, int src, const char *name, msec_t at,
+	    int *where);
+/* tmp/name -> new/name (at 0) or defer/name; EEXIST: the ID is taken. */
+int	 state_place(struct spool *sp, const char *name, msec_t at);
+
+/*
+ * A waiting job's bytes and time replaced (--on-duplicate replace) by
+ * tmp/tmpname's (state_write_tmp), under the same ID, in new/ (at 0) or
+ * defer/.  In the same directory one renameat2(RENAME_EXCHANGE), whose
+ * old bytes land in tmp/tmpname and go; from new/ to defer/ or back,
+ * from/id -> tmp/id, then tmp/tmpname -> to/id (a crash between the two
+ * leaves neither: spool-layout.md, "Unique keys").  0, or -1 with errno
+ * set, tmp/tmpname left for the caller; ENOENT: from/id is not there any
+ * more (claimed, promoted, cancelled).
+ */
+int	 state_replace(struct spool *sp, const char *tmpname, const char *id,
+	    int from, msec_t at);
+
 /* new -> cur.  ENOENT means another process moved it first: not an error. */
 int	 state_claim(struct spool *sp, const char *id);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "queue/pg/pg.h"
 
 /* Any constant; it only keeps two inits from interleaving. */
@@ -74,7 +75,8 @@ static const char schema[] =
 /* purge --older-than. */
 "CREATE INDEX IF NOT EXISTS jobs_finished ON chute.jobs (queue, run_at)"
 " WHERE state IN ('done', 'failed');\n"
-/* The job's bytes, written once and never updated. */
+/* The job's bytes, written once (replaced only by submit --unique
+ * --on-duplicate replace of a waiting job: version 10). */
 "CREATE TABLE IF NOT EXISTS chute.payloads (\n"
 "  queue text NOT NULL,\n"
 "  id text NOT NULL,\n"
@@ -382,6 +384,54 @@ static const char schema9[] =
 " ADD COLUMN IF NOT EXISTS keep_failed bigint CHECK (keep_failed >= 0);\n";
 
 /*
+ * Version 10: unique keys (issue 37; fleet.md, "Unique keys").  A key is
+ * held by one job at a time, its row in chute.unique_keys, whose primary
+ * key makes a second insert of the key wait for the first's transaction
+ * and then find it (ON CONFLICT DO NOTHING): exact across hosts, and a
+ * submit that fails takes its row with it.  held_while is the states the
+ * submitter chose, and the row goes in the same statement that moves its
+ * job out of them, by the triggers below: a claim (waiting: new or
+ * defer), the move out of chute.live (active: finished, cancelled), the
+ * purge of its payload (kept, by the foreign key's cascade).  The
+ * triggers' WHEN reads only the row: a job without a key costs no call.
+ * unique_key on chute.live is what they read; on chute.payloads, the key
+ * a job was submitted with, for status, from submit to purge.  Idempotent
+ * and independent of versions 8 and 9.
+ */
+#define KEY_CHECK	"ukey ~ '^[A-Za-z0-9._:@+-]{1,64}$'"
+_Static_assert(KEY_MAX == 64, "KEY_CHECK says 64, as key_valid()");
+static const char schema10[] =
+"CREATE TABLE IF NOT EXISTS chute.unique_keys (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  ukey text COLLATE \"C\" NOT NULL CHECK (" KEY_CHECK "),\n"
+"  id text COLLATE \"C\" NOT NULL,\n"
+"  held_while text NOT NULL"
+" CHECK (held_while IN ('active', 'waiting', 'kept')),\n"
+"  PRIMARY KEY (queue, ukey),\n"
+"  UNIQUE (queue, id),\n"
+"  FOREIGN KEY (queue, id) REFERENCES chute.payloads (queue, id)"
+" ON DELETE CASCADE\n"
+");\n"
+"ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS unique_key text COLLATE \"C\";\n"
+"ALTER TABLE chute.payloads ADD COLUMN IF NOT EXISTS unique_key text"
+" COLLATE \"C\";\n"
+"CREATE OR REPLACE FUNCTION chute.unique_free() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$\n"
+"BEGIN\n"
+" DELETE FROM chute.unique_keys WHERE queue = OLD.queue"
+" AND ukey = OLD.unique_key AND id = OLD.id AND (held_while = 'waiting'"
+" OR (TG_OP = 'DELETE' AND held_while = 'active'));\n"
+" RETURN NULL;\n"
+"END $f$;\n"
+"CREATE OR REPLACE TRIGGER live_unique_claimed AFTER UPDATE OF state"
+" ON chute.live FOR EACH ROW WHEN (OLD.unique_key IS NOT NULL"
+" AND NEW.state = 'cur' AND OLD.state <> 'cur')"
+" EXECUTE FUNCTION chute.unique_free();\n"
+"CREATE OR REPLACE TRIGGER live_unique_left AFTER DELETE ON chute.live"
+" FOR EACH ROW WHEN (OLD.unique_key IS NOT NULL)"
+" EXECUTE FUNCTION chute.unique_free();\n";
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -442,6 +492,7 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema9, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema10, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
@@ -68,16 +69,19 @@ static int
 sp_job(struct store *s, const char *id, struct store_job *j)
 {
 	static const char sql[] = "SELECT state, attempts, last,"
-	    " to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+	    " to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
+	    " (SELECT unique_key FROM chute.payloads p WHERE p.queue = $1"
+	    " AND p.id = $2)"
 	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
 	struct pg *pg = pg_of(s);
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = pg_exec(pg, sql, 2, p);
+	const char *why;
 
 	memset(j, 0, sizeof(*j));
 	if (r == NULL)
 		return pg_fail(pg, "status");
-	if (PQntuples(r) == 0 || PQnfields(r) != 4 ||
+	if (PQntuples(r) == 0 || PQnfields(r) != 5 ||
 	    (j->state = state_from_name(PQgetvalue(r, 0, 0))) == ST_NONE) {
 		PQclear(r);
 		return EXIT_NO;
@@ -86,6 +90,9 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	strlcpy(j->last, PQgetvalue(r, 0, 2), sizeof(j->last));
 	if (j->state == ST_DEFER)
 		strlcpy(j->next, PQgetvalue(r, 0, 3), sizeof(j->next));
+	/* The key it was submitted with (schema 10): one of ours, checked. */
+	if (!PQgetisnull(r, 0, 4) && key_valid(PQgetvalue(r, 0, 4), &why))
+		strlcpy(j->unique, PQgetvalue(r, 0, 4), sizeof(j->unique));
 	PQclear(r);
 	return 0;
 }

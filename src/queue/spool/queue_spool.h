@@ -129,6 +129,14 @@ typedef bool	 spoolq_take_fn(struct spoolq *sq, const char *name,
 int	 spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
 	    spoolq_take_fn *take_one);
 /*
+ * queue_spool_unique.c: may new/name run as far as its unique key goes
+ * (a ",u=KEY" in its name)?  False when it was refused to failed/ (the
+ * key held by another job) or must be looked at again (the key's flock
+ * busy, an error: said): it went where it had to.
+ */
+bool	 spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags);
+
+/*
  * Open and check new/name for a claim (ready_checkb, with flags).  True
  * with *fd, *st and *btime filled in when the job is ready; otherwise it
  * went where it had to (rejected, back to wait) or was gone.

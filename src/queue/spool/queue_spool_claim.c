@@ -319,6 +319,10 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	}
 	if (!spoolq_ready(sq, name, flags, &fd, &st, &btime))
 		return false;
+	if (!spoolq_unique_ok(sq, name, flags)) {
+		close(fd);
+		return false;
+	}
 	if (state_claim(&sq->sp, name) == -1) {
 		int saved = errno;
 

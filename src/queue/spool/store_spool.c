@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/lock.h"
@@ -137,6 +138,18 @@ forwarded(struct spool *sp, const char *id, char *buf, size_t len)
 	return found != NULL;
 }
 
+/* The ,u=KEY of a job's name (its unique key), "" none. */
+static void
+unique_of(const char *id, char *buf, size_t len)
+{
+	struct jobattr a;
+	const char *why;
+
+	buf[0] = '\0';
+	if (jobattr_parse(id, &a, &why) == 0)
+		strlcpy(buf, a.unique, len);
+}
+
 /* The directory it is in, its log's attempts and last outcome. */
 static int
 ss_job(struct store *s, const char *id, struct store_job *j)
@@ -160,6 +173,7 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 		j->held = (long)holder;
 	if (j->state == ST_DONE)
 		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
+	unique_of(id, j->unique, sizeof(j->unique));
 	return 0;
 }
 
