@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +294,74 @@ START_TEST(test_replace_moves_a_waiting_job_between_new_and_defer)
 }
 END_TEST
 
+/* The fault shim holds the call it was told to (its log says so). */
+static bool
+shim_held(void)
+{
+	char *log = t_slurp(RP("faults"));
+	bool held = log != NULL && strstr(log, "injected HOLD") != NULL;
+
+	free(log);
+	return held;
+}
+
+/*
+ * A replace from new/ to defer/ killed with -9 at each of its renames
+ * (held there by the fault shim, then killed): the waiting job is never
+ * lost, and never doubled, whichever step the crash cut.  Until the old
+ * job was moved aside into tmp/ first, a kill at the second rename left
+ * no job at all.
+ */
+START_TEST(test_a_replace_killed_at_any_rename_loses_no_job)
+{
+	const char *lib = getenv("CHUTE_FAULT_LIB");
+	char key[8], spec[32];
+	int code, held = 0;
+	pid_t p;
+
+	if (lib == NULL) {
+		fprintf(stderr, "check_unique: the crash of replace: skipped: "
+		    "CHUTE_FAULT_LIB is not set\n");
+		return;
+	}
+	EXPECT(mkfifo(RP("stall"), 0600) == 0, "mkfifo: %s", strerror(errno));
+	for (int n = 1; n <= 3; n++) {
+		snprintf(key, sizeof(key), "c%d", n);
+		t_write(RP("in"), "one\n");
+		EXPECT(CHUTE("submit", T.spool, "--unique", key, RP("in")) == 0,
+		    "submit: %s", T.err);
+		t_write(RP("in"), "two\n");
+		unlink(RP("faults"));
+		snprintf(spec, sizeof(spec), "renameat2:%d:HOLD", n);
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("CHUTE_FAULT", spec, 1);
+		setenv("CHUTE_FAULT_PATH", "/defer/", 1);
+		setenv("CHUTE_FAULT_HOLD", RP("stall"), 1);
+		setenv("CHUTE_FAULT_LOG", RP("faults"), 1);
+		p = t_spawn((const char *const[]){ T.bin, "submit", T.spool,
+		    "--unique", key, "--on-duplicate", "replace", "--delay",
+		    "1h", RP("in"), NULL }, NULL, RP("out"), RP("out"), NULL);
+		unsetenv("LD_PRELOAD");
+		unsetenv("CHUTE_FAULT");
+		unsetenv("CHUTE_FAULT_PATH");
+		unsetenv("CHUTE_FAULT_HOLD");
+		unsetenv("CHUTE_FAULT_LOG");
+		WAIT_UNTIL(t_poll_exit(p, &code) || shim_held(), 10000,
+		    "rename %d held, or the submit done", n);
+		if (shim_held()) {
+			held++;
+			kill(p, SIGKILL);
+			t_reap(p, 5000, "the killed submit");
+		}
+		EXPECT(spool_jobs(key) == 1, "kill at rename %d: %d jobs of key "
+		    "%s (new/ %d, defer/ %d)", n, spool_jobs(key), key,
+		    keyed(P("%s/new", T.spool), key), keyed(P("%s/defer",
+		    T.spool), key));
+	}
+	EXPECT(held >= 1, "a rename was held: %d", held);
+}
+END_TEST
+
 /*
  * A group spool: the submitters are users of their own, and one takes a
  * key another's file holds (unique/KEY made by eve, 0660, written by bob:
@@ -510,6 +580,7 @@ unique_suite(void)
 	tcase_add_test(tc, test_a_job_dropped_in_by_mv_with_a_held_key_is_refused);
 	tcase_add_test(tc, test_submitters_of_a_group_spool_share_the_keys);
 	tcase_add_test(tc, test_replace_moves_a_waiting_job_between_new_and_defer);
+	tcase_add_test(tc, test_a_replace_killed_at_any_rename_loses_no_job);
 	tcase_add_test(tc, test_bad_unique_keys_are_refused_with_one_line_on_a_spool);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())

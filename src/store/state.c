@@ -160,32 +160,49 @@ state_place(struct spool *sp, const char *name, msec_t at)
 	return move(sp, ST_TMP, name, at > 0 ? ST_DEFER : ST_NEW, name, true);
 }
 
+/* tmp/tmpname and dir/id trade places: the job is never out of dir. */
+static int
+exchange(struct spool *sp, const char *tmpname, int dir, const char *id)
+{
+	if (renameat2(sp->dir[ST_TMP], tmpname, sp->dir[dir], id,
+	    RENAME_EXCHANGE) == -1)
+		return -1;
+	sp->dirty |= 1u << dir | 1u << ST_TMP;
+	return 0;
+}
+
 int
 state_replace(struct spool *sp, const char *tmpname, const char *id, int from,
     msec_t at)
 {
-	int to = at > 0 ? ST_DEFER : ST_NEW, saved;
+	int to = at > 0 ? ST_DEFER : ST_NEW;
 
-	if (from == to) {
-		/* One step: the job is never out of its directory. */
-		if (renameat2(sp->dir[ST_TMP], tmpname, sp->dir[from], id,
-		    RENAME_EXCHANGE) == -1)
+	/*
+	 * new/ to defer/: the waiting job is deferred first, as it is (its
+	 * time set to at, then one rename), and its bytes traded in defer/.
+	 * A crash between the steps leaves the old job waiting, in new/
+	 * sorted by at or in defer/ until at: never out of both.  A claim
+	 * racing us wins (ENOENT: the caller looks again) or finds none.
+	 */
+	if (from == ST_NEW && to == ST_DEFER) {
+		if (stamp(sp, ST_NEW, id, -1, at) == -1 ||
+		    move(sp, ST_NEW, id, ST_DEFER, id, true) == -1)
 			return -1;
-		sp->dirty |= 1u << from | 1u << ST_TMP;
-		unlinkat(sp->dir[ST_TMP], tmpname, 0);
-		return 0;
+		from = ST_DEFER;
 	}
-	/* Out of from/ first: a claim racing us either wins or finds none. */
-	if (move(sp, from, id, ST_TMP, id, true) == -1)
+	if (exchange(sp, tmpname, from, id) == -1)
 		return -1;
-	if (move(sp, ST_TMP, tmpname, to, id, true) == -1) {
-		saved = errno;
-		/* Put the old job back where it was. */
-		(void)move(sp, ST_TMP, id, from, id, true);
-		errno = saved;
-		return -1;
-	}
-	unlinkat(sp->dir[ST_TMP], id, 0);
+	/*
+	 * defer/ to new/: the new bytes are in defer/ under their own time
+	 * (their write, past), so they are due now: moved on here, or by the
+	 * owner's next look at defer/ (ENOENT: it was first), or after a
+	 * crash by the next owner.  Either way the job is due.
+	 */
+	if (from != to && move(sp, from, id, to, id, true) == -1 &&
+	    errno != ENOENT)
+		say_warn("%s/defer/%s: left in defer/, due now: %s", sp->path,
+		    id, strerror(errno));
+	unlinkat(sp->dir[ST_TMP], tmpname, 0);
 	return 0;
 }
 

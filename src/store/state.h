@@ -35,9 +35,10 @@ int	 state_place(struct spool *sp, const char *name, msec_t at);
  * A waiting job's bytes and time replaced (--on-duplicate replace) by
  * tmp/tmpname's (state_write_tmp), under the same ID, in new/ (at 0) or
  * defer/.  In the same directory one renameat2(RENAME_EXCHANGE), whose
- * old bytes land in tmp/tmpname and go; from new/ to defer/ or back,
- * from/id -> tmp/id, then tmp/tmpname -> to/id (a crash between the two
- * leaves neither: spool-layout.md, "Unique keys").  0, or -1 with errno
+ * old bytes land in tmp/tmpname and go; from new/ to defer/, the old
+ * job deferred first (time, then rename) and then exchanged; from defer/
+ * to new/, exchanged, then moved on.  At no instant is the job out of
+ * both (spool-layout.md, "Unique keys").  0, or -1 with errno
  * set, tmp/tmpname left for the caller; ENOENT: from/id is not there any
  * more (claimed, promoted, cancelled).
  */
