@@ -379,17 +379,17 @@ m_claim() {
 # run waits for), MIX_OTHERS (the others' key prefix for hot/hotbase, else empty), MIX_SQL_PRIO
 # and MIX_SQL_KEY (SQL of i, the job's index from 0, as lib.js's schedMix spec(i)).
 mix_parse() {
-	local f k h o
+	local f h
 	IFS=: read -r -a f <<<"$1"
-	MIX_LIMIT=0 MIX_OTHERS= MIX_SQL_PRIO=0 MIX_SQL_KEY=NULL
+	MIX_LIMIT=0 MIX_OTHERS='' MIX_SQL_PRIO=0 MIX_SQL_KEY=NULL
 	case ${f[0]} in
 	plain) MIX_N=${f[1]} ;;
 	prio) MIX_N=${f[1]} MIX_SQL_PRIO='(i * 7) % 5 - 2' ;;
 	keys | both)
-		MIX_N=${f[1]} k=${f[2]} MIX_LIMIT=${f[3]} MIX_SQL_KEY="'k' || (i % ${f[2]})"
+		MIX_N=${f[1]} MIX_LIMIT=${f[3]} MIX_SQL_KEY="'k' || (i % ${f[2]})"
 		[[ ${f[0]} == both ]] && MIX_SQL_PRIO='(i * 7) % 5 - 2' ;;
 	hot)
-		h=${f[1]} o=${f[2]} MIX_N=$((f[1] + f[2])) MIX_LIMIT=1 MIX_OTHERS=o
+		h=${f[1]} MIX_N=$((f[1] + f[2])) MIX_LIMIT=1 MIX_OTHERS=o
 		MIX_SQL_KEY="CASE WHEN i < $h THEN 'hot' ELSE 'o' || (i - $h) END" ;;
 	hotbase) MIX_N=${f[1]} MIX_LIMIT=1 MIX_OTHERS=o MIX_SQL_KEY="'o' || i" ;;
 	*) die "unknown mix $1" ;;
