@@ -21,6 +21,9 @@ int	 pgcmd_init(int argc, char **argv);
  */
 int	 pgcmd_submit(int argc, char **argv);
 int	 pgcmd_run(int argc, char **argv);
+/* pg_cmd_schedule.c: chute schedule URL [NAME ...], chute tick URL [--follow] */
+int	 pgcmd_schedule(int argc, char **argv);
+int	 pgcmd_tick(int argc, char **argv);
 /* ---- ls, stats ---- */
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 

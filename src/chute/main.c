@@ -10,6 +10,7 @@
 
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "cli/schedule.h"
 #include "queue/store.h"
 
 /*
@@ -59,6 +60,8 @@ static const struct cmd own[] = {
 	    " [--persistent] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "SPOOL" },
+	{ "schedule", cmd_schedule, "SPOOL " SCHED_USAGE_ARGS },
+	{ "tick", cmd_tick, "SPOOL " TICK_USAGE_ARGS },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 	{ "web", cmd_web, "SPOOL|URL --auth-file FILE [--queue NAME]"
