@@ -119,6 +119,26 @@ tick_plan(const struct tick_sched *s, msec_t last, msec_t now, msec_t *out,
 }
 
 void
+tick_missed_text(const struct tick_sched *s, long long missed, msec_t first,
+    char *buf, size_t len)
+{
+	char at[48];
+
+	*buf = '\0';
+	if (missed <= 0)
+		return;
+	iso_time(first, at, sizeof(at));
+	if (s->mode == CATCHUP_ONCE)
+		snprintf(buf, len, "%lld tick%s after %s missed (catch-up once): "
+		    "the job of %s stands for them", missed, missed == 1 ? "" :
+		    "s", at, at);
+	else
+		snprintf(buf, len, "%lld tick%s from %s missed (catch-up %s): "
+		    "not made", missed, missed == 1 ? "" : "s", at,
+		    catchup_name(s->mode));
+}
+
+void
 tick_id(const char *name, msec_t tick, char *buf, size_t len)
 {
 	time_t t = (time_t)fdiv(tick, 1000);

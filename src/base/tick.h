@@ -65,6 +65,13 @@ msec_t	 tick_next(const struct tick_sched *s, msec_t t);
 int	 tick_plan(const struct tick_sched *s, msec_t last, msec_t now,
 	    msec_t *out, int max, long long *missed);
 
+/*
+ * What a pass says of the missed ticks (tick_plan's *missed) of a schedule
+ * whose first due tick was first, into buf: one phrase, "" when none.
+ */
+void	 tick_missed_text(const struct tick_sched *s, long long missed,
+	    msec_t first, char *buf, size_t len);
+
 /* A tick's job ID into buf (TICK_ID_MAX + 1 bytes at least). */
 void	 tick_id(const char *name, msec_t tick, char *buf, size_t len);
 

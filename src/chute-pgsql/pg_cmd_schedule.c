@@ -249,14 +249,13 @@ static void
 say_missed(struct pg *pg, const struct sched_row *s, msec_t base,
     long long missed)
 {
-	char a[48];
+	char text[256];
 
-	if (missed <= 0)
-		return;
-	iso_time(tick_next(&s->ts, base), a, sizeof(a));
-	fprintf(stderr, "chute: %s: schedule %s: %lld tick%s from %s missed "
-	    "(catch-up %s): not made\n", pg->name, s->name, missed, missed == 1 ?
-	    "" : "s", a, catchup_name(s->ts.mode));
+	tick_missed_text(&s->ts, missed, tick_next(&s->ts, base), text,
+	    sizeof(text));
+	if (*text)
+		fprintf(stderr, "chute: %s: schedule %s: %s\n", pg->name,
+		    s->name, text);
 }
 
 /* Each locked schedule's due ticks made; *next the earliest next tick. */

@@ -360,7 +360,10 @@ drop_dir(int fd, const char *dir)
 	unlinkat(fd, dir, AT_REMOVEDIR);
 }
 
-/* Each half-written .plan.PID of a killed pass, removed. */
+/*
+ * Each half-written .plan.PID of a killed pass, removed, and each .last.PID
+ * (written only under the lock that is held now: a killed pass's).
+ */
 static void
 drop_partial(int fd)
 {
@@ -372,6 +375,8 @@ drop_partial(int fd)
 	while ((e = readdir(d)) != NULL)
 		if (strncmp(e->d_name, ".plan.", 6) == 0)
 			drop_dir(fd, e->d_name);
+		else if (strncmp(e->d_name, ".last.", 6) == 0)
+			unlinkat(fd, e->d_name, 0);
 	closedir(d);
 }
 
@@ -433,14 +438,12 @@ static void
 say_missed(struct spool *sp, const char *name, const struct decl *d,
     long long missed, msec_t first)
 {
-	char a[48];
+	char text[256];
 
-	if (missed <= 0)
-		return;
-	iso_time(first, a, sizeof(a));
-	fprintf(stderr, "chute: %s/" SCHED_DIR "/%s: %lld tick%s from %s "
-	    "missed (catch-up %s): not made\n", sp->path, name, missed,
-	    missed == 1 ? "" : "s", a, catchup_name(d->ts.mode));
+	tick_missed_text(&d->ts, missed, first, text, sizeof(text));
+	if (*text)
+		fprintf(stderr, "chute: %s/" SCHED_DIR "/%s: %s\n", sp->path,
+		    name, text);
 }
 
 /* A clock behind the last tick made, said at most once a minute. */
