@@ -3,6 +3,7 @@
  * remove, list a spool's recurring jobs) and `chute tick SPOOL
  * [--follow]` (make every due tick's job, once, on the spool: sched_spool.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,6 +67,28 @@ cmd_schedule(int argc, char **argv)
 	return cmd_flush_stdout(rc);
 }
 
+/*
+ * A pass's lock is a flock: on a file system that does not enforce it
+ * across hosts, two schedulers could make one tick twice.  As the owner.
+ */
+static int
+check_fs(struct spool *sp)
+{
+	const char *fs;
+
+	if (spool_check_fs(sp, &fs) == 0)
+		return 0;
+	if (errno != EREMOTE) {
+		fprintf(stderr, "chute: %s: statfs: %s\n", sp->path,
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	fprintf(stderr, "chute: %s: spool is on %s, where flock(2) is not "
+	    "enforced across hosts; a tick made once cannot be guaranteed\n",
+	    sp->path, fs);
+	return EX_CONFIG;
+}
+
 int
 cmd_tick(int argc, char **argv)
 {
@@ -80,6 +103,10 @@ cmd_tick(int argc, char **argv)
 	if ((rc = tick_args_parse(argc, argv, &follow)) != 0 ||
 	    (rc = spool_open_or_say(&sp, path)) != 0)
 		return rc;
+	if ((rc = check_fs(&sp)) != 0) {
+		spool_close(&sp);
+		return rc;
+	}
 	do {
 		rc = sched_spool_tick(&sp, &next);
 		/* A second at most: new schedules, a clock set back. */
