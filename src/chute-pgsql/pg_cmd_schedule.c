@@ -330,7 +330,9 @@ int
 pgcmd_tick(int argc, char **argv)
 {
 	msec_t now = 0, next = -1;
-	bool follow;
+	unsigned checked = (unsigned)-1;
+	bool follow, down = false;
+	char msg[1024];
 	struct pg pg;
 	int rc;
 
@@ -341,11 +343,29 @@ pgcmd_tick(int argc, char **argv)
 		return rc;
 	}
 	for (;;) {
-		if (!pg_ok(&pg) && pg_connect(&pg, false, 0) == -1)
-			rc = pg_fail(&pg, "connect");
-		else if ((rc = pg_schema_check(&pg)) == 0)
+		/* The schema checked once a connection. */
+		if (!pg_ok(&pg) && pg_connect(&pg, false, 0) == -1) {
+			rc = pg_fail_msg(&pg, "connect", msg, sizeof(msg));
+			/* An outage is said once, not every second. */
+			if (!down)
+				fprintf(stderr, "chute: %s%s\n", msg, follow ?
+				    " (trying again every second)" : "");
+			down = true;
+		} else if (pg.connects == checked ||
+		    (rc = pg_schema_check(&pg)) == 0) {
+			if (down)
+				fprintf(stderr, "chute: %s: connected again\n",
+				    pg.name);
+			down = false;
+			checked = pg.connects;
 			rc = tick_pass(&pg, &now, &next);
-		if (!follow)
+		}
+		/*
+		 * Only a passing trouble (75: the server away, a lock held
+		 * past 5 s) is waited out; a schema, a password or a
+		 * statement refused would be said every second: exit with it.
+		 */
+		if (!follow || (rc != 0 && rc != EX_TEMPFAIL))
 			break;
 		if (rc != 0) {
 			/* Lost, or refused: again in a second, anew. */

@@ -220,6 +220,7 @@ decl_line(struct decl *d, const char *line)
 static int
 decl_read(struct spool *sp, int fd, const char *name, struct decl *d)
 {
+	static msec_t said;
 	const char *why = NULL;
 	char *p, *nl;
 
@@ -239,8 +240,12 @@ decl_read(struct spool *sp, int fd, const char *name, struct decl *d)
 		d->off = (size_t)(nl + 1 - d->body);
 	if (why == NULL && tick_sched_check(&d->ts, &why) == 0)
 		return 0;
-	fprintf(stderr, "chute: %s/" SCHED_DIR "/%s/schedule: %s: skipped\n",
-	    sp->path, name, why);
+	/* tick --follow passes every second: said once a minute. */
+	if (said == 0 || mono_ms() - said >= 60000) {
+		said = mono_ms();
+		fprintf(stderr, "chute: %s/" SCHED_DIR "/%s/schedule: %s: "
+		    "skipped\n", sp->path, name, why);
+	}
 	free(d->body);
 	d->body = NULL;
 	return EX_DATAERR;
