@@ -505,6 +505,11 @@ START_TEST(test_bad_schedules_are_refused_with_64_and_touch_nothing)
 	    t_count_state("new") == 1, "damaged: %s", T.err);
 	EXPECT(CHUTE("schedule", T.spool, "hurt", "--remove") == 0 &&
 	    !t_exists(P("%s/schedules/hurt", T.spool)), "removed: %s", T.err);
+	/* A directory made by hand under a name no schedule may have. */
+	EXPECT(mkdir(P("%s/schedules/bad name", T.spool), 0700) == 0, "mkdir");
+	EXPECT(FAKE("+10s", "tick", T.spool) == 65 && strstr(T.err,
+	    "schedules/bad\\sname: a schedule's name is made of") &&
+	    t_count_state("new") == 2, "a bad name: %s", T.err);
 }
 END_TEST
 

@@ -317,7 +317,7 @@ finish(struct spool *sp, int fd, const char *name, msec_t *last)
 	if ((pfd = openat(fd, "plan", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
 		return errno == ENOENT ? 0 : say_path(sp, name, "plan", EX_IOERR);
-	if ((d = fdopendir(dup(pfd))) == NULL) {
+	if ((d = fdopendir(fcntl(pfd, F_DUPFD_CLOEXEC, 0))) == NULL) {
 		close(pfd);
 		return say_path(sp, name, "plan", EX_IOERR);
 	}
@@ -373,7 +373,7 @@ static void
 drop_partial(int fd)
 {
 	struct dirent *e;
-	DIR *d = fdopendir(dup(fd));
+	DIR *d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 0));
 
 	if (d == NULL)
 		return;
@@ -529,6 +529,8 @@ int
 sched_spool_tick(struct spool *sp, msec_t *next)
 {
 	int sdir = sdir_open(sp, false), fd, rc = 0, r;
+	const char *why;
+	char vis[1024];
 	struct dirent *e;
 	msec_t one;
 	DIR *d;
@@ -541,6 +543,14 @@ sched_spool_tick(struct spool *sp, msec_t *next)
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
+		/* Made by hand: its name would be its jobs' IDs. */
+		if (!sched_name_valid(e->d_name, &why)) {
+			vis_name(e->d_name, vis, sizeof(vis));
+			fprintf(stderr, "chute: %s/" SCHED_DIR "/%s: %s: skipped\n",
+			    sp->path, vis, why);
+			rc = rc > EX_DATAERR ? rc : EX_DATAERR;
+			continue;
+		}
 		if ((r = open_locked(sp, dirfd(d), e->d_name, &fd)) != 0) {
 			if (r != EXIT_NO && r > rc)
 				rc = r;
@@ -588,6 +598,7 @@ sched_spool_list(struct spool *sp, void (*row)(void *,
     const struct sched_row *), void *arg)
 {
 	int sdir = sdir_open(sp, false), fd, rc = 0;
+	const char *why;
 	struct dirent **v;
 	struct sched_row r;
 	struct decl d;
@@ -600,7 +611,8 @@ sched_spool_list(struct spool *sp, void (*row)(void *,
 		return say_path(sp, "", "", EX_IOERR);
 	}
 	for (int i = 0; i < n; i++) {
-		if (v[i]->d_name[0] != '.' && (fd = openat(sdir, v[i]->d_name,
+		if (v[i]->d_name[0] != '.' && sched_name_valid(v[i]->d_name,
+		    &why) && (fd = openat(sdir, v[i]->d_name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
 			r.name = v[i]->d_name;
 			if (decl_read(sp, fd, r.name, &d) == 0 &&
