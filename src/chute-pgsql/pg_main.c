@@ -12,6 +12,7 @@
 #include "base/sched.h"
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "cli/schedule.h"
 #include "queue/store.h"
 #include "chute-pgsql/pg_cmd.h"
 
@@ -31,6 +32,8 @@ static const struct cmd own[] = {
 	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "URL [--queue NAME]" },
+	{ "schedule", pgcmd_schedule, "URL [--queue NAME] " SCHED_USAGE_ARGS },
+	{ "tick", pgcmd_tick, "URL [--queue NAME] " TICK_USAGE_ARGS },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

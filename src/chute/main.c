@@ -11,6 +11,7 @@
 #include "base/sched.h"
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "cli/schedule.h"
 #include "queue/store.h"
 
 /*
@@ -61,6 +62,8 @@ static const struct cmd own[] = {
 	    " [--persistent] [--inline] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "SPOOL" },
+	{ "schedule", cmd_schedule, "SPOOL " SCHED_USAGE_ARGS },
+	{ "tick", cmd_tick, "SPOOL " TICK_USAGE_ARGS },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 	{ "web", cmd_web, "SPOOL|URL --auth-file FILE [--queue NAME]"

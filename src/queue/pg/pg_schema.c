@@ -13,6 +13,7 @@
 
 #include "base/chute.h"
 #include "base/sched.h"
+#include "base/tick.h"
 #include "queue/pg/pg.h"
 
 /* Any constant; it only keeps two inits from interleaving. */
@@ -432,6 +433,46 @@ static const char schema10[] =
 " EXECUTE FUNCTION chute.unique_free();\n";
 
 /*
+ * Version 11: recurring jobs (fleet.md, "Recurring jobs").
+ * chute.schedules: a row per schedule of a queue, its grid (tick k at the
+ * epoch + offset_ms + k * every_ms), its catch-up mode, its payload, when
+ * it was declared (since_ms) and the last tick made (last_ms, NULL until
+ * the first).  chute.ticks: a row per tick made, its (queue, name,
+ * tick_ms) unique, inserted in the transaction that inserts the tick's
+ * job (whose ID, NAME@YYYYMMDDTHHMMSS.mmmZ, is unique in the queue too)
+ * and moves last_ms, under the schedule row's lock: a tick is made once
+ * whatever the number of schedulers.  Ticks older than the last hundred
+ * of their schedule are deleted by the pass that makes a new one: last_ms
+ * alone keeps those from being made again.  Times are ms since the epoch
+ * by the server's clock.  Idempotent, and new tables only: nothing is
+ * rewritten.
+ */
+static const char schema11[] =
+"CREATE TABLE IF NOT EXISTS chute.schedules (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  name text COLLATE \"C\" NOT NULL"
+" CHECK (name ~ '^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$'),\n"
+"  every_ms bigint NOT NULL CHECK (every_ms BETWEEN 50 AND 316224000000),\n"
+"  offset_ms bigint NOT NULL CHECK (offset_ms >= 0 AND offset_ms < every_ms),\n"
+"  catch_up text NOT NULL CHECK (catch_up IN ('skip', 'once', 'all')),\n"
+"  payload bytea NOT NULL,\n"
+"  since_ms bigint NOT NULL,\n"
+"  last_ms bigint,\n"
+"  PRIMARY KEY (queue, name)\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS chute.ticks (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  name text COLLATE \"C\" NOT NULL,\n"
+"  tick_ms bigint NOT NULL,\n"
+"  id text COLLATE \"C\" NOT NULL,\n"
+"  made timestamptz NOT NULL DEFAULT now(),\n"
+"  PRIMARY KEY (queue, name, tick_ms),\n"
+"  FOREIGN KEY (queue, name) REFERENCES chute.schedules ON DELETE CASCADE\n"
+");\n";
+_Static_assert(TICK_EVERY_MAX == 316224000000LL, "schema11 says 3660 days");
+_Static_assert(TICK_EVERY_MIN == 50, "schema11 says 50 ms");
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -493,6 +534,7 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema9, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema10, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema11, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
