@@ -105,6 +105,8 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 	if (ev->state == WATCH_ROOT) {
 		if (strcmp(ev->name, PAUSE_FILE) == 0)
 			pause_look(sq);
+		else if (strcmp(ev->name, LIMITS_FILE) == 0 && !sq->c.in_place)
+			spoolq_limits_look(sq);
 		return;
 	}
 
@@ -191,11 +193,15 @@ sq_due(struct queue *q, msec_t mono)
 	if (sq->scan != NULL)
 		spoolq_scan_step(sq, SCAN_CHUNK);
 	recheck(sq, mono);
+	if (!sq->c.in_place)
+		spoolq_keys_due(sq, mono);
 	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
 		spoolq_defer_due(sq);
 	if (mono >= sq->next_rescan) {
 		sq->next_rescan = mono + RESCAN_MS;
 		pause_look(sq);
+		if (!sq->c.in_place)
+			spoolq_limits_recheck(sq);
 		spoolq_scan_new(sq, false);
 		spoolq_scan_defer(sq);
 	}
@@ -218,6 +224,8 @@ sq_next(struct queue *q, msec_t mono)
 	t = min_ms(sq->next_rescan, nameq_min_key(sq->waiting));
 	t = min_ms(t, nameq_min_key(sq->flocked));
 	t = min_ms(t, nameq_min_key(sq->orphans));
+	if (!sq->c.in_place)
+		t = min_ms(t, spoolq_keys_next(sq));
 	if (sq->next_defer != 0)
 		t = min_ms(t, mono + (sq->next_defer - now_ms()));
 	/* forward's loop waits for this, not for commit's answer. */
@@ -293,6 +301,8 @@ sq_close(struct queue *q)
 	nameq_free(sq->flocked);
 	nameq_free(sq->deferred);
 	nameq_free(sq->flight);
+	nameq_free(sq->alive);
+	spoolq_keys_free(sq);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
 	if (sq->sp.root != -1 || sq->sp.path != NULL)
@@ -322,6 +332,7 @@ spoolq_new(const struct queue_conf *c)
 	if ((sq->ready = nameq_new()) == NULL ||
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
+	    (sq->alive = nameq_new()) == NULL || spoolq_keys_new(sq) == -1 ||
 	    (sq->promoted = nameq_new()) == NULL ||
 	    (sq->renamed = nameq_new()) == NULL ||
 	    (sq->refused = nameq_new()) == NULL ||
@@ -345,6 +356,8 @@ sq_start(struct queue *q)
 	struct spoolq *sq = (struct spoolq *)q;
 
 	pause_look(sq);
+	if (!sq->c.in_place)
+		spoolq_limits_look(sq);
 	spoolq_workers_find_old(sq);
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);

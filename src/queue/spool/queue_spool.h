@@ -17,6 +17,7 @@
 #include "base/nameq.h"
 #include "base/util.h"
 #include "store/joblog.h"
+#include "store/limits.h"
 #include "store/ready.h"
 #include "store/spool.h"
 #include "store/watch.h"
@@ -25,6 +26,8 @@
 
 #define OLD_MAX	16
 #define DEFER_WINDOW	65536	/* most names of defer/ indexed in memory */
+
+struct skeys;
 
 struct spoolq {
 	struct queue	 q;
@@ -71,6 +74,12 @@ struct spoolq {
 	bool		 scan_again;	/* restart it when it ends */
 	struct timespec	 scan_mtime;
 	msec_t		 scan_started;
+	struct limits	 lim;		/* SPOOL/limits, as last read well */
+	struct timespec	 lim_mtime;	/* its mtime then; ino too */
+	ino_t		 lim_ino;
+	struct skeys	*keys;		/* queue_spool_keys.c's counting */
+	struct nameq	*alive;		/* orphans counted as running */
+	unsigned	 nstarts;	/* claims made: each SCHED_FIFO_EVERYth the oldest */
 };
 
 /*
@@ -176,6 +185,9 @@ void	 sq_release_in_place(struct queue *q, struct claim *c);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);
+/* spoolq_admit, but never parked: its key was just given room. */
+void	 spoolq_admit_ready(struct spoolq *sq, const char *name,
+	    unsigned flags);
 /*
  * Start reading new/ again, unless it has not changed since the last full
  * scan (the mtime test is only trusted when that scan started well after
@@ -224,6 +236,43 @@ bool	 spoolq_busy(struct spoolq *sq, const char *name, unsigned flags,
 void	 spoolq_unbusy(struct spoolq *sq, const char *name);
 /* --drain ends: one line per job it leaves held in new/. */
 void	 spoolq_said_held(struct spoolq *sq);
+
+/* queue_spool_keys.c: the limits (base/sched.h), counted by the owner */
+int	 spoolq_keys_new(struct spoolq *sq);
+void	 spoolq_keys_free(struct spoolq *sq);
+/*
+ * SPOOL/limits read again: at start, on an event in the root, and at the
+ * safety rescan when its inode or mtime changed.  A bad file is said
+ * (its path and line) and the rules read before stay.
+ */
+void	 spoolq_limits_look(struct spoolq *sq);
+void	 spoolq_limits_recheck(struct spoolq *sq);
+/* Room for one more start: the whole spool's (LIM_ALL), key k's. */
+bool	 spoolq_all_room(struct spoolq *sq);
+bool	 spoolq_key_room(struct spoolq *sq, const char *k);
+/* Is key k at its limit with jobs parked (new ones park behind them)? */
+bool	 spoolq_key_parking(struct spoolq *sq, const char *k);
+/*
+ * Park new/name of key k (rank and age: its place in the ready queue)
+ * until the key has room; false: not parked (no memory), it stays ready.
+ */
+bool	 spoolq_park(struct spoolq *sq, const char *k, const char *name,
+	    int rank, int64_t age, unsigned flags);
+bool	 spoolq_parked(struct spoolq *sq, const char *k, const char *name);
+/* Up to n of key k's parked names back to ready, best first. */
+void	 spoolq_unpark(struct spoolq *sq, const char *k, size_t n);
+/*
+ * A job of key k ("" none) started, or (orphan) an earlier owner's found
+ * running in cur/; and one of them gone: its handler ended (the claim's
+ * release), or the orphan left cur/.
+ */
+void	 spoolq_key_run(struct spoolq *sq, const char *k, bool orphan);
+void	 spoolq_key_done(struct spoolq *sq, const char *k);
+/* Keys whose window has room again (mono); when the next one has. */
+void	 spoolq_keys_due(struct spoolq *sq, msec_t mono);
+msec_t	 spoolq_keys_next(struct spoolq *sq);
+/* The key in a job's name into k ("" none, or a bad one). */
+void	 spoolq_name_key(const char *name, char *k, size_t len);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *sq);
