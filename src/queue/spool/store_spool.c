@@ -136,6 +136,21 @@ forwarded(struct spool *sp, const char *id, char *buf, size_t len)
 	return found != NULL;
 }
 
+/* A job's priority and key, from its name's attributes (none if bad). */
+static void
+name_attributes(const char *id, int *prio, char *key, size_t len)
+{
+	struct jobattr a;
+	const char *why;
+
+	*prio = PRIO_DEFAULT;
+	key[0] = '\0';
+	if (strchr(id, ',') == NULL || jobattr_parse(id, &a, &why) == -1)
+		return;
+	*prio = a.prio;
+	strlcpy(key, a.key, len);
+}
+
 /* The directory it is in, its log's attempts and last outcome. */
 static int
 ss_job(struct store *s, const char *id, struct store_job *j)
@@ -159,6 +174,7 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 		j->held = (long)holder;
 	if (j->state == ST_DONE)
 		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
+	name_attributes(id, &j->prio, j->key, sizeof(j->key));
 	return 0;
 }
 
@@ -237,7 +253,10 @@ ss_list(struct store *s, int state,
 			struct joblog_info ji;
 			struct store_row r = { .state = l.v[i].state,
 			    .age = now - l.v[i].mtime, .id = l.v[i].id };
+			char key[KEY_MAX + 1];
 
+			name_attributes(r.id, &r.prio, key, sizeof(key));
+			r.key = key;
 			joblog_read(l.sp, l.v[i].id, &ji);
 			r.attempts = ji.attempts;
 			row(arg, &r);
@@ -515,6 +534,20 @@ ss_workers(struct store *s, const struct store_workers_out *o, int *cut)
 }
 
 static int
+ss_limits(struct store *s, void (*row)(void *, const struct store_limit_row *),
+    void *arg)
+{
+	return spool_limits(sp_of(s), row, arg);
+}
+
+static int
+ss_set_limit(struct store *s, const struct store_limit_set *c, char *msg,
+    size_t len)
+{
+	return spool_set_limit(sp_of(s), c, msg, len);
+}
+
+static int
 ss_stats(struct store *s, struct store_stats *st)
 {
 	return spool_stats_read(sp_of(s), st);
@@ -552,4 +585,6 @@ const struct store_ops store_spool_ops = {
 	.retry = ss_retry,
 	.set_pause = ss_set_pause,
 	.purge = ss_purge,
+	.limits = ss_limits,
+	.set_limit = ss_set_limit,
 };
