@@ -25,4 +25,5 @@ Suite	*pgsql_suite(void);
 Suite	*pg_view_suite(void);
 Suite	*forward_suite(void);
 Suite	*metrics_suite(void);
+Suite	*limits_suite(void);
 #endif

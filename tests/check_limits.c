@@ -1,0 +1,481 @@
+/*
+ * check_limits.c: priorities, keys and limits on a spool, end to end on
+ * the real binary (issue 36).  A witness in the handlers counts: each
+ * run appends "+" to root/w.KEY as it starts and "-" as it ends (O_APPEND:
+ * the lines are in the order they happened), so the largest number of
+ * "+" not yet matched is the most runs of that key that overlapped.
+ */
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t_cli.h"
+#include "suites.h"
+
+/* The handler's key from CHUTE_ID, "none" without one. */
+#define KEY_OF \
+	"k=none; case \"$CHUTE_ID\" in *,k=*) k=${CHUTE_ID##*,k=};; esac\n"
+
+/*
+ * The witness around work: ms of sleep (the job's work, not a wait for
+ * anything), or, with ms 0, until root/go.all or root/go.ID exists.
+ */
+static const char *
+h_witness(void)
+{
+	return t_handler("h_witness", KEY_OF
+	    "echo \"+ $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n"
+	    "echo \"$CHUTE_ID\" >> \"$R/journal\"\n"
+	    "read -r ms < \"$CHUTE_JOB\"\n"
+	    "if [ \"$ms\" = 0 ]; then\n"
+	    "  i=0; while [ ! -e \"$R/go.all\" ] && [ ! -e \"$R/go.$CHUTE_ID\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "else sleep \"$ms\"; fi\n"
+	    "echo \"- $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n");
+}
+
+/* The same as a persistent worker (ID<TAB>PATH in, ok out). */
+static const char *
+w_witness(void)
+{
+	return t_handler("w_witness",
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r CHUTE_ID CHUTE_JOB; do\n"
+	    KEY_OF
+	    "  echo \"+ $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n"
+	    "  read -r ms < \"$CHUTE_JOB\"\n"
+	    "  sleep \"$ms\"\n"
+	    "  echo \"- $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n"
+	    "  echo ok\n"
+	    "done\n");
+}
+
+/* Most runs of key k that overlapped, and how many started, by its witness. */
+static int
+overlap(const char *k, int *starts)
+{
+	char *text = t_slurp(RP(P("w.%s", k))), *l;
+	int now = 0, max = 0;
+
+	*starts = 0;
+	for (int i = 0; text != NULL && (l = t_line(text, i)) != NULL; i++) {
+		if (l[0] == '+') {
+			(*starts)++;
+			if (++now > max)
+				max = now;
+		} else if (l[0] == '-')
+			now--;
+	}
+	free(text);
+	return max;
+}
+
+/* The start times (ms) of key k's runs, in order: how many. */
+static int
+start_times(const char *k, long long *t, int max)
+{
+	char *text = t_slurp(RP(P("w.%s", k))), *l;
+	int n = 0;
+
+	for (int i = 0; text != NULL && (l = t_line(text, i)) != NULL &&
+	    n < max; i++)
+		if (l[0] == '+' && sscanf(l + 2, "%lld", &t[n]) == 1)
+			n++;
+	free(text);
+	return n;
+}
+
+/*
+ * n jobs of key k ("" none) and priority p ("" default) whose content is
+ * body, dropped as a submitter without chute does (tmp/, then mv): the
+ * attributes in the name.  One process per `chute submit` would pass the
+ * harness's bound on processes.
+ */
+static void
+submit_n(int n, const char *k, const char *p, const char *body)
+{
+	static int seq;
+
+	for (int i = 0; i < n; i++) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "j%04d%s%s%s%s", seq++,
+		    *p != '\0' ? ",p=" : "", p, *k != '\0' ? ",k=" : "", k);
+		t_drop(name, P("%s\n", body));
+	}
+}
+
+/* The same with chute submit --key --priority (one job). */
+static void
+submit_one(const char *k, const char *p, const char *body)
+{
+	char in[PATH_MAX];
+	int rc;
+
+	snprintf(in, sizeof(in), "%s/in", T.root);
+	t_write(in, body);
+	rc = CHUTE_IN(in, "submit", T.spool, "--key", k, "--priority", p);
+	EXPECT(rc == 0, "submit: %d %s", rc, t_snip(T.err));
+}
+
+static void
+set_limit(const char *scope, const char *k, const char *what,
+    const char *val)
+{
+	int rc = k != NULL ? CHUTE("limit", T.spool, scope, k, what, val) :
+	    CHUTE("limit", T.spool, scope, what, val);
+
+	EXPECT(rc == 0, "limit %s %s %s: %d %s", scope, what, val, rc,
+	    t_snip(T.err));
+}
+
+/* Each key's limit holds, and is reached, with -j 8 (exec, persistent). */
+static void
+witness_run(bool persistent)
+{
+	int n, max, code;
+
+	set_limit("--key", "A", "--max", "3");
+	set_limit("--default", NULL, "--max", "2");
+	submit_n(15, "A", "", "0.15");
+	submit_n(8, "B", "", "0.15");
+	submit_n(6, "", "", "0.15");
+	code = persistent ? DRAIN("--persistent", "-j", "8", QUICK, "--",
+	    w_witness()) : DRAIN("-j", "8", QUICK, "--", h_witness());
+	EXPECT(code == 0, "owner: %d", code);
+	max = overlap("A", &n);
+	EXPECT(n == 15 && max == 3, "key A: %d runs, %d at once (want 15, 3)",
+	    n, max);
+	max = overlap("B", &n);
+	EXPECT(n == 8 && max == 2, "key B (default): %d runs, %d at once "
+	    "(want 8, 2)", n, max);
+	max = overlap("none", &n);
+	EXPECT(n == 6 && max >= 2, "no key: %d runs, %d at once (unbounded)",
+	    n, max);
+	EXPECT(t_count_state("done") == 29, "done: %d", t_count_state("done"));
+}
+
+START_TEST(test_a_key_never_runs_more_than_its_limit_exec)
+{
+	witness_run(false);
+}
+END_TEST
+
+START_TEST(test_a_key_never_runs_more_than_its_limit_persistent)
+{
+	witness_run(true);
+}
+END_TEST
+
+/* Lines of the owner's output (all of it) that contain text. */
+static bool
+owner_said(pid_t owner, const char *text, int n)
+{
+	return t_log_count(owner, text) >= n;
+}
+
+/*
+ * The owner killed with -9 while two handlers of key A (limit 2) run:
+ * the next owner counts them (their flocks) and starts no third A job
+ * until they are gone, while other work runs.
+ */
+START_TEST(test_an_owner_killed_mid_run_leaves_the_limit_exact)
+{
+	pid_t o1, o2;
+	int n, max;
+
+	set_limit("--key", "A", "--max", "2");
+	submit_n(5, "A", "", "0");
+	o1 = OWNER("-j", "8", QUICK, "--", h_witness());
+	WAIT_UNTIL(overlap("A", &n) == 2, 10000, "two A runs under owner 1");
+	kill(o1, SIGKILL);
+	t_reap(o1, 5000, "owner 1 after SIGKILL");
+	o2 = OWNER("-j", "8", QUICK, "--", h_witness());
+	WAIT_UNTIL(owner_said(o2, "still has a running handler", 2), 10000,
+	    "owner 2 finds both handlers alive: %s", t_log_of(o2));
+	/* A job of no key runs: owner 2 claims, and takes no A job. */
+	submit_n(1, "", "", "0.01");
+	WAIT_UNTIL(t_count_state("done") == 1, 10000, "the unkeyed job runs");
+	overlap("A", &n);
+	EXPECT(n == 2, "A started %d times while 2 old handlers ran", n);
+	close(open(RP("go.all"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	WAIT_UNTIL(t_count_state("done") == 6, 20000, "every job done: %s",
+	    t_log_of(o2));
+	EXPECT(t_stop(o2) == 0, "owner 2's exit");
+	max = overlap("A", &n);
+	EXPECT(max == 2, "A ran %d at once across the kill", max);
+}
+END_TEST
+
+/* At most 3 starts in any 1 s, from the witness's clock. */
+START_TEST(test_a_rate_limit_holds_in_every_window)
+{
+	long long t[16];
+	int n, code;
+
+	set_limit("--key", "R", "--rate", "3/1s");
+	submit_n(9, "R", "", "0.01");
+	code = DRAIN("-j", "8", QUICK, "--", h_witness());
+	EXPECT(code == 0, "owner: %d", code);
+	n = start_times("R", t, 16);
+	EXPECT(n == 9, "R ran %d times", n);
+	/*
+	 * The witness stamps a start after the fork and exec of a shell: its
+	 * clock is late on the owner's by a varying few ms (100 at most
+	 * allowed for a loaded machine).  A rate that let 4 through in a
+	 * window would show them within a few ms of each other.
+	 */
+	for (int i = 0; i + 3 < n; i++)
+		EXPECT(t[i + 3] - t[i] >= 1000 - 100, "starts %d and %d %lld ms "
+		    "apart (4 in one window of 1 s)", i, i + 3, t[i + 3] - t[i]);
+	EXPECT(t[n - 1] - t[0] >= 2000 - 100, "9 starts in %lld ms",
+	    t[n - 1] - t[0]);
+}
+END_TEST
+
+/* The position (1-based) in the journal of the first line containing s. */
+static int
+position(const char *s)
+{
+	char *text = t_slurp(RP("journal")), *l;
+	int at = 0;
+
+	for (int i = 0; text != NULL && (l = t_line(text, i)) != NULL; i++)
+		if (strstr(l, s) != NULL) {
+			at = i + 1;
+			break;
+		}
+	free(text);
+	return at;
+}
+
+/*
+ * Higher priority first; yet the oldest job, of the lowest priority,
+ * starts within SCHED_FIFO_EVERY (4) starts of 13 waiting ahead of it.
+ */
+START_TEST(test_priorities_first_and_no_starvation)
+{
+	int code, low, first;
+
+	submit_n(1, "", "-50", "0.01");
+	submit_n(1, "", "", "0.01");
+	submit_n(12, "", "50", "0.01");
+	code = DRAIN("-j", "1", QUICK, "--", h_witness());
+	EXPECT(code == 0, "owner: %d", code);
+	first = position(",p=50");
+	low = position(",p=-50");
+	EXPECT(first == 1, "a priority 50 job first (it came %d)", first);
+	EXPECT(low >= 2 && low <= 4, "the oldest job, priority -50, started "
+	    "%d%s (want within 4)", low, low == 0 ? " (never)" : "th");
+}
+END_TEST
+
+/* Make n files of key k in new/ directly, the fast way. */
+static void
+drop_many(int n, const char *k)
+{
+	int dir = open(P("%s/new", T.spool), O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+
+	EXPECT(dir != -1, "new/: %s", strerror(errno));
+	for (int i = 0; i < n; i++) {
+		char name[64];
+		int fd;
+
+		snprintf(name, sizeof(name), "hot%06d,k=%s", i, k);
+		fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0644);
+		EXPECT(fd != -1 && write(fd, "0\n", 2) == 2 && close(fd) == 0,
+		    "%s: %s", name, strerror(errno));
+	}
+	close(dir);
+}
+
+/*
+ * 100,000 jobs of key H at its limit of 1: jobs of other keys start at
+ * once, and H never runs two.
+ */
+START_TEST(test_a_hot_key_at_its_limit_holds_up_no_other_key)
+{
+	int64_t t0;
+	pid_t o;
+	int n;
+
+	set_limit("--key", "H", "--max", "1");
+	drop_many(100000, "H");
+	o = OWNER("-j", "4", QUICK, "--", h_witness());
+	WAIT_UNTIL(overlap("H", &n) == 1, 30000, "an H job runs");
+	t0 = t_mono();
+	submit_n(2, "C", "", "0.01");
+	submit_n(2, "", "", "0.01");
+	WAIT_UNTIL(t_count_state("done") == 4, 10000, "the other keys' jobs "
+	    "done: %s", t_log_of(o));
+	fprintf(stderr, "hot key: 4 other jobs submitted and done in %lld ms\n",
+	    (long long)(t_mono() - t0));
+	EXPECT(overlap("H", &n) == 1 && n == 1, "H: %d runs", n);
+	t_kill_all();
+}
+END_TEST
+
+/* Bad attributes: the job goes to failed/ with why; nothing runs it. */
+START_TEST(test_a_name_with_bad_attributes_is_refused_to_failed)
+{
+	static const char *names[] = { "a,p=500", "b,x=1", "c,k=a,k=b",
+	    "d,p=1,p=2", "e,k=a%b" };
+	char *log;
+	int code;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		t_drop(names[i], "0.01\n");
+	/* A control byte: the name is no ID, renamed with its attributes. */
+	t_drop("f,k=a\x01" "b", "0.01\n");
+	t_drop("g h,p=7,k=ok", "0.01\n");
+	code = DRAIN(QUICK, "--", h_witness());
+	EXPECT(code == 0, "owner: %d", code);
+	EXPECT(t_count_state("failed") == 6 && t_count_state("done") == 1,
+	    "failed %d, done %d", t_count_state("failed"),
+	    t_count_state("done"));
+	EXPECT(overlap("ok", &code) == 1 && code == 1, "g h ran as key ok");
+	log = t_slurp(SP("log", "a,p=500"));
+	EXPECT(log != NULL && strstr(log, "rejected: bad attributes in its "
+	    "name: a priority is a whole number from -100 to 100") != NULL,
+	    "a's log: %s", t_snip(log));
+	free(log);
+	log = t_slurp(SP("log", "b,x=1"));
+	EXPECT(log != NULL && strstr(log, "attribute chute does not know") !=
+	    NULL, "b's log: %s", t_snip(log));
+	free(log);
+	EXPECT(t_journal_total() == 1, "only g h ran");
+}
+END_TEST
+
+/* Bad flags and limits: one line, exit 64, nothing written. */
+START_TEST(test_bad_priorities_keys_and_limits_are_usage_errors)
+{
+	char big[10 * 1024 + 1];
+	char in[PATH_MAX];
+
+	snprintf(in, sizeof(in), "%s/in", T.root);
+	t_write(in, "x\n");
+	memset(big, 'k', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--priority", "101") == 64 &&
+	    strstr(T.err, "--priority 101: a priority is a whole number from "
+	    "-100 to 100") != NULL, "priority 101: %s", T.err);
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--priority", "-101") == 64,
+	    "priority -101");
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--key", "a/b") == 64 &&
+	    strstr(T.err, "a key holds only") != NULL, "key a/b: %s", T.err);
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--key", "a\x01" "b") == 64,
+	    "key with a control byte");
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--key", big) == 64 &&
+	    strstr(T.err, "1 to 64 bytes") != NULL && strlen(T.err) < 400,
+	    "10 kB key: %s", t_snip(T.err));
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--max", "0") == 64,
+	    "max 0");
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--max", "-1") == 64,
+	    "max -1");
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--rate", "0/1s") == 64,
+	    "rate 0/1s");
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--rate", "5/0s") == 64,
+	    "rate 5/0s");
+	EXPECT(CHUTE("limit", T.spool, "--key", "a/b", "--max", "1") == 64,
+	    "limit of key a/b");
+	EXPECT(t_count_state("new") == 0 && !t_exists(P("%s/limits",
+	    T.spool)), "nothing written");
+}
+END_TEST
+
+/* chute limit: what it prints for a change and for the rules in force. */
+START_TEST(test_limit_shows_and_sets_rules)
+{
+	EXPECT(CHUTE("limit", T.spool) == 0 && strcmp(T.out,
+	    "no limits, no keys in use\n") == 0, "empty: %s", T.out);
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--max", "2") == 0 &&
+	    strcmp(T.out, "key A max=2\n") == 0, "set: %s", T.out);
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--rate", "10/1s") == 0 &&
+	    strcmp(T.out, "key A max=2 rate=10/1s\n") == 0, "set: %s", T.out);
+	EXPECT(CHUTE("limit", T.spool, "--all", "--max", "8") == 0 &&
+	    strcmp(T.out, "all max=8\n") == 0, "all: %s", T.out);
+	EXPECT(CHUTE("limit", T.spool, "--default", "--max", "none") == 0 &&
+	    strcmp(T.out, "default: no rule\n") == 0, "default: %s", T.out);
+	submit_one("A", "0", "x");
+	submit_one("A", "0", "x");
+	submit_one("Z", "5", "x");
+	EXPECT(CHUTE("limit", T.spool) == 0, "show: %s", T.err);
+	EXPECT(strcmp(T.out,
+	    "RULE     KEY                          MAX         RATE\n"
+	    "key      A                              2        10/1s\n"
+	    "all      -                              8            -\n"
+	    "\n"
+	    "KEY                       RUNNING  WAITING     MAX         RATE RULE\n"
+	    "A                               0        2       2        10/1s key\n"
+	    "Z                               0        1       -            - -\n")
+	    == 0, "show: %s", T.out);
+	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--clear") == 0 &&
+	    strcmp(T.out, "key A: no rule\n") == 0, "clear: %s", T.out);
+	EXPECT(t_token(t_slurp(P("%s/limits", T.spool)), "all"),
+	    "the file keeps the other rule");
+}
+END_TEST
+
+/*
+ * A limit lowered while jobs run stops none of them: no new start for
+ * the key until fewer than the new limit run.
+ */
+START_TEST(test_a_limit_lowered_while_jobs_run)
+{
+	pid_t o;
+	int n;
+
+	set_limit("--key", "A", "--max", "3");
+	submit_n(5, "A", "", "0");
+	o = OWNER("-j", "8", QUICK, "--", h_witness());
+	WAIT_UNTIL(overlap("A", &n) == 3, 10000, "three A runs");
+	set_limit("--key", "A", "--max", "1");
+	WAIT_UNTIL(owner_said(o, "1 rule(s) in force", 2), 10000,
+	    "the owner reads the change: %s", t_log_of(o));
+	/* One of the three ends: two still run, more than 1: no start. */
+	{
+		char *text = t_slurp(RP("journal"));
+		char *id = strdup(t_line(text, 0));
+
+		close(open(RP(P("go.%s", id)), O_WRONLY | O_CREAT | O_CLOEXEC,
+		    0644));
+		WAIT_UNTIL(t_count_state("done") == 1, 10000, "%s ends", id);
+		free(id);
+		free(text);
+	}
+	submit_n(1, "", "", "0.01");
+	WAIT_UNTIL(t_count_state("done") == 2, 10000, "the unkeyed job runs");
+	overlap("A", &n);
+	EXPECT(n == 3, "A started %d times with 2 running over a limit of 1",
+	    n);
+	close(open(RP("go.all"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	WAIT_UNTIL(t_count_state("done") == 6, 20000, "all done");
+	EXPECT(t_stop(o) == 0, "owner's exit");
+}
+END_TEST
+
+Suite *
+limits_suite(void)
+{
+	Suite *s = suite_create("limits");
+	TCase *tc = t_tcase(t_cli_setup, t_cli_teardown, "spool", 120);
+
+	tcase_add_test(tc, test_limit_shows_and_sets_rules);
+	tcase_add_test(tc, test_bad_priorities_keys_and_limits_are_usage_errors);
+	tcase_add_test(tc, test_a_name_with_bad_attributes_is_refused_to_failed);
+	tcase_add_test(tc, test_priorities_first_and_no_starvation);
+	tcase_add_test(tc, test_a_key_never_runs_more_than_its_limit_exec);
+	tcase_add_test(tc, test_a_key_never_runs_more_than_its_limit_persistent);
+	tcase_add_test(tc, test_a_rate_limit_holds_in_every_window);
+	tcase_add_test(tc, test_an_owner_killed_mid_run_leaves_the_limit_exact);
+	tcase_add_test(tc, test_a_limit_lowered_while_jobs_run);
+	tcase_add_test(tc, test_a_hot_key_at_its_limit_holds_up_no_other_key);
+	suite_add_tcase(s, tc);
+	return s;
+}
