@@ -125,6 +125,40 @@ prom_print(FILE *f, const struct prom_stats *s)
 	}
 }
 
+void
+prom_print_keys(FILE *f, const struct prom_stats *s, const struct prom_key *k,
+    size_t shown, size_t total)
+{
+	char labels[2 * PATH_MAX + 64], key[KEY_MAX + 16];
+
+	if (total == 0)
+		return;
+	prom_label(labels, sizeof(labels), s->label, s->name);
+	prom_family(f, "chute_keys", "Keys with jobs running or waiting; the "
+	    "chute_key_* gauges show at most 100 of them, the most waiting "
+	    "first.");
+	prom_sample(f, "chute_keys", labels, NULL, (double)total);
+	prom_family(f, "chute_key_running", "Jobs of the key running.");
+	for (size_t i = 0; i < shown; i++) {
+		snprintf(key, sizeof(key), "key=\"%s\"", k[i].key);
+		prom_sample(f, "chute_key_running", labels, key, k[i].running);
+	}
+	prom_family(f, "chute_key_waiting", "Jobs of the key waiting to "
+	    "start (a spool's in new/, a queue's due).");
+	for (size_t i = 0; i < shown; i++) {
+		snprintf(key, sizeof(key), "key=\"%s\"", k[i].key);
+		prom_sample(f, "chute_key_waiting", labels, key, k[i].waiting);
+	}
+	prom_family(f, "chute_key_limit", "Most jobs of the key that may run "
+	    "at once (its rule, else the default); absent: no bound.");
+	for (size_t i = 0; i < shown; i++) {
+		if (k[i].max <= 0)
+			continue;
+		snprintf(key, sizeof(key), "key=\"%s\"", k[i].key);
+		prom_sample(f, "chute_key_limit", labels, key, k[i].max);
+	}
+}
+
 /* ---- chute workers ---- */
 
 void

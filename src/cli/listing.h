@@ -45,6 +45,22 @@ struct prom_stats {
 void	 prom_print(FILE *f, const struct prom_stats *s);
 
 /*
+ * The keys in use, per key: running, waiting, and the limit that bounds
+ * it (max running; not printed when none), at most PROM_KEYS of them (the
+ * most waiting first, then the most running), and chute_keys: how many
+ * keys are in use in all.  Nothing when none is.
+ */
+#define PROM_KEYS	100
+
+struct prom_key {
+	char		 key[KEY_MAX + 1];
+	double		 running, waiting, max;	/* max 0: none */
+};
+
+void	 prom_print_keys(FILE *f, const struct prom_stats *s,
+	    const struct prom_key *k, size_t shown, size_t total);
+
+/*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),
  * in one format: a header, a line per worker, and under a gone one a line
  * per job whose claim it still holds.  Every field is one word: the
