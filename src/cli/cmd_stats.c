@@ -15,73 +15,17 @@
 #include "cli/listing.h"
 #include "queue/store.h"
 
-/*
- * The keys in use, the PROM_KEYS that wait most kept: a heap would do
- * with less memory, but a key is 90 bytes and even 100,000 keys read in
- * a few ms.
- */
-struct keys {
-	struct prom_key	*v;
-	size_t		 n, cap;
-	bool		 failed;
-};
-
-static void
-key_row(void *arg, const struct store_limit_row *r)
-{
-	struct keys *k = arg;
-
-	if (r->rule || k->failed)
-		return;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 64;
-		struct prom_key *v = reallocarray(k->v, cap, sizeof(*v));
-
-		if (v == NULL) {
-			k->failed = true;
-			return;
-		}
-		k->v = v;
-		k->cap = cap;
-	}
-	strlcpy(k->v[k->n].key, r->lim.key, sizeof(k->v[0].key));
-	k->v[k->n].running = r->running < 0 ? 0 : (double)r->running;
-	k->v[k->n].waiting = r->waiting < 0 ? 0 : (double)r->waiting;
-	k->v[k->n].max = r->bounded ? (double)r->lim.max : 0;
-	k->n++;
-}
-
-static int
-cmp_waiting(const void *a, const void *b)
-{
-	const struct prom_key *x = a, *y = b;
-
-	if (x->waiting != y->waiting)
-		return x->waiting > y->waiting ? -1 : 1;
-	if (x->running != y->running)
-		return x->running > y->running ? -1 : 1;
-	return strcmp(x->key, y->key);
-}
-
+/* The keys in use: at most PROM_KEYS of them, the most waiting first. */
 static int
 print_keys(FILE *f, const struct prom_stats *p, struct store *s)
 {
-	struct keys k = { 0 };
+	struct key_use *v;
+	size_t n;
 	int rc;
 
-	if (s->ops->limits == NULL)
-		return 0;
-	if ((rc = s->ops->limits(s, key_row, &k)) == 0 && k.failed) {
-		fprintf(stderr, "chute: %s: the keys: out of memory\n",
-		    s->target);
-		rc = EX_SOFTWARE;
-	}
-	if (rc == 0) {
-		qsort(k.v, k.n, sizeof(k.v[0]), cmp_waiting);
-		prom_print_keys(f, p, k.v, k.n < PROM_KEYS ? k.n : PROM_KEYS,
-		    k.n);
-	}
-	free(k.v);
+	if ((rc = keys_read(s, &v, &n)) == 0)
+		prom_print_keys(f, p, v, n < PROM_KEYS ? n : PROM_KEYS, n);
+	free(v);
 	return rc;
 }
 

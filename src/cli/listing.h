@@ -52,13 +52,32 @@ void	 prom_print(FILE *f, const struct prom_stats *s);
  */
 #define PROM_KEYS	100
 
-struct prom_key {
+/* A key in use, from the store's limits op. */
+struct key_use {
 	char		 key[KEY_MAX + 1];
-	double		 running, waiting, max;	/* max 0: none */
+	double		 running, waiting;	/* -1 read as 0 */
+	long		 max, rate_n;		/* its rule's; 0: none */
+	msec_t		 rate_ms;
 };
 
 void	 prom_print_keys(FILE *f, const struct prom_stats *s,
-	    const struct prom_key *k, size_t shown, size_t total);
+	    const struct key_use *k, size_t shown, size_t total);
+
+/*
+ * Every key in use in store s into a malloc'ed *v (*n of them), the most
+ * waiting first, then the most running, then by name: 0 (none when the
+ * store has no limits op), or an exit status after one line on stderr.
+ */
+struct store;
+int	 keys_read(struct store *s, struct key_use **v, size_t *n);
+
+/*
+ * t's keys (queue/view.h: the TOP_KEY_MAX most waiting, and how many in
+ * all) read again from s, unless they were read less than TOP_KEY_MS ago
+ * (*last, monotonic).  0, or -1 (t keeps the keys it had).
+ */
+struct top;
+int	 top_keys_read(struct store *s, struct top *t, msec_t *last);
 
 /*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),
