@@ -491,7 +491,7 @@ pages() {
 	done
 }
 pages >"$tmp/paged"
-"$chute" ls "$spool" new | awk 'NR > 1 { print $4 }' >"$tmp/ls"
+"$chute" ls "$spool" new | awk 'NR > 1 { print $NF }' >"$tmp/ls"
 check "new/ a page of 50 at a time: $(wc -l <"$tmp/paged") IDs, those of chute ls in its order" \
 	cmp -s "$tmp/paged" "$tmp/ls"
 
@@ -750,7 +750,7 @@ queue_part() {
 		done
 	}
 	url_pages >"$tmp/qpaged"
-	"$chute" ls "$url" new | awk 'NR > 1 { print $4 }' >"$tmp/qls"
+	"$chute" ls "$url" new | awk 'NR > 1 { print $NF }' >"$tmp/qls"
 	check "the queue's new jobs 25 at a time: $(wc -l <"$tmp/qpaged") IDs, those of chute ls URL in its order" \
 		cmp -s "$tmp/qpaged" "$tmp/qls"
 	# Rows dated in the last years a timestamptz holds (finite: version
