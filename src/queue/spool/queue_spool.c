@@ -302,6 +302,7 @@ sq_close(struct queue *q)
 	nameq_free(sq->deferred);
 	nameq_free(sq->flight);
 	nameq_free(sq->alive);
+	nameq_free(sq->unparked);
 	spoolq_keys_free(sq);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
@@ -332,7 +333,8 @@ spoolq_new(const struct queue_conf *c)
 	if ((sq->ready = nameq_new()) == NULL ||
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
-	    (sq->alive = nameq_new()) == NULL || spoolq_keys_new(sq) == -1 ||
+	    (sq->alive = nameq_new()) == NULL ||
+	    (sq->unparked = nameq_new()) == NULL || spoolq_keys_new(sq) == -1 ||
 	    (sq->promoted = nameq_new()) == NULL ||
 	    (sq->renamed = nameq_new()) == NULL ||
 	    (sq->refused = nameq_new()) == NULL ||

@@ -79,6 +79,7 @@ struct spoolq {
 	ino_t		 lim_ino;
 	struct skeys	*keys;		/* queue_spool_keys.c's counting */
 	struct nameq	*alive;		/* orphans counted as running */
+	struct nameq	*unparked;	/* parked names given room, to admit */
 	unsigned	 nstarts;	/* claims made: each SCHED_FIFO_EVERYth the oldest */
 };
 
@@ -185,9 +186,8 @@ void	 sq_release_in_place(struct queue *q, struct claim *c);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);
-/* spoolq_admit, but never parked: its key was just given room. */
-void	 spoolq_admit_ready(struct spoolq *sq, const char *name,
-	    unsigned flags);
+/* The names in sq->unparked admitted to ready, never parked again here. */
+void	 spoolq_admit_unparked(struct spoolq *sq);
 /*
  * Start reading new/ again, unless it has not changed since the last full
  * scan (the mtime test is only trusted when that scan started well after
@@ -259,7 +259,7 @@ bool	 spoolq_key_parking(struct spoolq *sq, const char *k);
 bool	 spoolq_park(struct spoolq *sq, const char *k, const char *name,
 	    int rank, int64_t age, unsigned flags);
 bool	 spoolq_parked(struct spoolq *sq, const char *k, const char *name);
-/* Up to n of key k's parked names back to ready, best first. */
+/* Up to n of key k's parked names to sq->unparked, best first. */
 void	 spoolq_unpark(struct spoolq *sq, const char *k, size_t n);
 /*
  * A job of key k ("" none) started, or (orphan) an earlier owner's found

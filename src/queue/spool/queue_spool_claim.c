@@ -414,6 +414,8 @@ spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
 		say_warn("%s: %s; will retry", sq->sp.path, strerror(errno));
 		return 0;
 	}
+	if (nameq_len(sq->unparked) > 0)
+		spoolq_admit_unparked(sq);
 	while (got < n) {
 		spoolq_refill(sq);
 		if (limited && !spoolq_all_room(sq))

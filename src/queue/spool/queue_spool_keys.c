@@ -321,7 +321,11 @@ spoolq_key_parking(struct spoolq *sq, const char *k)
 	    !key_room(sq, e, k);
 }
 
-/* Up to n of key k's parked names back to the ready queue, best first. */
+/*
+ * Up to n of key k's parked names, best first, to sq->unparked, which the
+ * next claim admits to the ready queue (spoolq_admit_unparked) before it
+ * pops one.
+ */
 void
 spoolq_unpark(struct spoolq *sq, const char *k, size_t n)
 {
@@ -332,11 +336,12 @@ spoolq_unpark(struct spoolq *sq, const char *k, size_t n)
 	if (e == NULL || e->parked == NULL)
 		return;
 	while (n-- > 0 && nameq_pop(e->parked, name, sizeof(name), &flags))
-		spoolq_admit_ready(sq, name, flags);
+		if (nameq_add(sq->unparked, name, 0, flags) == -1)
+			sq->truncated = true;	/* no memory: a scan finds it */
 	if (nameq_len(e->parked) == 0 && e->dropped) {
-		/* What the full parked left out is in new/: read it again. */
+		/* What the full parked left out is in new/: the refill reads it. */
 		e->dropped = false;
-		spoolq_scan_new(sq, true);
+		sq->truncated = true;
 	}
 	key_put(sq, e);
 }

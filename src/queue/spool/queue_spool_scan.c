@@ -72,7 +72,9 @@ admit(struct spoolq *sq, const char *name, unsigned flags, bool may_park)
 	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	rank = name_rank(name, k, sizeof(k));
 	if (k[0] != '\0' && !sq->c.in_place) {
-		if (spoolq_parked(sq, k, name))
+		/* Parked, or given room and about to be admitted: not twice. */
+		if (spoolq_parked(sq, k, name) || (may_park &&
+		    nameq_has(sq->unparked, name)))
 			return;
 		if (may_park && spoolq_key_parking(sq, k)) {
 			if (nameq_take(sq->waiting, name, &before) ||
@@ -113,9 +115,13 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 }
 
 void
-spoolq_admit_ready(struct spoolq *sq, const char *name, unsigned flags)
+spoolq_admit_unparked(struct spoolq *sq)
 {
-	admit(sq, name, flags, false);
+	char name[NAME_MAX + 1];
+	unsigned flags;
+
+	while (nameq_pop(sq->unparked, name, sizeof(name), &flags))
+		admit(sq, name, flags, false);
 }
 
 bool
