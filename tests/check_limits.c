@@ -236,6 +236,36 @@ START_TEST(test_a_rate_limit_holds_in_every_window)
 }
 END_TEST
 
+/*
+ * A rate of 2 per 3 s across a kill -9 of the owner: the next owner counts
+ * the starts the first made in the window (SPOOL/.starts).
+ */
+START_TEST(test_a_rate_holds_across_an_owner_killed)
+{
+	long long t[32];
+	pid_t o1, o2;
+	int n;
+
+	set_limit("--key", "R", "--rate", "2/3s");
+	submit_n(6, "R", "", "0.01");
+	o1 = OWNER("-j", "8", QUICK, "--", h_witness());
+	WAIT_UNTIL(start_times("R", t, 32) == 2, 10000, "two starts under "
+	    "owner 1");
+	kill(o1, SIGKILL);
+	t_reap(o1, 5000, "owner 1 after SIGKILL");
+	o2 = OWNER("-j", "8", QUICK, "--", h_witness());
+	WAIT_UNTIL(t_count_state("done") == 6, 30000, "every job done: %s",
+	    t_log_of(o2));
+	EXPECT(t_stop(o2) == 0, "owner 2's exit");
+	n = start_times("R", t, 32);
+	EXPECT(n >= 6, "R ran %d times", n);
+	/* The witness's stamp is late by a fork and an exec: 100 ms. */
+	for (int i = 0; i + 2 < n; i++)
+		EXPECT(t[i + 2] - t[i] >= 3000 - 100, "starts %d and %d %lld ms "
+		    "apart (3 in one window of 3 s)", i, i + 2, t[i + 2] - t[i]);
+}
+END_TEST
+
 /* The position (1-based) in the journal of the first line containing s. */
 static int
 position(const char *s)
@@ -460,6 +490,34 @@ START_TEST(test_a_limit_lowered_while_jobs_run)
 }
 END_TEST
 
+/*
+ * A limits file spoilt by hand while the owner runs: one line in its
+ * journal naming the file and the line, and the rules read before stay.
+ */
+START_TEST(test_a_bad_limits_file_keeps_the_rules_before)
+{
+	pid_t o;
+	int n;
+
+	set_limit("--key", "A", "--max", "1");
+	submit_n(3, "A", "", "0");
+	o = OWNER("-j", "4", QUICK, "--", h_witness());
+	WAIT_UNTIL(overlap("A", &n) == 1, 10000, "an A job runs");
+	t_write(P("%s/limits", T.spool), "key A max=5\nbogus rule\n");
+	WAIT_UNTIL(owner_said(o, P("%s/limits: line 2: a rule starts with all, "
+	    "default or key KEY; the rules read before stay", T.spool), 1),
+	    10000, "the owner says which line: %s", t_log_of(o));
+	submit_n(1, "", "", "0.01");
+	WAIT_UNTIL(t_count_state("done") == 1, 10000, "the unkeyed job runs");
+	overlap("A", &n);
+	EXPECT(n == 1, "A started %d times: the bad file's max=5 was taken", n);
+	close(open(RP("go.all"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	WAIT_UNTIL(t_count_state("done") == 4, 20000, "all done");
+	EXPECT(t_stop(o) == 0, "owner's exit");
+	EXPECT(overlap("A", &n) == 1, "A ran more than 1 at once");
+}
+END_TEST
+
 Suite *
 limits_suite(void)
 {
@@ -473,8 +531,10 @@ limits_suite(void)
 	tcase_add_test(tc, test_a_key_never_runs_more_than_its_limit_exec);
 	tcase_add_test(tc, test_a_key_never_runs_more_than_its_limit_persistent);
 	tcase_add_test(tc, test_a_rate_limit_holds_in_every_window);
+	tcase_add_test(tc, test_a_rate_holds_across_an_owner_killed);
 	tcase_add_test(tc, test_an_owner_killed_mid_run_leaves_the_limit_exact);
 	tcase_add_test(tc, test_a_limit_lowered_while_jobs_run);
+	tcase_add_test(tc, test_a_bad_limits_file_keeps_the_rules_before);
 	tcase_add_test(tc, test_a_hot_key_at_its_limit_holds_up_no_other_key);
 	suite_add_tcase(s, tc);
 	return s;

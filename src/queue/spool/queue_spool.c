@@ -358,8 +358,10 @@ sq_start(struct queue *q)
 	struct spoolq *sq = (struct spoolq *)q;
 
 	pause_look(sq);
-	if (!sq->c.in_place)
+	if (!sq->c.in_place) {
 		spoolq_limits_look(sq);
+		spoolq_starts_load(sq);
+	}
 	spoolq_workers_find_old(sq);
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);

@@ -247,6 +247,11 @@ void	 spoolq_keys_free(struct spoolq *sq);
  */
 void	 spoolq_limits_look(struct spoolq *sq);
 void	 spoolq_limits_recheck(struct spoolq *sq);
+/*
+ * At start: the rated starts an earlier owner made inside each window,
+ * from SPOOL/.starts, count; the file is kept from then on.
+ */
+void	 spoolq_starts_load(struct spoolq *sq);
 /* Room for one more start: the whole spool's (LIM_ALL), key k's. */
 bool	 spoolq_all_room(struct spoolq *sq);
 bool	 spoolq_key_room(struct spoolq *sq, const char *k);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/chute.h"
 #include "base/nameq.h"
@@ -59,6 +60,9 @@ struct skeys {
 	struct starts	 all;		/* LIM_ALL's starts */
 	struct nameq	*rated;		/* keys waiting for a start to age out; key: mono */
 	msec_t		 all_due;	/* mono: LIM_ALL's rate frees; 0 none */
+	int		 sfd;		/* SPOOL/.starts, appended; -1 none */
+	size_t		 sbytes;	/* written to it since it was made again */
+	bool		 loaded;	/* spoolq_starts_load has run */
 };
 
 static struct skey *
@@ -155,6 +159,8 @@ starts_add(struct starts *s, msec_t mono)
 	return 0;
 }
 
+static void	 starts_open(struct spoolq *);
+
 /* ---- the rules ---- */
 
 static const struct limit *
@@ -198,6 +204,7 @@ spoolq_limits_look(struct spoolq *sq)
 		    l.n);
 	if (sq->keys == NULL)
 		return;
+	starts_open(sq);
 	sq->keys->all_due = 0;
 	RB_FOREACH(e, skeytree, &sq->keys->keys)
 		if (e->parked != NULL)
@@ -357,6 +364,169 @@ room_of(struct spoolq *sq, struct skey *e, const char *k)
 	return e->running < r->max ? (size_t)(r->max - e->running) : 0;
 }
 
+/* ---- the starts an owner's successor must know: SPOOL/.starts ---- */
+
+/*
+ * Each start that a rate counts is appended to SPOOL/.starts, "MS KEY"
+ * (MS since the epoch, KEY "-" for none), so that an owner that takes
+ * over after a kill -9 counts its predecessor's starts in each window
+ * (spoolq_starts_load).  Not fsynced: a power loss ends the handlers too,
+ * and the cost is one write per rated start.  The file is made again,
+ * with only the lines still inside a window, at start and each
+ * STARTS_MAX bytes.  A spool without a rate never gets the file.
+ */
+#define STARTS_FILE	".starts"
+#define STARTS_MAX	(256 * 1024)
+
+/* The longest window of any rule, 0 when none has a rate. */
+static msec_t
+longest_window(struct spoolq *sq)
+{
+	msec_t w = 0;
+
+	for (int i = 0; i < sq->lim.n; i++)
+		if (sq->lim.v[i].rate_n > 0 && sq->lim.v[i].rate_ms > w)
+			w = sq->lim.v[i].rate_ms;
+	return w;
+}
+
+/* .starts opened to append to, once loaded and a rule has a rate. */
+static void
+starts_open(struct spoolq *sq)
+{
+	if (sq->keys->sfd != -1 || !sq->keys->loaded ||
+	    longest_window(sq) == 0)
+		return;
+	sq->keys->sfd = openat(sq->sp.root, STARTS_FILE, O_WRONLY | O_APPEND |
+	    O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	sq->keys->sbytes = 0;
+}
+
+/* The lines of .starts younger than keep ms, into tmp/ then over it. */
+static void
+starts_compact(struct spoolq *sq, const char *text, size_t len, msec_t keep)
+{
+	char tmp[64];
+	msec_t now = now_ms();
+	const char *p = text, *nl;
+	FILE *f;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "starts.%ld", (long)getpid());
+	fd = openat(sq->sp.dir[ST_TMP], tmp, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1 || (f = fdopen(fd, "w")) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	for (; p < text + len; p = nl + 1) {
+		long long t;
+
+		if ((nl = memchr(p, '\n', (size_t)(text + len - p))) == NULL)
+			break;
+		if (sscanf(p, "%lld", &t) == 1 && now - t < keep)
+			fwrite(p, 1, (size_t)(nl + 1 - p), f);
+	}
+	/* No fsync: the file is for a successor on this boot only. */
+	if (fclose(f) != 0 || renameat(sq->sp.dir[ST_TMP], tmp, sq->sp.root,
+	    STARTS_FILE) == -1)
+		unlinkat(sq->sp.dir[ST_TMP], tmp, 0);
+}
+
+/* SPOOL/.starts whole, malloc'ed into *text: its length, or -1. */
+static ssize_t
+starts_read(struct spoolq *sq, char **text)
+{
+	struct stat st;
+	ssize_t n = -1;
+	int fd;
+
+	*text = NULL;
+	fd = openat(sq->sp.root, STARTS_FILE, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size <= 4 * STARTS_MAX &&
+	    (*text = malloc((size_t)st.st_size + 1)) != NULL)
+		n = read_full(fd, *text, (size_t)st.st_size);
+	close(fd);
+	return n;
+}
+
+/* One line of .starts into the windows it still counts in. */
+static void
+starts_seed(struct spoolq *sq, long long t, const char *k, msec_t real,
+    msec_t mono)
+{
+	const struct limit *r;
+	msec_t age = real - t < 0 ? 0 : real - t;
+	const char *why;
+	struct skey *e;
+
+	if ((r = rule_all(sq)) != NULL && r->rate_n > 0 && age < r->rate_ms)
+		starts_add(&sq->keys->all, mono - age);
+	if (strcmp(k, "-") == 0 || !key_valid(k, &why))
+		return;
+	r = limit_for_key(sq->lim.v, sq->lim.n, k);
+	if (r != NULL && r->rate_n > 0 && age < r->rate_ms &&
+	    (e = key_get(sq, k)) != NULL) {
+		starts_add(&e->starts, mono - age);
+		nameq_take(sq->keys->rated, k, NULL);
+		nameq_add(sq->keys->rated, k, mono - age + r->rate_ms, 0);
+	}
+}
+
+/*
+ * At start, after the rules are read: the starts an earlier owner made
+ * inside each window count, so that a restart lets no window hold more
+ * than its rate.  Then the file is made again and opened to append to.
+ */
+void
+spoolq_starts_load(struct spoolq *sq)
+{
+	msec_t keep = longest_window(sq), real = now_ms(), mono = mono_ms();
+	char *text, *p, *nl, k[KEY_MAX + 2];
+	ssize_t n = starts_read(sq, &text);
+	long long t;
+
+	if (n > 0 && keep > 0) {
+		text[n] = '\0';
+		for (p = text; (nl = strchr(p, '\n')) != NULL; p = nl + 1)
+			if (sscanf(p, "%lld %65s", &t, k) == 2)
+				starts_seed(sq, t, k, real, mono);
+	}
+	if (n >= 0 && keep > 0)
+		starts_compact(sq, text, (size_t)n, keep);
+	free(text);
+	sq->keys->loaded = true;
+	starts_open(sq);
+}
+
+static void
+starts_note(struct spoolq *sq, const char *k)
+{
+	char line[KEY_MAX + 32], *text;
+	int n = snprintf(line, sizeof(line), "%lld %s\n",
+	    (long long)now_ms(), *k != '\0' ? k : "-");
+	ssize_t len;
+
+	if (sq->keys->sfd == -1)
+		return;
+	if (write(sq->keys->sfd, line, (size_t)n) == n)
+		sq->keys->sbytes += (size_t)n;
+	if (sq->keys->sbytes < STARTS_MAX)
+		return;
+	/* Made again without what aged out of every window. */
+	if ((len = starts_read(sq, &text)) >= 0)
+		starts_compact(sq, text, (size_t)len, longest_window(sq));
+	free(text);
+	close(sq->keys->sfd);
+	sq->keys->sfd = -1;
+	starts_open(sq);
+}
+
 /* ---- counting ---- */
 
 /*
@@ -370,15 +540,23 @@ spoolq_key_run(struct spoolq *sq, const char *k, bool orphan)
 	struct skey *e;
 	msec_t mono = mono_ms();
 
+	bool rated = false;
+
 	sq->keys->running++;
-	if (!orphan && (r = rule_all(sq)) != NULL && r->rate_n > 0)
+	if (!orphan && (r = rule_all(sq)) != NULL && r->rate_n > 0) {
 		starts_add(&sq->keys->all, mono);
-	if (*k == '\0' || (e = key_get(sq, k)) == NULL)
-		return;
-	e->running++;
-	r = limit_for_key(sq->lim.v, sq->lim.n, k);
-	if (!orphan && r != NULL && r->rate_n > 0)
-		starts_add(&e->starts, mono);
+		rated = true;
+	}
+	if (*k != '\0' && (e = key_get(sq, k)) != NULL) {
+		e->running++;
+		r = limit_for_key(sq->lim.v, sq->lim.n, k);
+		if (!orphan && r != NULL && r->rate_n > 0) {
+			starts_add(&e->starts, mono);
+			rated = true;
+		}
+	}
+	if (rated)
+		starts_note(sq, k);
 }
 
 /* A job of key k ended (its handler is gone), or an orphan left cur/. */
@@ -444,6 +622,7 @@ spoolq_keys_new(struct spoolq *sq)
 {
 	if ((sq->keys = calloc(1, sizeof(*sq->keys))) == NULL)
 		return -1;
+	sq->keys->sfd = -1;
 	RB_INIT(&sq->keys->keys);
 	if ((sq->keys->rated = nameq_new()) == NULL) {
 		free(sq->keys);
@@ -467,6 +646,8 @@ spoolq_keys_free(struct spoolq *sq)
 		free(e);
 	}
 	nameq_free(sq->keys->rated);
+	if (sq->keys->sfd != -1)
+		close(sq->keys->sfd);
 	free(sq->keys->all.t);
 	free(sq->keys);
 	sq->keys = NULL;
