@@ -414,6 +414,12 @@ START_TEST(test_bad_priorities_keys_and_limits_are_usage_errors)
 	    "rate 5/0s");
 	EXPECT(CHUTE("limit", T.spool, "--key", "a/b", "--max", "1") == 64,
 	    "limit of key a/b");
+	/* --id: its own attributes are checked, and not doubled. */
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--id", "x,p=500") == 64 &&
+	    strstr(T.err, "--id: a priority is a whole number") != NULL,
+	    "--id x,p=500: %s", T.err);
+	EXPECT(CHUTE_IN(in, "submit", T.spool, "--id", "x,k=a", "--key",
+	    "b") == 64, "--id with a key and --key");
 	EXPECT(t_count_state("new") == 0 && !t_exists(P("%s/limits",
 	    T.spool)), "nothing written");
 }
@@ -445,6 +451,16 @@ START_TEST(test_limit_shows_and_sets_rules)
 	    "A                               0        2       2        10/1s key\n"
 	    "Z                               0        1       -            - -\n")
 	    == 0, "show: %s", T.out);
+	/* status and ls of the spool's store: from the name. */
+	EXPECT(CHUTE_IN(RP("in"), "submit", T.spool, "--id", "zz", "--key",
+	    "Z", "--priority", "-7") == 0 && strcmp(T.out, "zz,p=-7,k=Z\n") ==
+	    0, "submit --id: %s %s", T.out, T.err);
+	EXPECT(CHUTE("status", T.spool, "zz,p=-7,k=Z") == 0 && strcmp(T.out,
+	    "zz,p=-7,k=Z new attempts=0 priority=-7 key=Z\n") == 0,
+	    "status: %s", T.out);
+	EXPECT(CHUTE("ls", T.spool, "new", "--key", "Z") == 0 &&
+	    t_nlines(T.out) == 3 && strstr(T.out, "   -7 Z ") != NULL,
+	    "ls --key Z: %s", T.out);
 	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--clear") == 0 &&
 	    strcmp(T.out, "key A: no rule\n") == 0, "clear: %s", T.out);
 	EXPECT(t_token(t_slurp(P("%s/limits", T.spool)), "all"),
