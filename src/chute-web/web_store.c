@@ -32,7 +32,7 @@ struct wstore {
 	struct store	 live;		/* the main thread's: the live model */
 	void		*h;		/* live's top_open */
 	struct top_source src;
-	msec_t		 keys_at;	/* live's keys last read (monotonic) */
+	msec_t		 keys_at;	/* live's keys' next reading (monotonic) */
 };
 
 int

@@ -239,16 +239,19 @@ keys_read(struct store *s, struct key_use **v, size_t *n)
 }
 
 int
-top_keys_read(struct store *s, struct top *t, msec_t *last)
+top_keys_read(struct store *s, struct top *t, msec_t *next)
 {
 	struct key_use *v;
-	msec_t mono = mono_ms();
+	msec_t mono = mono_ms(), took;
 	size_t n;
+	int rc;
 
-	if (*last != 0 && mono - *last < TOP_KEY_MS)
+	if (mono < *next)
 		return 0;
-	*last = mono;
-	if (keys_read(s, &v, &n) != 0)
+	rc = keys_read(s, &v, &n);
+	took = mono_ms() - mono;
+	*next = mono_ms() + (10 * took > TOP_KEY_MS ? 10 * took : TOP_KEY_MS);
+	if (rc != 0)
 		return -1;
 	t->nkey = n < TOP_KEY_MAX ? n : TOP_KEY_MAX;
 	t->keys_all = (long long)n;

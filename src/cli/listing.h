@@ -73,11 +73,13 @@ int	 keys_read(struct store *s, struct key_use **v, size_t *n);
 
 /*
  * t's keys (queue/view.h: the TOP_KEY_MAX most waiting, and how many in
- * all) read again from s, unless they were read less than TOP_KEY_MS ago
- * (*last, monotonic).  0, or -1 (t keeps the keys it had).
+ * all) read again from s once the monotonic clock reaches *next, which
+ * is then set TOP_KEY_MS on, or ten times what the reading took if more
+ * (a spool of 100,000 keys takes about 0.3 s to read: a view must not
+ * spend its time on it).  0, or -1 (t keeps the keys it had).
  */
 struct top;
-int	 top_keys_read(struct store *s, struct top *t, msec_t *last);
+int	 top_keys_read(struct store *s, struct top *t, msec_t *next);
 
 /*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),

@@ -21,7 +21,7 @@
 struct keyed {
 	struct top_source	*in;
 	struct store		*s;
-	msec_t			 last;		/* monotonic: the keys' last reading */
+	msec_t			 next;		/* monotonic: the keys' next reading */
 };
 
 static int
@@ -47,7 +47,7 @@ k_due(void *arg)
 
 	msec_t d = k->in->due(k->in->arg);
 
-	return d < k->last + TOP_KEY_MS ? d : k->last + TOP_KEY_MS;
+	return d < k->next ? d : k->next;
 }
 
 /* The source's update when it is due (and only then), the keys' when theirs is. */
@@ -59,7 +59,7 @@ k_update(void *arg)
 
 	if (mono_ms() >= k->in->due(k->in->arg))
 		rc = k->in->update(k->in->arg);
-	top_keys_read(k->s, k->in->t, &k->last);
+	top_keys_read(k->s, k->in->t, &k->next);
 	return rc;
 }
 
@@ -87,7 +87,7 @@ run_keyed(struct store *s, struct top_source *src)
 	    .input = k_input, .due = k_due, .update = k_update,
 	    .cancel = k_cancel, .retry = k_retry };
 
-	top_keys_read(s, src->t, &k.last);
+	top_keys_read(s, src->t, &k.next);
 	return top_view_run(&w);
 }
 
@@ -95,7 +95,7 @@ int
 cmd_top(int argc, char **argv)
 {
 	struct top_source src = { .t = NULL };
-	msec_t last = 0;
+	msec_t next = 0;
 	struct store s;
 	const char *queue;
 	void *h = NULL;
@@ -114,7 +114,7 @@ cmd_top(int argc, char **argv)
 	live = isatty(STDOUT_FILENO);
 	if ((rc = s.ops->top_open(&s, live, now_ms(), &src, &h)) == 0)
 		rc = live ? run_keyed(&s, &src) : top_keys_read(&s, src.t,
-		    &last) == 0 ? top_view_print(src.t) : EX_IOERR;
+		    &next) == 0 ? top_view_print(src.t) : EX_IOERR;
 	s.ops->top_close(&s, h);
 	return cmd_store_done(&s, rc);
 }
