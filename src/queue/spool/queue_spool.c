@@ -246,6 +246,9 @@ sq_drained(struct queue *q)
 	    nameq_len(sq->waiting) > 0 || nameq_len(sq->orphans) > 0 ||
 	    sq->nheld > 0)
 		return false;
+	/* Jobs of keys at their limit (a rate's window): known, not read again. */
+	if (spoolq_nparked(sq) > 0 || nameq_len(sq->unparked) > 0)
+		return false;
 	if (!spoolq_new_empty(sq)) {
 		spoolq_scan_new(sq, true);
 		return false;
@@ -270,7 +273,8 @@ sq_counts(struct queue *q, struct counts *n)
 
 	*n = (struct counts){
 		.queued = nameq_len(sq->ready) + nameq_len(sq->waiting) +
-		    nameq_len(sq->flocked),
+		    nameq_len(sq->flocked) + spoolq_nparked(sq) +
+		    nameq_len(sq->unparked),
 		.deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0,
 		.paused = sq->paused };
 }

@@ -276,6 +276,8 @@ void	 spoolq_key_done(struct spoolq *sq, const char *k);
 /* Keys whose window has room again (mono); when the next one has. */
 void	 spoolq_keys_due(struct spoolq *sq, msec_t mono);
 msec_t	 spoolq_keys_next(struct spoolq *sq);
+/* How many names of new/ are parked, waiting for their key's room. */
+size_t	 spoolq_nparked(struct spoolq *sq);
 /* The key in a job's name into k ("" none, or a bad one). */
 void	 spoolq_name_key(const char *name, char *k, size_t len);
 

@@ -56,6 +56,7 @@ RB_GENERATE_STATIC(skeytree, skey, by_name, cmp_key)
 struct skeys {
 	struct skeytree	 keys;
 	size_t		 nkeys;
+	size_t		 nparked;	/* names parked, all keys' */
 	long		 running;	/* every claim and orphan */
 	struct starts	 all;		/* LIM_ALL's starts */
 	struct nameq	*rated;		/* keys waiting for a start to age out; key: mono */
@@ -301,10 +302,15 @@ spoolq_park(struct spoolq *sq, const char *k, const char *name, int rank,
 		e->dropped = true;
 		return true;
 	}
-	if (nameq_add_ranked(e->parked, name, rank, age, flags) == -1)
+	switch (nameq_add_ranked(e->parked, name, rank, age, flags)) {
+	case -1:
 		return false;
+	case 1:
+		sq->keys->nparked++;
+	}
 	if (nameq_len(e->parked) > sq->window) {
 		nameq_drop_max(e->parked);
+		sq->keys->nparked--;
 		e->dropped = true;
 	}
 	return true;
@@ -342,9 +348,11 @@ spoolq_unpark(struct spoolq *sq, const char *k, size_t n)
 
 	if (e == NULL || e->parked == NULL)
 		return;
-	while (n-- > 0 && nameq_pop(e->parked, name, sizeof(name), &flags))
+	while (n-- > 0 && nameq_pop(e->parked, name, sizeof(name), &flags)) {
+		sq->keys->nparked--;
 		if (nameq_add(sq->unparked, name, 0, flags) == -1)
 			sq->truncated = true;	/* no memory: a scan finds it */
+	}
 	if (nameq_len(e->parked) == 0 && e->dropped) {
 		/* What the full parked left out is in new/: the refill reads it. */
 		e->dropped = false;
@@ -593,6 +601,12 @@ spoolq_keys_due(struct spoolq *sq, msec_t mono)
 		if (e->parked != NULL && nameq_len(e->parked) > 0)
 			spoolq_unpark(sq, k, room_of(sq, e, k));
 	}
+}
+
+size_t
+spoolq_nparked(struct spoolq *sq)
+{
+	return sq->keys != NULL ? sq->keys->nparked : 0;
 }
 
 msec_t
