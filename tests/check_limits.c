@@ -465,6 +465,14 @@ START_TEST(test_limit_shows_and_sets_rules)
 	    strcmp(T.out, "key A: no rule\n") == 0, "clear: %s", T.out);
 	EXPECT(t_token(t_slurp(P("%s/limits", T.spool)), "all"),
 	    "the file keeps the other rule");
+	/* A file spoilt by hand: one line naming it and the line, exit 78. */
+	t_write(P("%s/limits", T.spool), "all max=8\nkey A max=0\n");
+	EXPECT(CHUTE("limit", T.spool) == 78 && t_nlines(T.err) == 1 &&
+	    strstr(T.err, P("%s/limits: line 2: a limit is a whole number",
+	    T.spool)) != NULL, "show a bad file: %s", T.err);
+	EXPECT(CHUTE("limit", T.spool, "--all", "--max", "2") == 78 &&
+	    strcmp(t_slurp(P("%s/limits", T.spool)), "all max=8\nkey A "
+	    "max=0\n") == 0, "a change to a bad file: %s", T.err);
 }
 END_TEST
 

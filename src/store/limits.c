@@ -307,7 +307,7 @@ limits_change(struct spool *sp, const struct limit *c, bool set_max,
 	    O_CLOEXEC, 0644);
 	if (fd == -1 || flock(fd, LOCK_EX) == -1) {
 		saved = errno;
-		snprintf(why, wlen, "%s/%s: %s", sp->path, LIMITS_LOCK,
+		snprintf(why, wlen, "cannot lock " LIMITS_LOCK ": %s",
 		    strerror(saved));
 		if (fd != -1)
 			close(fd);
