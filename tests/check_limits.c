@@ -303,6 +303,38 @@ START_TEST(test_priorities_first_and_no_starvation)
 }
 END_TEST
 
+/*
+ * A steady stream of priority 50: each of its jobs submits the next one
+ * (tmp/, then mv) as it runs, 38 more, so one always waits ahead of a
+ * job of priority -50 queued first; the share starts that one within the
+ * first 4 (without it, only once the stream ends, 41st).
+ */
+START_TEST(test_a_steady_stream_of_higher_priority_starves_no_job)
+{
+	const char *h = t_handler("h_stream",
+	    "echo \"$CHUTE_ID\" >> \"$R/journal\"\n"
+	    "n=$(wc -l < \"$R/journal\")\n"
+	    "case \"$CHUTE_ID\" in *,p=50)\n"
+	    "  if [ $n -lt 40 ]; then\n"
+	    "    echo 0 > \"$CHUTE_SPOOL/tmp/s$n,p=50\"\n"
+	    "    mv \"$CHUTE_SPOOL/tmp/s$n,p=50\" \"$CHUTE_SPOOL/new/s$n,p=50\"\n"
+	    "  fi;;\n"
+	    "esac\n");
+	int code, low;
+
+	submit_n(1, "", "-50", "0");
+	submit_n(2, "", "50", "0");
+	code = DRAIN("-j", "1", QUICK, "--", h);
+	EXPECT(code == 0, "owner: %d", code);
+	low = position(",p=-50");
+	EXPECT(low >= 2 && low <= 4, "the job of priority -50, behind a "
+	    "stream of 50, started %d%s (want within 4)", low, low == 0 ?
+	    " (never)" : "th");
+	EXPECT(t_journal_total() == 41, "%d runs (want 41)",
+	    t_journal_total());
+}
+END_TEST
+
 /* Make n files of key k in new/ directly, the fast way. */
 static void
 drop_many(int n, const char *k)
@@ -552,6 +584,7 @@ limits_suite(void)
 	tcase_add_test(tc, test_bad_priorities_keys_and_limits_are_usage_errors);
 	tcase_add_test(tc, test_a_name_with_bad_attributes_is_refused_to_failed);
 	tcase_add_test(tc, test_priorities_first_and_no_starvation);
+	tcase_add_test(tc, test_a_steady_stream_of_higher_priority_starves_no_job);
 	tcase_add_test(tc, test_a_key_never_runs_more_than_its_limit_exec);
 	tcase_add_test(tc, test_a_key_never_runs_more_than_its_limit_persistent);
 	tcase_add_test(tc, test_a_rate_limit_holds_in_every_window);
