@@ -37,7 +37,7 @@ h_witness(void)
 	    "echo \"- $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n");
 }
 
-/* The same as a persistent worker (ID<TAB>PATH in, ok out). */
+/* The same as a persistent worker (ID<TAB>PATH in, ok out); 0: go.all. */
 static const char *
 w_witness(void)
 {
@@ -47,7 +47,9 @@ w_witness(void)
 	    KEY_OF
 	    "  echo \"+ $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n"
 	    "  read -r ms < \"$CHUTE_JOB\"\n"
-	    "  sleep \"$ms\"\n"
+	    "  if [ \"$ms\" = 0 ]; then\n"
+	    "    i=0; while [ ! -e \"$R/go.all\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+	    "  else sleep \"$ms\"; fi\n"
 	    "  echo \"- $(date +%s%3N) $CHUTE_ID\" >> \"$R/w.$k\"\n"
 	    "  echo ok\n"
 	    "done\n");
@@ -182,18 +184,26 @@ owner_said(pid_t owner, const char *text, int n)
  * the next owner counts them (their flocks) and starts no third A job
  * until they are gone, while other work runs.
  */
-START_TEST(test_an_owner_killed_mid_run_leaves_the_limit_exact)
+static pid_t
+owner_j8(bool persistent)
+{
+	return persistent ? OWNER("--persistent", "-j", "8", QUICK, "--",
+	    w_witness()) : OWNER("-j", "8", QUICK, "--", h_witness());
+}
+
+static void
+killed_run(bool persistent)
 {
 	pid_t o1, o2;
 	int n, max;
 
 	set_limit("--key", "A", "--max", "2");
 	submit_n(5, "A", "", "0");
-	o1 = OWNER("-j", "8", QUICK, "--", h_witness());
+	o1 = owner_j8(persistent);
 	WAIT_UNTIL(overlap("A", &n) == 2, 10000, "two A runs under owner 1");
 	kill(o1, SIGKILL);
 	t_reap(o1, 5000, "owner 1 after SIGKILL");
-	o2 = OWNER("-j", "8", QUICK, "--", h_witness());
+	o2 = owner_j8(persistent);
 	WAIT_UNTIL(owner_said(o2, "still has a running handler", 2), 10000,
 	    "owner 2 finds both handlers alive: %s", t_log_of(o2));
 	/* A job of no key runs: owner 2 claims, and takes no A job. */
@@ -207,6 +217,18 @@ START_TEST(test_an_owner_killed_mid_run_leaves_the_limit_exact)
 	EXPECT(t_stop(o2) == 0, "owner 2's exit");
 	max = overlap("A", &n);
 	EXPECT(max == 2, "A ran %d at once across the kill", max);
+}
+
+START_TEST(test_an_owner_killed_mid_run_leaves_the_limit_exact)
+{
+	killed_run(false);
+}
+END_TEST
+
+/* The same with persistent workers: the dead owner's hold .workers.PID. */
+START_TEST(test_an_owner_killed_mid_run_leaves_the_limit_exact_persistent)
+{
+	killed_run(true);
 }
 END_TEST
 
@@ -590,6 +612,7 @@ limits_suite(void)
 	tcase_add_test(tc, test_a_rate_limit_holds_in_every_window);
 	tcase_add_test(tc, test_a_rate_holds_across_an_owner_killed);
 	tcase_add_test(tc, test_an_owner_killed_mid_run_leaves_the_limit_exact);
+	tcase_add_test(tc, test_an_owner_killed_mid_run_leaves_the_limit_exact_persistent);
 	tcase_add_test(tc, test_a_limit_lowered_while_jobs_run);
 	tcase_add_test(tc, test_a_bad_limits_file_keeps_the_rules_before);
 	tcase_add_test(tc, test_a_hot_key_at_its_limit_holds_up_no_other_key);
