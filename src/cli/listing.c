@@ -232,7 +232,8 @@ keys_read(struct store *s, struct key_use **v, size_t *n)
 		free(k.v);
 		return rc;
 	}
-	qsort(k.v, k.n, sizeof(k.v[0]), cmp_waiting);
+	if (k.n > 1)
+		qsort(k.v, k.n, sizeof(k.v[0]), cmp_waiting);
 	*v = k.v;
 	*n = k.n;
 	return 0;

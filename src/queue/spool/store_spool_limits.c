@@ -73,7 +73,8 @@ spool_key_use(struct spool *sp, void (*key)(void *arg, const char *k,
 	u.running = false;
 	if (spool_scan(sp, ST_NEW, use_cb, &u) == -1)
 		goto bad;
-	qsort(u.v, u.n, sizeof(u.v[0]), cmp_use);
+	if (u.n > 1)
+		qsort(u.v, u.n, sizeof(u.v[0]), cmp_use);
 	for (size_t i = 0, j; i < u.n; i = j) {
 		long long run = 0, wait = 0;
 
