@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/limits.h"
 #include "t_cli.h"
 #include "suites.h"
 
@@ -622,6 +623,52 @@ START_TEST(test_a_bad_limits_file_keeps_the_rules_before)
 }
 END_TEST
 
+/* SPOOL/limits' lines: read as written, each bad one named with why. */
+START_TEST(test_the_limits_file_parses_and_formats_back)
+{
+	static const char good[] = "# a comment\n\n"
+	    "key cust-1 rate=10/1s max=2\n"
+	    "default max=4\n"
+	    "  all\trate=600/1m  \n";
+	static const struct { const char *text, *why; } bad[] = {
+		{ "key A max=2\nkey A rate=1/1s\n", "line 2: a second rule" },
+		{ "keys A max=2\n", "line 1: a rule starts with" },
+		{ "key A max=0\n", "line 1: a limit is a whole number" },
+		{ "key A max=-1\n", "line 1: a limit is a whole number" },
+		{ "key A max=1 max=2\n", "line 1: want max=N or rate=" },
+		{ "all rate=5/0s\n", "line 1: a rate is N/DURATION" },
+		{ "key a/b max=1\n", "line 1: a key holds only" },
+		{ "key\n", "line 1: key wants a KEY" },
+		{ "default max=1 colour=red\n", "line 1: want max=N" },
+	};
+	struct limits l;
+	char why[256], line[256];
+
+	ck_assert_int_eq(limits_parse(good, strlen(good), &l, why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(l.n, 3);
+	ck_assert_int_eq(l.v[0].scope, LIM_KEY);
+	ck_assert_str_eq(l.v[0].key, "cust-1");
+	ck_assert_int_eq(l.v[0].max, 2);
+	ck_assert_int_eq(l.v[0].rate_n, 10);
+	ck_assert_int_eq(l.v[0].rate_ms, 1000);
+	limits_format(&l.v[0], line, sizeof(line));
+	ck_assert_str_eq(line, "key cust-1 max=2 rate=10/1s");
+	limits_format(&l.v[1], line, sizeof(line));
+	ck_assert_str_eq(line, "default max=4");
+	limits_format(&l.v[2], line, sizeof(line));
+	ck_assert_str_eq(line, "all rate=600/1m");
+	limits_free(&l);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(limits_parse(bad[i].text, strlen(bad[i].text), &l,
+		    why, sizeof(why)) == -1, "%s", bad[i].text);
+		ck_assert_msg(strncmp(why, bad[i].why, strlen(bad[i].why)) == 0,
+		    "%s: %s", bad[i].text, why);
+		ck_assert_int_eq(l.n, 0);
+	}
+}
+END_TEST
+
 Suite *
 limits_suite(void)
 {
@@ -642,6 +689,9 @@ limits_suite(void)
 	tcase_add_test(tc, test_a_limit_lowered_while_jobs_run);
 	tcase_add_test(tc, test_a_bad_limits_file_keeps_the_rules_before);
 	tcase_add_test(tc, test_a_hot_key_at_its_limit_holds_up_no_other_key);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("file");
+	tcase_add_test(tc, test_the_limits_file_parses_and_formats_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
