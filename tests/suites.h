@@ -28,4 +28,5 @@ Suite	*forward_suite(void);
 Suite	*metrics_suite(void);
 Suite	*unique_suite(void);
 Suite	*recurring_suite(void);
+Suite	*limits_suite(void);
 #endif

@@ -55,8 +55,8 @@ cmd_web(int argc, char **argv)
 static const struct cmd own[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
 	{ "submit", cmd_submit,
-	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] "
-	    UNIQUE_USAGE " [FILE...]" },
+	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] " SCHED_USAGE
+	    " " UNIQUE_USAGE " [FILE...]" },
 	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--inline] [--if-unowned] [--syslog[=FACILITY]]"
