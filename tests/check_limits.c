@@ -542,6 +542,9 @@ START_TEST(test_limit_shows_and_sets_rules)
 	EXPECT(CHUTE("ls", T.spool, "new", "--key", "Z") == 0 &&
 	    t_nlines(T.out) == 3 && strstr(T.out, "   -7 Z ") != NULL,
 	    "ls --key Z: %s", T.out);
+	EXPECT(CHUTE("ls", "--key", "Z", T.spool) == 0 && t_nlines(T.out) == 3 &&
+	    strstr(T.out, "zz,p=-7,k=Z") != NULL, "ls --key Z SPOOL: %s %s",
+	    T.out, T.err);
 	EXPECT(CHUTE("limit", T.spool, "--key", "A", "--clear") == 0 &&
 	    strcmp(T.out, "key A: no rule\n") == 0, "clear: %s", T.out);
 	EXPECT(t_token(t_slurp(P("%s/limits", T.spool)), "all"),

@@ -128,9 +128,10 @@ cmd_ls(int argc, char **argv)
 	struct ls l = { 0 };
 	int only = ST_NONE, rc;
 
-	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
-		return rc;
+	/* First: --key KEY before a spool's path must not pass for it. */
 	if ((rc = take_key(&argc, argv, &l.key)) != 0)
+		return rc;
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
 		return rc;
 	if (argc > 2 || s.target == NULL)
 		return usage_error("ls", "want %s and at most one STATE",
