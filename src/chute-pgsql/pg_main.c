@@ -22,7 +22,8 @@
 static const struct cmd own[] = {
 	{ "init", pgcmd_init, "URL" },
 	{ "submit", pgcmd_submit,
-	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] [FILE...]" },
+	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] "
+	    SCHED_USAGE " [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
 	    " [--persistent] [--lease DUR] [--prefetch N] [--poll DUR]"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "queue/pg/pg.h"
 
 /* Any constant; it only keeps two inits from interleaving. */
@@ -366,6 +367,197 @@ QUEUES_FINITE ");\n"
 "END $$;\n";
 
 /*
+ * Version 8: which job runs next (issue 36, fleet.md "Priorities, keys and
+ * limits").  A job's priority (-100..100, higher first) and key (1-64
+ * bytes of [A-Za-z0-9._:@+-], key_valid()), kept when it finishes; the
+ * rules of a queue (chute.limits: scope 'key', 'default' or 'all', key ''
+ * but for 'key'); and, for the per-key bound on running jobs, an
+ * admission count per key in use (chute.keys): a keyed job is admitted
+ * (parked false: in live_ready, the claim's index) only while its key's
+ * admitted jobs, waiting or running, are fewer than its rule's max;
+ * otherwise parked, off the claim's index, so that a key at its limit
+ * costs the claim nothing however many of its jobs wait.  The triggers
+ * keep the counts in the statement that moves the row: a job's insert
+ * (admitted or parked), its claim's end (the outcome, the recovery of an
+ * expired claim, a cancel: admitted - 1 and the best parked job of the key
+ * admitted in its place).  They serialise on one advisory lock per queue
+ * (chute.keys_lock), taken only for keyed rows, so that two statements
+ * never wait for each other's key rows in opposite orders.  The claim
+ * takes nothing from a parked row; an unkeyed row never fires a trigger
+ * (their WHEN), so its path is the one of before, by the new index.
+ * Idempotent: IF NOT EXISTS, CREATE OR REPLACE.
+ */
+#define KEY_CHECK	"octet_length(key) BETWEEN 1 AND 64 AND" \
+	" key ~ '^[-A-Za-z0-9._:@+]+$'"
+_Static_assert(KEY_MAX == 64 && PRIO_MIN == -100 && PRIO_MAX == 100,
+    "schema8 says 64 and -100..100");
+static const char schema8[] =
+"ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS priority smallint NOT NULL"
+" DEFAULT 0 CONSTRAINT live_priority CHECK (priority BETWEEN -100 AND 100),"
+" ADD COLUMN IF NOT EXISTS key text COLLATE \"C\" CONSTRAINT live_key CHECK ("
+KEY_CHECK "),"
+" ADD COLUMN IF NOT EXISTS parked boolean NOT NULL DEFAULT false;\n"
+"ALTER TABLE chute.finished ADD COLUMN IF NOT EXISTS priority smallint"
+" NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS key text COLLATE \"C\";\n"
+"CREATE OR REPLACE VIEW chute.jobs AS SELECT queue, id, state, run_at,"
+" attempts, last, token, worker, lease_until, cancel, size, created, claimed,"
+" priority, key FROM chute.live UNION ALL SELECT queue, id, state, run_at,"
+" attempts, last, NULL::bigint, NULL::text, NULL::timestamptz, false, size,"
+" created, claimed, priority, key FROM chute.finished;\n"
+/* The claim's order, on the rows that may be claimed. */
+"CREATE INDEX IF NOT EXISTS live_ready ON chute.live"
+" (queue, priority DESC, run_at, id)"
+" WHERE state IN ('new', 'defer') AND NOT parked;\n"
+/* A key's parked jobs, the best first: the one admitted next. */
+"CREATE INDEX IF NOT EXISTS live_parked ON chute.live"
+" (queue, key, priority DESC, run_at, id) WHERE parked;\n"
+/* A key's jobs, for `chute limit`, `ls --key` and a lowered limit. */
+"CREATE INDEX IF NOT EXISTS live_key ON chute.live (queue, key)"
+" WHERE key IS NOT NULL;\n"
+"CREATE TABLE IF NOT EXISTS chute.limits (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  scope text NOT NULL CHECK (scope IN ('key', 'default', 'all')),\n"
+"  key text COLLATE \"C\" NOT NULL DEFAULT '' CHECK ((scope = 'key') ="
+" (key <> '') AND (key = '' OR " KEY_CHECK ")),\n"
+"  max integer NOT NULL DEFAULT 0 CHECK (max BETWEEN 0 AND 100000),\n"
+"  rate_n integer NOT NULL DEFAULT 0 CHECK (rate_n BETWEEN 0 AND 100000),\n"
+"  rate_ms bigint NOT NULL DEFAULT 0 CHECK (rate_ms BETWEEN 0 AND 86400000"
+" AND (rate_n = 0) = (rate_ms = 0)),\n"
+"  PRIMARY KEY (queue, scope, key)\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS chute.keys (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  key text COLLATE \"C\" NOT NULL,\n"
+"  admitted integer NOT NULL DEFAULT 0,\n"
+"  parked integer NOT NULL DEFAULT 0,\n"
+"  PRIMARY KEY (queue, key)\n"
+") WITH (fillfactor = 50);\n"
+/* The bound on a key's admitted jobs: its rule's max, else the default's. */
+"CREATE OR REPLACE FUNCTION chute.key_cap(q text, k text) RETURNS integer"
+" LANGUAGE sql STABLE AS $f$ SELECT nullif(coalesce((SELECT max FROM"
+" chute.limits WHERE queue = q AND scope = 'key' AND key = k), (SELECT max"
+" FROM chute.limits WHERE queue = q AND scope = 'default' AND key = '')),"
+" 0) $f$;\n"
+"CREATE OR REPLACE FUNCTION chute.keys_lock(q text) RETURNS void"
+" LANGUAGE sql AS $f$ SELECT pg_advisory_xact_lock(7310287, hashtext(q))"
+" $f$;\n"
+/*
+ * Admit the best parked jobs of key k that are due, while its admitted
+ * ones are fewer than its cap; under keys_lock.  How many it admitted.
+ */
+"CREATE OR REPLACE FUNCTION chute.key_admit(q text, k text) RETURNS integer"
+" LANGUAGE plpgsql AS $f$ DECLARE cap integer := chute.key_cap(q, k);"
+" room integer; n integer; BEGIN\n"
+"  SELECT CASE WHEN cap IS NULL THEN parked ELSE least(parked, cap - admitted)"
+" END INTO room FROM chute.keys WHERE queue = q AND key = k;\n"
+"  IF room IS NULL OR room <= 0 THEN RETURN 0; END IF;\n"
+"  UPDATE chute.live SET parked = false WHERE ctid = ANY (ARRAY(SELECT ctid"
+" FROM chute.live WHERE queue = q AND key = k AND parked AND run_at <= now()"
+" ORDER BY priority DESC, run_at, id LIMIT room FOR UPDATE SKIP LOCKED))"
+" AND parked;\n"
+"  GET DIAGNOSTICS n = ROW_COUNT;\n"
+"  IF n > 0 THEN UPDATE chute.keys SET admitted = admitted + n,"
+" parked = parked - n WHERE queue = q AND key = k; END IF;\n"
+"  RETURN n;\n"
+" END $f$;\n"
+/* A keyed job comes: admitted if its key has room and it is due. */
+"CREATE OR REPLACE FUNCTION chute.key_in() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ DECLARE cap integer; a integer; BEGIN\n"
+"  PERFORM chute.keys_lock(NEW.queue);\n"
+"  INSERT INTO chute.keys (queue, key) VALUES (NEW.queue, NEW.key)"
+" ON CONFLICT DO NOTHING;\n"
+"  SELECT admitted INTO a FROM chute.keys WHERE queue = NEW.queue"
+" AND key = NEW.key;\n"
+"  cap := chute.key_cap(NEW.queue, NEW.key);\n"
+"  NEW.parked := NEW.run_at > now() OR (cap IS NOT NULL AND a >= cap);\n"
+"  UPDATE chute.keys SET admitted = admitted + CASE WHEN NEW.parked THEN 0"
+" ELSE 1 END, parked = parked + CASE WHEN NEW.parked THEN 1 ELSE 0 END"
+" WHERE queue = NEW.queue AND key = NEW.key;\n"
+"  RETURN NEW;\n"
+" END $f$;\n"
+/*
+ * A keyed job's claim ends with the row staying (defer, handed back,
+ * recovered): its admission is given up; a job due again keeps it when
+ * the key has room, else it is parked and the best parked one is admitted.
+ */
+"CREATE OR REPLACE FUNCTION chute.key_back() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ DECLARE cap integer; a integer; BEGIN\n"
+"  PERFORM chute.keys_lock(NEW.queue);\n"
+"  SELECT admitted - 1 INTO a FROM chute.keys WHERE queue = NEW.queue"
+" AND key = NEW.key;\n"
+"  cap := chute.key_cap(NEW.queue, NEW.key);\n"
+"  NEW.parked := NEW.run_at > now() OR (cap IS NOT NULL AND a >= cap);\n"
+"  UPDATE chute.keys SET admitted = a + CASE WHEN NEW.parked THEN 0 ELSE 1"
+" END, parked = parked + CASE WHEN NEW.parked THEN 1 ELSE 0 END"
+" WHERE queue = NEW.queue AND key = NEW.key;\n"
+"  IF NEW.parked THEN PERFORM chute.key_admit(NEW.queue, NEW.key); END IF;\n"
+"  RETURN NEW;\n"
+" END $f$;\n"
+/* A keyed job leaves chute.live (finished, cancelled): its count goes. */
+"CREATE OR REPLACE FUNCTION chute.key_out() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ BEGIN\n"
+"  PERFORM chute.keys_lock(OLD.queue);\n"
+"  UPDATE chute.keys SET admitted = admitted - CASE WHEN OLD.parked THEN 0"
+" ELSE 1 END, parked = parked - CASE WHEN OLD.parked THEN 1 ELSE 0 END"
+" WHERE queue = OLD.queue AND key = OLD.key;\n"
+"  IF NOT OLD.parked THEN PERFORM chute.key_admit(OLD.queue, OLD.key);"
+" END IF;\n"
+"  RETURN OLD;\n"
+" END $f$;\n"
+/*
+ * Parked jobs whose time came (deferred, or submitted for later) are
+ * admitted where their key has room, and keys without jobs forgotten:
+ * by every worker's recovery of expired claims (pgq_recover).
+ */
+"CREATE OR REPLACE FUNCTION chute.keys_due(q text) RETURNS integer"
+" LANGUAGE plpgsql AS $f$ DECLARE k text; n integer := 0; BEGIN\n"
+"  IF NOT EXISTS (SELECT FROM chute.keys WHERE queue = q AND (parked > 0"
+" OR admitted = 0)) THEN RETURN 0; END IF;\n"
+"  PERFORM chute.keys_lock(q);\n"
+"  DELETE FROM chute.keys WHERE queue = q AND admitted = 0 AND parked = 0;\n"
+"  FOR k IN SELECT key FROM chute.keys WHERE queue = q AND parked > 0 LOOP\n"
+"   n := n + chute.key_admit(q, k);\n"
+"  END LOOP;\n"
+"  RETURN n;\n"
+" END $f$;\n"
+/*
+ * After a change of key k's rule (k NULL: the default's, so every key's):
+ * a lowered cap takes back the admission of the waiting jobs (the running
+ * ones stay counted, so no job of the key starts until fewer than the cap
+ * run), a raised one admits parked jobs.  How many keys it looked at.
+ */
+"CREATE OR REPLACE FUNCTION chute.keys_recap(q text, k text) RETURNS integer"
+" LANGUAGE plpgsql AS $f$ DECLARE r record; n integer; m integer := 0;"
+" BEGIN\n"
+"  PERFORM chute.keys_lock(q);\n"
+"  FOR r IN SELECT key, admitted, chute.key_cap(q, key) AS cap FROM"
+" chute.keys WHERE queue = q AND (k IS NULL OR key = k) LOOP\n"
+"   m := m + 1;\n"
+"   IF r.cap IS NOT NULL AND r.admitted > r.cap THEN\n"
+"    UPDATE chute.live SET parked = true WHERE ctid = ANY (ARRAY(SELECT ctid"
+" FROM chute.live WHERE queue = q AND key = r.key AND state IN ('new',"
+" 'defer') AND NOT parked FOR UPDATE SKIP LOCKED)) AND NOT parked AND state"
+" IN ('new', 'defer');\n"
+"    GET DIAGNOSTICS n = ROW_COUNT;\n"
+"    UPDATE chute.keys SET admitted = admitted - n, parked = parked + n"
+" WHERE queue = q AND key = r.key;\n"
+"   END IF;\n"
+"   PERFORM chute.key_admit(q, r.key);\n"
+"  END LOOP;\n"
+"  RETURN m;\n"
+" END $f$;\n"
+"DROP TRIGGER IF EXISTS live_key_in ON chute.live;\n"
+"DROP TRIGGER IF EXISTS live_key_back ON chute.live;\n"
+"DROP TRIGGER IF EXISTS live_key_out ON chute.live;\n"
+"CREATE TRIGGER live_key_in BEFORE INSERT ON chute.live"
+" FOR EACH ROW WHEN (NEW.key IS NOT NULL) EXECUTE FUNCTION chute.key_in();\n"
+"CREATE TRIGGER live_key_back BEFORE UPDATE ON chute.live"
+" FOR EACH ROW WHEN (OLD.key IS NOT NULL AND OLD.state = 'cur'"
+" AND NEW.state <> 'cur') EXECUTE FUNCTION chute.key_back();\n"
+"CREATE TRIGGER live_key_out AFTER DELETE ON chute.live"
+" FOR EACH ROW WHEN (OLD.key IS NOT NULL) EXECUTE FUNCTION chute.key_out();\n";
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -425,6 +617,7 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema5, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema8, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
