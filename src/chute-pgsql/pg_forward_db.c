@@ -34,9 +34,11 @@ static const char insert_sql[] =
 " p AS (INSERT INTO chute.payloads (queue, id, body, origin, origin_spool,"
 " origin_id, origin_birth) SELECT $1, did, body, $2, $3, lid, birth FROM b"
 " ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
-" j AS (INSERT INTO chute.live (queue, id, state, size)"
-" SELECT $1, p.id, 'new', octet_length(b.body) FROM p"
-" JOIN b ON b.lid = p.origin_id ORDER BY b.n RETURNING id),"
+" j AS (INSERT INTO chute.live (queue, id, state, size, priority, key)"
+" SELECT $1, p.id, 'new', octet_length(b.body), a.prio::smallint,"
+" nullif(a.key, '') FROM p JOIN b ON b.lid = p.origin_id"
+" JOIN unnest($8::text[], $9::text[]) WITH ORDINALITY AS a(prio, key, n)"
+" ON a.n = b.n ORDER BY b.n RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n, p.id, f.queue, f.id FROM b"
 " LEFT JOIN p ON p.origin_id = b.lid"
@@ -77,15 +79,17 @@ connected(struct fwd *f)
 static int
 send_batch(struct fwd *f, struct batch *b)
 {
-	const char *v[7] = { f->pg.queue, f->origin, f->q->name,
-	    b->lid.b, b->birth.b, b->did.b, b->body.b };
-	static const Oid types[7] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
-	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_BYTEA_ARR };
-	const int lens[7] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
-	    (int)b->did.len, (int)b->body.len };
-	static const int fmts[7] = { 0, 0, 0, 1, 1, 1, 1 };
+	const char *v[9] = { f->pg.queue, f->origin, f->q->name,
+	    b->lid.b, b->birth.b, b->did.b, b->body.b, b->prio.b, b->key.b };
+	static const Oid types[9] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
+	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_BYTEA_ARR,
+	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR };
+	const int lens[9] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
+	    (int)b->did.len, (int)b->body.len, (int)b->prio.len,
+	    (int)b->key.len };
+	static const int fmts[9] = { 0, 0, 0, 1, 1, 1, 1, 1, 1 };
 
-	return pg_send(&f->pg, insert_sql, 7, types, v, lens, fmts);
+	return pg_send(&f->pg, insert_sql, 9, types, v, lens, fmts);
 }
 
 /*
