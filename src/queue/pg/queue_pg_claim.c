@@ -154,8 +154,9 @@ open_log(struct pgq *pq, struct claim *c)
     " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM" \
     " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)" \
     " FROM claimed c ORDER BY " ORDER
+/* Nothing from a paused queue, nor from a limited one (claim_lim_sql). */
 #define NOT_PAUSED	" AND NOT EXISTS (SELECT FROM chute.queues q" \
-    " WHERE q.queue = $1 AND q.paused)"
+    " WHERE q.queue = $1 AND (q.paused OR q.limited))"
 static const char claim_sql[] = CLAIM_SQL(
     "picked AS MATERIALIZED (SELECT ctid FROM chute.live"
     " WHERE " READY " AND run_at <= now()" NOT_PAUSED
@@ -180,19 +181,29 @@ static const char claim_fifo_sql[] = CLAIM_SQL(
     " run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED) x"
     " ORDER BY x.run_at, x.id LIMIT $2::integer)", "c.run_at, c.id");
 #undef CLAIM_SQL
+/*
+ * A queue with a rule for the whole queue or a rate (chute.queues.limited,
+ * which the look-ahead reads): the claim decides them itself, in the
+ * function of schema version 8, the same columns back.
+ */
+static const char claim_lim_sql[] =
+    "SELECT * FROM chute.claim_limited($1, $2::integer, $3, $4::bigint,"
+    " $5::boolean)";
 
 /* Send the claim of n rows: 0, or -1 (the connection's state says why). */
 static int
 claim_send(struct pgq *pq, int n, msec_t mono)
 {
 	char nb[16], lease[24];
-	const char *p[4] = { pq->pg.queue, nb, pq->worker, lease };
+	bool fifo = ++pq->nclaims % SCHED_FIFO_EVERY == 0;
+	const char *p[5] = { pq->pg.queue, nb, pq->worker, lease,
+	    fifo ? "t" : "f" };
 
 	snprintf(nb, sizeof(nb), "%d", n);
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
 	/* One claim in SCHED_FIFO_EVERY in age order (claim_fifo_sql). */
-	if (pg_send_bin(&pq->pg, ++pq->nclaims % SCHED_FIFO_EVERY == 0 ?
-	    claim_fifo_sql : claim_sql, 4, p) == -1)
+	if (pg_send_bin(&pq->pg, pq->limited ? claim_lim_sql : fifo ?
+	    claim_fifo_sql : claim_sql, pq->limited ? 5 : 4, p) == -1)
 		return -1;
 	pq->claiming = true;
 	pq->claim_want = n;
@@ -378,6 +389,23 @@ pgq_count_waiting(struct pgq *pq)
 }
 
 /*
+ * The queue has (or no longer has) a rule the plain claim cannot decide:
+ * claim with claim_lim_sql (or claim_sql) from now on, at once.
+ */
+static void
+set_limited(struct pgq *pq, bool on)
+{
+	if (on == pq->limited)
+		return;
+	pq->limited = on;
+	pq->wake = true;
+	say("%s: queue %s %s", pq->pg.name, vis_id(pq->pg.queue), on ?
+	    "has a rate or a rule for the whole queue: each claim decides "
+	    "them, nothing claimed ahead" : "has no rate or rule for the "
+	    "whole queue now: claims as before");
+}
+
+/*
  * When is the next job due (for the poll): one step down jobs_due.  It
  * used to count every waiting row too, after every short claim: 36 counts
  * of 40,000 rows, 2.2 s of the server's CPU, while two workers drained
@@ -393,7 +421,9 @@ look_ahead(struct pgq *pq, msec_t mono)
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at > now()"
 	    " ORDER BY run_at LIMIT 1) - now()) * 1000, -1)::bigint,"
 	    " (SELECT coalesce(paused_by, '') FROM chute.queues"
-	    " WHERE queue = $1 AND paused)";
+	    " WHERE queue = $1 AND paused),"
+	    " coalesce((SELECT limited FROM chute.queues WHERE queue = $1),"
+	    " false)";
 	const char *p[1] = { pq->pg.queue };
 	PGresult *r = pgq_exec(pq, sql, 1, p, false);
 	msec_t in;
@@ -403,10 +433,11 @@ look_ahead(struct pgq *pq, msec_t mono)
 		pgq_failed(pq, "look ahead");
 		return;
 	}
-	if (pg_rows(r, 2, 1, NULL) != 1) {
+	if (pg_rows(r, 3, 1, NULL) != 1) {
 		PQclear(r);
 		return;
 	}
+	set_limited(pq, strcmp(PQgetvalue(r, 0, 2), "t") == 0);
 	in = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	if (in >= 0 && mono + in + 1 < pq->next_poll)
 		pq->next_poll = mono + in + 1;
@@ -450,6 +481,12 @@ target_ahead(struct pgq *pq, msec_t mono)
 		pq->done_n = 0;
 		pq->done_t0 = mono;
 	}
+	/*
+	 * A limited queue's claims start at once: a job claimed ahead would
+	 * start later than the claim that counted it against a rate.
+	 */
+	if (pq->limited)
+		return 0;
 	t = (int)(pq->rate * PG_PREFETCH_MS / 1000);
 	if (t < pq->slots)
 		t = pq->slots;

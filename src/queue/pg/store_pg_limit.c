@@ -129,6 +129,12 @@ static const char drop_sql[] =
     "DELETE FROM chute.limits WHERE queue = $1 AND scope = $2 AND key = $3"
     " AND ($4::boolean OR (max = 0 AND rate_n = 0))";
 
+/* Does the plain claim do, or must it leave the queue to claim_limited? */
+static const char limited_sql[] =
+    "INSERT INTO chute.queues AS x (queue, limited) SELECT $1, EXISTS (SELECT"
+    " FROM chute.limits WHERE queue = $1 AND (scope = 'all' OR rate_n > 0))"
+    " ON CONFLICT (queue) DO UPDATE SET limited = excluded.limited";
+
 static void
 say_rule(const struct store_limit_set *c, long max, long rate_n,
     msec_t rate_ms, bool gone, char *msg, size_t len)
@@ -186,6 +192,7 @@ pg_limit_set(struct pg *pg, const struct store_limit_set *c, char *msg,
 		PQclear(r);
 	}
 	if (pg_cmd(pg, drop_sql, 4, d) == -1 ||
+	    pg_cmd(pg, limited_sql, 1, n) == -1 ||
 	    pg_cmd(pg, "SELECT chute.keys_recap($1, $2)", 2,
 	    rc) == -1 || pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)",
 	    1, n) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)
