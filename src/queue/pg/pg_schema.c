@@ -584,20 +584,25 @@ KEY_CHECK "),"
 "   PERFORM pg_notify('chute', q); END IF;\n"
 "  RETURN n;\n"
 " END $f$;\n"
-/* A keyed job comes: admitted if its key has room and it is due. */
+/*
+ * Keyed jobs come in parked (key_in), then, once per statement and key
+ * (keys_in: a statement of 100,000 rows of one key updates its row of
+ * chute.keys once, not 100,000 times in one transaction, each update a
+ * version the next must step over), counted and the best of them that
+ * are due admitted while the key has room.
+ */
 "CREATE OR REPLACE FUNCTION chute.key_in() RETURNS trigger"
-" LANGUAGE plpgsql AS $f$ DECLARE cap integer; a integer; BEGIN\n"
-"  PERFORM chute.keys_lock(NEW.queue);\n"
-"  INSERT INTO chute.keys (queue, key) VALUES (NEW.queue, NEW.key)"
-" ON CONFLICT DO NOTHING;\n"
-"  SELECT admitted INTO a FROM chute.keys WHERE queue = NEW.queue"
-" AND key = NEW.key;\n"
-"  cap := chute.key_cap(NEW.queue, NEW.key);\n"
-"  NEW.parked := NEW.run_at > now() OR (cap IS NOT NULL AND a >= cap);\n"
-"  UPDATE chute.keys SET admitted = admitted + CASE WHEN NEW.parked THEN 0"
-" ELSE 1 END, parked = parked + CASE WHEN NEW.parked THEN 1 ELSE 0 END"
-" WHERE queue = NEW.queue AND key = NEW.key;\n"
-"  RETURN NEW;\n"
+" LANGUAGE plpgsql AS $f$ BEGIN NEW.parked := true; RETURN NEW; END $f$;\n"
+"CREATE OR REPLACE FUNCTION chute.keys_in() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ DECLARE r record; BEGIN\n"
+"  FOR r IN SELECT queue, key, count(*) AS n FROM nt WHERE key IS NOT NULL"
+" GROUP BY queue, key ORDER BY queue, key LOOP\n"
+"   PERFORM chute.keys_lock(r.queue);\n"
+"   INSERT INTO chute.keys AS x (queue, key, parked) VALUES (r.queue, r.key,"
+" r.n) ON CONFLICT (queue, key) DO UPDATE SET parked = x.parked + r.n;\n"
+"   PERFORM chute.key_admit(r.queue, r.key);\n"
+"  END LOOP;\n"
+"  RETURN NULL;\n"
 " END $f$;\n"
 /*
  * A keyed job's claim ends with the row staying (defer, handed back,
@@ -671,10 +676,13 @@ KEY_CHECK "),"
 "  RETURN m;\n"
 " END $f$;\n"
 "DROP TRIGGER IF EXISTS live_key_in ON chute.live;\n"
+"DROP TRIGGER IF EXISTS live_keys_in ON chute.live;\n"
 "DROP TRIGGER IF EXISTS live_key_back ON chute.live;\n"
 "DROP TRIGGER IF EXISTS live_key_out ON chute.live;\n"
 "CREATE TRIGGER live_key_in BEFORE INSERT ON chute.live"
 " FOR EACH ROW WHEN (NEW.key IS NOT NULL) EXECUTE FUNCTION chute.key_in();\n"
+"CREATE TRIGGER live_keys_in AFTER INSERT ON chute.live REFERENCING"
+" NEW TABLE AS nt FOR EACH STATEMENT EXECUTE FUNCTION chute.keys_in();\n"
 "CREATE TRIGGER live_key_back BEFORE UPDATE ON chute.live"
 " FOR EACH ROW WHEN (OLD.key IS NOT NULL AND OLD.state = 'cur'"
 " AND NEW.state <> 'cur') EXECUTE FUNCTION chute.key_back();\n"
