@@ -50,7 +50,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 7, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 8, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -1758,7 +1758,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 7,
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 8,
 	    "the current version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
 	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
@@ -1797,9 +1797,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 7 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 8 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 7 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 8 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1814,7 +1814,7 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 7 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 8 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
@@ -1862,7 +1862,7 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 7 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 8 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
@@ -1877,6 +1877,14 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(t_sqln("SELECT count(*) FROM pg_constraint WHERE conname IN"
 	    " ('live_times_finite', 'finished_times_finite') AND convalidated")
 	    == 2, "the times' checks, validated");
+	/* Version 8: every job of before at priority 0, without a key. */
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE priority = 0 AND"
+	    " key IS NULL") == 6 && t_sqln("SELECT count(*) FROM chute.live"
+	    " WHERE parked") == 0, "priorities and keys: %s", t_sql("SELECT"
+	    " string_agg(id || ' ' || priority || ' ' || coalesce(key, '-'),"
+	    " ', ') FROM chute.jobs"));
+	EXPECT(CHUTE("limit", t_uri) == 0 && strcmp(T.out, "no limits, no keys"
+	    " in use\n") == 0, "limit: %s%s", T.out, T.err);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		EXPECT(CHUTE("status", t_uri, want[i][0]) == 0 &&
 		    strncmp(T.out, want[i][1], strlen(want[i][1])) == 0,
@@ -1910,10 +1918,16 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 }
 
 /*
- * Databases made by the releases of versions 6, 5, 4 and 2 (commits
- * 46635ea, ced1966, f3cbbaa and 45b421e), as they left them, upgrade to
- * version 7 and keep working.
+ * Databases made by the releases of versions 7, 6, 5, 4 and 2 (commits
+ * 5efd0ba, 46635ea, ced1966, f3cbbaa and 45b421e), as they left them,
+ * upgrade to version 8 and keep working.
  */
+START_TEST(test_init_upgrades_a_version_7_database_as_that_release_left_it)
+{
+	upgrade_and_drive(7, "/tmp/exp/sp", 2, 0);
+}
+END_TEST
+
 START_TEST(test_init_upgrades_a_version_6_database_as_that_release_left_it)
 {
 	upgrade_and_drive(6, "/tmp/exp/sp", 2, 0);
@@ -2051,16 +2065,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 7: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 8: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 8");
+	t_sql("UPDATE chute.version SET version = 9");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 8") == 78 &&
-	    strstr(t_log_of(w), "schema version 8, this chute speaks 7: "
-	    "upgrade chute") != NULL, "on version 8: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 9") == 78 &&
+	    strstr(t_log_of(w), "schema version 9, this chute speaks 8: "
+	    "upgrade chute") != NULL, "on version 9: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
@@ -2678,6 +2692,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_a_version_7_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_6_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_5_database_as_that_release_left_it);
 	tcase_add_test(tc, test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name);
