@@ -1267,10 +1267,10 @@ START_TEST(test_server_warnings_and_errors_come_out_escaped)
 	    " FOR EACH ROW EXECUTE FUNCTION public.evil_t();"
 	    " CREATE OR REPLACE VIEW chute.jobs AS SELECT queue, id, state,"
 	    " run_at, attempts, last, token, worker, lease_until, cancel, size,"
-	    " created, claimed FROM chute.live WHERE public.evil() UNION ALL"
-	    " SELECT queue, id, state, run_at, attempts, last, NULL::bigint,"
-	    " NULL::text, NULL::timestamptz, false, size, created, claimed"
-	    " FROM chute.finished WHERE public.evil()");
+	    " created, claimed, priority, key FROM chute.live WHERE public.evil()"
+	    " UNION ALL SELECT queue, id, state, run_at, attempts, last,"
+	    " NULL::bigint, NULL::text, NULL::timestamptz, false, size, created,"
+	    " claimed, priority, key FROM chute.finished WHERE public.evil()");
 	for (size_t i = 0; i < 3; i++) {
 		CHUTE(cmds[i][0], t_uri, cmds[i][1]);
 		EXPECT(strstr(T.err, "WARNING") && escaped_server_text(T.err),
