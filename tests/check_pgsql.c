@@ -2582,6 +2582,45 @@ START_TEST(test_a_low_priority_job_starts_within_the_share_of_the_oldest)
 END_TEST
 
 /*
+ * A keyed job's end frees its key's admission (A at 1: A-2 waits parked
+ * behind A-1, which fails, then runs); retry brings A-1 back with its
+ * priority and key, status and ls show them, and a cancel of a waiting
+ * job gives its place back: every count of chute.keys ends at 0.
+ */
+START_TEST(test_retry_keeps_priority_and_key_and_every_end_frees_the_key)
+{
+	const char *h = t_handler("h", "[ -e \"$R/fail.$CHUTE_ID\" ] && exit 1\n"
+	    "echo \"$CHUTE_ID\" >> \"$R/order\"\n");
+
+	LIMIT("--key", "A", "--max", "1");
+	t_write(RP("in"), "x");
+	t_write(RP("fail.A-1"), "");
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "A-1", "--key", "A",
+	    "--priority", "7") == 0 && CHUTE_IN(RP("in"), "submit", t_uri,
+	    "--id", "A-2", "--key", "A") == 0, "submit: %s", T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE parked") == 1,
+	    "A-2 parked behind A-1");
+	EXPECT(t_reap(WORKER("--max-attempts", "1", "--drain", "--", h), 30000,
+	    "drain") == 0, "drain");
+	EXPECT(strcmp(t_sql("SELECT string_agg(id || ' ' || state, ', ' ORDER"
+	    " BY id) FROM chute.jobs"), "A-1 failed, A-2 done") == 0, "ends: %s",
+	    t_sql("SELECT string_agg(id || ' ' || state, ', ') FROM chute.jobs"));
+	EXPECT(CHUTE("retry", t_uri, "A-1") == 0 && CHUTE("status", t_uri,
+	    "A-1") == 0 && strstr(T.out, "new attempts=0 priority=7 key=A"),
+	    "status after retry: %s%s", T.out, T.err);
+	EXPECT(CHUTE("ls", t_uri, "--key", "A") == 0 && strstr(T.out, "A-1") &&
+	    strstr(T.out, " 7 "), "ls --key A: %s%s", T.out, T.err);
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "A-3", "--key", "A")
+	    == 0 && CHUTE("cancel", t_uri, "A-3") == 0 && CHUTE("cancel",
+	    t_uri, "A-1") == 0, "cancel: %s", T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.keys WHERE admitted <> 0 OR"
+	    " parked <> 0") == 0, "the key's counts back to 0: %s",
+	    t_sql("SELECT string_agg(key || ' ' || admitted || ' ' || parked,"
+	    ", ') FROM chute.keys"));
+}
+END_TEST
+
+/*
  * Bad input: one line, exit 64, nothing written.  A limit lowered while
  * jobs of its key run stops none of them; no other job of the key starts
  * until fewer than the new limit run.
@@ -2730,6 +2769,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_hot_key_at_its_limit_holds_up_no_other_key);
 	tcase_add_test(tc, test_a_rate_and_the_whole_queue_s_bound_are_exact_across_workers);
 	tcase_add_test(tc, test_a_low_priority_job_starts_within_the_share_of_the_oldest);
+	tcase_add_test(tc, test_retry_keeps_priority_and_key_and_every_end_frees_the_key);
 	tcase_add_test(tc, test_bad_priorities_keys_and_limits_are_refused_and_a_lowered_limit_stops_nothing);
 	suite_add_tcase(s, tc);
 	return s;
