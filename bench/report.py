@@ -439,6 +439,7 @@ def cmd_md(work, out, plotdir):
         w("| %s | %s | %s | %s | %s | %s |" % ((label, unit) + fmt_stats(raw[key], f)))
     w("")
 
+    L.extend(spool_sched(raw, p))
     fleet = os.path.join(work, "fleet.tsv")
     if os.path.exists(fleet):
         spawn = raw.get("lim.spawn_wait_ms")
@@ -476,6 +477,52 @@ def cmd_md(work, out, plotdir):
     write_plot_data(raw, plotdir)
 
 
+def spool_sched(raw, p):
+    """The spool's Scheduling section (issue 36) from the sched.* records of bench/run."""
+    L = []
+    w = L.append
+    if not any(k.startswith("sched.") for k in raw):
+        return L
+    w("## Scheduling on a spool (issue 36)\n")
+    w("The owner (`chute run SPOOL -j 2`) with the witness (bench/witness.c, exec'd) as the handler,\n"
+      "which appends `KEY START END` per job; bench/witness.py counts the most jobs of one key running\n"
+      "at once. Keyed rows: names `NAME,p=P,k=kJ` (priorities -2..2, 100 keys, `chute limit SPOOL\n"
+      "--default --max 1`); the hot key: names `,k=hot` at the same limit, then others of one key each.\n")
+    ge = lambda lim: (lambda x: x >= lim)
+    t = []
+    for q in (p.get("SCALE_SMALL"), p.get("SCALE_BIG")):
+        if not q:
+            continue
+        pre = "sched.q%s_" % q
+        t.append(("claim rate, %s queued, priorities and keys in use >= 0.9x without" % "{:,}".format(int(q)),
+                  "steady rate (jobs 10%-100% of the first ones, by their arrival in done/), keyed / plain",
+                  ratio(raw, pre + "keyed_steady", pre + "plain_steady"), ">= 0.9", ge(0.9), "%.2fx"))
+        t.append(("the same, from the owner's start (report)", "keyed / plain",
+                  ratio(raw, pre + "keyed_e2e", pre + "plain_e2e"), "(report)", None, "%.2fx"))
+    t.append(("hot key: the others' start rate beside it >= 0.9x without",
+              "others started / time to the last one's start, with the hot key's backlog / without",
+              ratio(raw, "sched.spool_hot_others_per_s", "sched.spool_hotbase_others_per_s"), ">= 0.9", ge(0.9), "%.2fx"))
+    t.append(("hot key: first other job started after, ms (report)", "from the owner's start",
+              raw.get("sched.spool_hot_others_first_ms"), "(report)", None, "%.1f"))
+    target_table(w, t, skip_missing=True)
+    rows = []
+    for k in sorted(raw):
+        m = re.match(r"sched\.(.+)_max_overlap$", k)
+        if not m:
+            continue
+        lim = "1" if (m.group(1).endswith("keyed") or "hot" in m.group(1)) else None
+        worst = max(raw[k].values())
+        v = "-" if lim is None else ("limit held (max overlap %d of %s)" % (worst, lim) if worst <= int(lim)
+                                     else "**exceeded: max overlap %d > %s**" % (worst, lim))
+        rows.append("| %s | %s | %d |" % (m.group(1), v, len(raw[k])))
+    if rows:
+        w("| row | witness (the worst round) | rounds |")
+        w("|---|---|---|")
+        L.extend(rows)
+        w("")
+    return L
+
+
 # ---------------------------------------------------------------- fleet (issue 9)
 
 FLEET_BEGIN = "## Fleet: chute's PostgreSQL queue and its peers (issue 9)"
@@ -501,7 +548,7 @@ def fleet_load(tsv):
             if v["system"] == "machine":
                 meta[v["config"]] = v["jobs_per_s"]
                 continue
-            jobs = "-" if v["config"].startswith("claim-") else v["jobs"]
+            jobs = "-" if v["config"].startswith(("claim-", "sched-claim-")) else v["jobs"]
             notes = {}
             for kv in (v.get("notes") or "-").split(","):
                 if "=" in kv:
@@ -699,6 +746,7 @@ def cmd_fleet(tsv, spawn_ms=None):
         if text:
             w(text)
         target_table(w, targets(sfx))
+    L.extend(fleet_sched(rows, meta))
     w("### Every row\n")
     w("Throughput rows: jobs/s from the workers' start to the last job finished (peers: the database")
     w("says so; chute's persistent rows: the last outcome's commit, `exit_s` to both workers' exit;")
@@ -720,6 +768,111 @@ def cmd_fleet(tsv, spawn_ms=None):
             notes += " (round %d)" % max(rs)
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % ((key[0], key[1], jobs) + tuple(cell) + (notes, len(rs))))
     w("")
+    return L
+
+
+# ---------------------------------------------------------------- scheduling (issue 36)
+
+SCHED_SYS = {"graphile-worker": "graphile-worker", "pg-boss-12": "pg-boss 12", "chute": "chute"}
+
+
+def verdict(rows, key):
+    """The witness's verdict over the rounds of one row: the worst round's."""
+    worst = None
+    for v in rows.get(key, {}).values():
+        n = v["n"]
+        if "limit" not in n:
+            continue
+        m, lim = int(n.get("max_overlap", 0)), int(n["limit"])
+        if worst is None or m - lim > worst[0] - worst[1]:
+            worst = (m, lim)
+    if worst is None:
+        return "-"
+    m, lim = worst
+    return "limit held (max overlap %d of %d)" % (m, lim) if m <= lim else "**exceeded: max overlap %d > %d**" % (m, lim)
+
+
+def fleet_sched(rows, meta):
+    """The Scheduling section of the fleet TSV: chute's claim rate with priorities and keys
+    against without (sched-claim-*), and the sched:MIX:CONFIG rows of chute and its peers,
+    each with the witness's verdict."""
+    L = []
+    w = L.append
+    claim = {}
+    for k in rows:
+        m = re.match(r"sched-claim-q(\d+)(-keyed)?$", k[1])
+        if k[0] == "chute" and m:
+            claim.setdefault(int(m.group(1)), {})[bool(m.group(2))] = k
+    sched = {}
+    for k in rows:
+        m = re.match(r"sched:([^:]+):(.+)$", k[1])
+        if m:
+            sched.setdefault(m.group(1), {})[(k[0], m.group(2))] = k
+    skips = sorted((c[len("skip:"):], t) for c, t in meta.items() if c.startswith("skip:"))
+    if not claim and not sched and not skips:
+        return L
+    w("### Scheduling (issue 36): priorities, per-key limits, a hot key\n")
+    w("Each handler of these rows is the witness (bench/witness.c for chute, lib.js's for the peers): it\n"
+      "appends `KEY START END` per job, and bench/witness.py counts the most jobs of one key running at\n"
+      "once against the row's limit. Jobs hold %s us each in the `sched:` rows (none in the claim rows).\n"
+      % (next((v["n"].get("hold_us") for r in rows.values() for v in r.values() if "hold_us" in v["n"]), "?")))
+    for what, why in skips:
+        w("- skipped: %s: %s" % (what, why))
+    if skips:
+        w("")
+    ge = lambda lim: (lambda x: x >= lim)
+    t = []
+
+    def steady(key):
+        out = {}
+        for rnd, v in rows.get(key, {}).items():
+            x = [fleet_num(val) for kk, val in v["n"].items() if kk.startswith("steady_")]
+            if x and x[0] is not None:
+                out[rnd] = x[0]
+        return out
+    for q in sorted(claim):
+        if True in claim[q] and False in claim[q]:
+            kd, pl = claim[q][True], claim[q][False]
+            t.append(("chute's claim rate, %s queued, priorities and keys in use >= 0.9x without" % "{:,}".format(q),
+                      "one worker --persistent -j 2; priorities -2..2 and 100 keys at limit 1 / none; steady rate by handler start",
+                      fleet_ratio(steady(kd), steady(pl)), ">= 0.9", ge(0.9), "%.2fx"))
+            t.append(("the same, start to exit (report)", "jobs done / (worker start to its exit)",
+                      fleet_ratio(fleet_get(rows, kd, "jobs_per_s"), fleet_get(rows, pl, "jobs_per_s")),
+                      "(report)", None, "%.2fx"))
+    for (sysname, cfg), hk in sorted(sched.get("hot", {}).items()):
+        base = sched.get("hotbase", {}).get((sysname, cfg))
+        lbl = "%s %s" % (SCHED_SYS.get(sysname, sysname), cfg)
+        req, test = (">= 0.9", ge(0.9)) if sysname == "chute" else ("(report)", None)
+        if base:
+            t.append(("hot key: the others' start rate beside it, %s" % lbl,
+                      "others started / time to the last one's start, with the hot key's backlog / without",
+                      fleet_ratio(fleet_get(rows, hk, "n:others_per_s"), fleet_get(rows, base, "n:others_per_s")),
+                      req, test, "%.2fx"))
+        t.append(("hot key: first other job started after, ms (report), %s" % lbl, "from the workers' go",
+                  fleet_get(rows, hk, "n:others_first_ms") or None, "(report)", None, "%.1f"))
+    if t:
+        target_table(w, t)
+    if sched:
+        w("Every `sched:` row: jobs/s (the hot rows: the others' jobs / time until they all ran), CPU per")
+        w("job (workers + server, us), jobs/s against the same system's `plain` row, chute's jobs/s against")
+        w("the row's, and the witness's verdict (the worst round).\n")
+        w("| mix | system | config | jobs/s | CPU us/job | / own plain | chute / it | witness | rounds |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        order = ["plain", "prio"] + sorted(m for m in sched if m.startswith("keys")) + ["hotbase", "hot"]
+        for mix in [m for m in order if m in sched] + sorted(m for m in sched if m not in order):
+            chute_k = next((k for (sysname, _), k in sched[mix].items() if sysname == "chute"), None)
+            for (sysname, cfg), k in sorted(sched[mix].items()):
+                rate = fleet_get(rows, k, "jobs_per_s")
+                cpu = {r: a + b for r, a in fleet_get(rows, k, "n:cpu_worker_us").items()
+                       for r2, b in fleet_get(rows, k, "n:cpu_server_us").items() if r2 == r}
+                plain = sched.get("plain", {}).get((sysname, cfg))
+                own = fleet_ratio(rate, fleet_get(rows, plain, "jobs_per_s")) if plain and mix not in ("plain", "hot", "hotbase") else None
+                vs = fleet_ratio(fleet_get(rows, chute_k, "jobs_per_s"), rate) if chute_k and sysname != "chute" else None
+                med = lambda d, f: f % statistics.median(d.values()) if d else "-"
+                w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+                    mix, SCHED_SYS.get(sysname, sysname), cfg, med(rate, "%.0f"), med(cpu, "%.0f"),
+                    med(own or {}, "%.2fx"), med(vs or {}, "%.2fx"), verdict(rows, k), len(rows[k])))
+        w("")
     return L
 
 

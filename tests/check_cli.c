@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -1312,6 +1313,157 @@ START_TEST(test_purge_removes_old_finished_jobs_and_their_logs)
 }
 END_TEST
 
+/* ---- retention (issue 38) ---- */
+
+/* When the job in dir ended: its file's ctime (the rename into dir). */
+static int64_t
+t_ctime_ms(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1)
+		return -1;
+	return (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
+}
+
+/* How many inotify watches pid holds (its /proc/PID/fdinfo). */
+static int
+t_inotify_watches(pid_t pid)
+{
+	DIR *d = opendir(P("/proc/%ld/fdinfo", (long)pid));
+	struct dirent *de;
+	int n = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *info = de->d_name[0] == '.' ? NULL :
+		    t_slurp(P("/proc/%ld/fdinfo/%s", (long)pid, de->d_name));
+
+		for (char *p = info; p != NULL && (p = strstr(p,
+		    "inotify wd:")) != NULL; p++)
+			n++;
+		free(info);
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Done jobs kept 2 s by a running owner: each is removed with its log no
+ * sooner than 2 s after it ended (its file's ctime), and no later than the
+ * pass's period (an eighth, 250 ms at least) and the machine's delays
+ * (2 s here) after that; a failed job (kept forever) stays, log and all.
+ */
+START_TEST(test_retention_removes_a_done_job_and_its_log_at_its_time_not_before)
+{
+	pid_t owner;
+	int64_t ended, gone;
+
+	EXPECT(CHUTE("retention", T.spool, "--done", "2s") == 0 &&
+	    strcmp(T.out, "done 2s\nfailed forever\n") == 0 &&
+	    strcmp(t_slurp(P("%s/retention", T.spool)), "done 2s\n"
+	    "failed forever\n") == 0, "retention: %s%s", T.out, T.err);
+	owner = OWNER(QUICK, "--", h_fail_bad());
+	t_submit_as("a", "x");
+	t_submit_as("bad", "x");
+	WAIT_UNTIL(t_exists(SP("done", "a")) && t_exists(SP("failed", "bad")),
+	    10000, "both jobs end");
+	ended = t_ctime_ms(SP("done", "a"));
+	EXPECT(ended > 0 && t_exists(SP("log", "a")), "a's end and log");
+	while (t_exists(SP("done", "a"))) {
+		EXPECT(t_now() < ended + 10000, "a still there 10 s after it "
+		    "ended");
+		t_nap();
+	}
+	gone = t_now();
+	EXPECT(gone >= ended + 2000, "a removed %lld ms after its end, before"
+	    " its 2 s", (long long)(gone - ended));
+	EXPECT(gone <= ended + 2000 + 250 + 2000, "a removed %lld ms after its"
+	    " end: past the bound", (long long)(gone - ended));
+	WAIT_UNTIL(!t_exists(SP("log", "a")), 1000, "a's log goes with it");
+	EXPECT(t_exists(SP("failed", "bad")) && t_exists(SP("log", "bad")),
+	    "a failed job, kept forever, stays with its log");
+	EXPECT(CHUTE("status", T.spool, "a") == 1 && strstr(T.err, "a: not "
+	    "found: unknown, or finished and removed by the retention of ") &&
+	    strstr(T.err, "(done 2s, failed forever)"), "status: %s", T.err);
+	EXPECT(CHUTE("log", T.spool, "a") == 1 && strstr(T.err, "retention"),
+	    "log: %s", T.err);
+	EXPECT(CHUTE("stats", T.spool) == 0 && strstr(T.out, "\nretention "
+	    "        done 2s, failed forever\n"), "stats: %s", T.out);
+	EXPECT(t_stop(owner) == 0, "owner stops");
+}
+END_TEST
+
+/*
+ * Done jobs kept 0: a `chute wait` blocked on a running job gets its
+ * success though the owner removed it at once (its arrival in done/ was
+ * seen); a wait after that says it may have been removed.
+ */
+START_TEST(test_wait_blocked_on_a_job_kept_0_returns_its_outcome)
+{
+	const char *argv[] = { T.bin, "wait", T.spool, "--timeout", "20s", "b",
+	    NULL };
+	pid_t owner, waiter;
+
+	EXPECT(CHUTE("retention", T.spool, "--done", "0") == 0, "retention: %s",
+	    T.err);
+	owner = OWNER(QUICK, "--", h_block());
+	t_submit_as("b", "x");
+	WAIT_UNTIL(t_handler_pid("b") > 0, 10000, "b runs");
+	waiter = t_spawn(argv, NULL, RP("waiter.out"), RP("waiter.out"), NULL);
+	/* Its watch of done/ and failed/ is there: no arrival is missed. */
+	WAIT_UNTIL(t_inotify_watches(waiter) == 2, 10000, "the wait watches");
+	/* Stopped, it looks again only once b is gone from done/. */
+	EXPECT(kill(waiter, SIGSTOP) == 0, "SIGSTOP the wait");
+	t_release();
+	WAIT_UNTIL(!t_exists(SP("done", "b")) && !t_exists(SP("log", "b")) &&
+	    !t_exists(SP("cur", "b")), 5000, "b and its log removed");
+	EXPECT(kill(waiter, SIGCONT) == 0, "SIGCONT the wait");
+	EXPECT(t_reap(waiter, 15000, "chute wait b") == 0, "wait: %s",
+	    t_log_of(waiter));
+	EXPECT(CHUTE("wait", T.spool, "b") == 1 && strstr(T.err, "b: not found:"
+	    " unknown, or finished and removed by the retention") &&
+	    strstr(T.err, "(done 0, failed forever)"), "wait: %s", T.err);
+	EXPECT(t_stop(owner) == 0, "owner stops");
+	/* Kept 0, a job done at the owner's last turns goes before it exits. */
+	t_submit_as("c", "x");
+	EXPECT(DRAIN(QUICK, "--", h_journal()) == 0 &&
+	    !t_exists(SP("done", "c")) && !t_exists(SP("log", "c")),
+	    "drained, c is not kept");
+}
+END_TEST
+
+/* Not a duration: one line and the usage, exit 64, nothing written. */
+START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
+{
+	const char *bad[] = { "-1", "1x", "", "forever1", "99999999999d",
+	    "1.5h", "-0" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT(CHUTE("retention", T.spool, "--failed", "1h", "--done",
+		    bad[i]) == 64 && strstr(T.err, P("--done %s: not a duration, "
+		    "0 or forever", bad[i])) && T.out[0] == '\0', "--done '%s':"
+		    " %s", bad[i], T.err);
+		EXPECT(!t_exists(P("%s/retention", T.spool)), "--done '%s' wrote"
+		    " the setting", bad[i]);
+	}
+	EXPECT(CHUTE("retention", T.spool, "--keep", "1h") == 64,
+	    "an unknown option");
+	EXPECT(CHUTE("retention", T.spool) == 0 && strcmp(T.out,
+	    "done forever\nfailed forever\n") == 0, "the default: %s", T.out);
+	EXPECT(CHUTE("stats", T.spool) == 0 && !strstr(T.out, "retention"),
+	    "stats of the default shows no retention: %s", T.out);
+	t_write(P("%s/retention", T.spool), "done soon\n");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
+	    " Invalid argument"), "a file not in its form: %s", T.err);
+	EXPECT(CHUTE("retention", T.spool, "--done", "7d", "--failed",
+	    "forever") == 78, "set over it: the other state is not known");
+	EXPECT(CHUTE("status", T.spool, "nosuch") == 1 && strstr(T.err,
+	    "nosuch: unknown job"), "status of an unknown ID with a bad "
+	    "setting: %s", T.err);
+}
+END_TEST
+
 START_TEST(test_delayed_submission_is_not_run_before_its_time)
 {
 	const char *h = t_handler("h_clock",
@@ -1729,6 +1881,74 @@ START_TEST(test_sigterm_requeues_the_job_of_a_persistent_worker)
 }
 END_TEST
 
+/*
+ * --inline: each job's bytes on the worker's pipe, framed by their
+ * length.  NULs, an empty job, 1 MiB (more than the pipe holds: written
+ * as the worker reads, the loop never waiting on it), and workers that
+ * read half and answer, answer before reading, or die mid-read: each
+ * one that left bytes unread is started again, so no job after it is
+ * read from the middle of another's (t_inline_expect).
+ */
+START_TEST(test_inline_workers_get_hostile_payloads_whole_and_framed)
+{
+	pid_t p;
+
+	t_inline_submit_all(T.spool);
+	p = OWNER("--inline", "-j", "2", "--drain", "--max-attempts", "2",
+	    "--timeout", "10s", QUICK, "--", t_inline_worker());
+	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+	t_inline_expect(T.spool, p, false);
+}
+END_TEST
+
+/*
+ * contrib's two example workers, each in both protocols: every job's
+ * bytes counted as they are (the count each says on stderr, which is the
+ * owner's), NULs and 1 MiB included, the path protocol as before.  _i:
+ * 0 the shell worker, 1 the C one, built here.
+ */
+START_TEST(test_the_example_workers_speak_both_protocols)
+{
+	const char *src = getenv("CHUTE_SRCDIR");
+	const char *ids[] = { "nul", "empty", "big", "x" };
+	char w[PATH_MAX], *body;
+	pid_t p;
+
+	if (src == NULL)
+		src = ".";	/* make check runs us from the top of the tree */
+	snprintf(w, sizeof(w), "%s/contrib/worker-example.%s", src,
+	    _i ? "c" : "sh");
+	EXPECT(access(w, R_OK) == 0, "%s: %s (set CHUTE_SRCDIR)", w,
+	    strerror(errno));
+	if (_i) {
+		p = t_spawn((const char *const[]){ "/usr/bin/cc", "-O2", "-o",
+		    RP("wex"), w, NULL }, NULL, RP("cc.out"), RP("cc.out"),
+		    NULL);
+		EXPECT(t_reap(p, 60000, "cc worker-example.c") == 0, "cc: %s",
+		    t_log_of(p));
+		snprintf(w, sizeof(w), "%s", RP("wex"));
+	}
+	for (int proto = 0; proto < 2; proto++) {
+		for (size_t k = 0; k < 4; k++)
+			t_inline_submit(T.spool, P("%s-%d", ids[k], proto));
+		p = proto ? OWNER("--inline", "--drain", QUICK, "--", w) :
+		    OWNER("--persistent", "--drain", QUICK, "--", w);
+		EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+		for (size_t k = 0; k < 4; k++) {
+			const char *id = P("%s-%d", ids[k], proto);
+			size_t len = t_inline_payload(id, &body);
+
+			free(body);
+			EXPECT_STATUS(id, "done", 1);
+			EXPECT(t_log_count(p, P("job %s, %zu bytes", id, len)) ==
+			    1, "%s %s: no \"job %s, %zu bytes\": %s", w,
+			    proto ? "--inline" : "--persistent", id, len,
+			    t_log_of(p));
+		}
+	}
+}
+END_TEST
+
 /* ---- pause, resume and the owner as a worker ---- */
 
 #define PAUSED_FILE	P("%s/paused", T.spool)
@@ -1858,6 +2078,8 @@ cli_suite(void)
 	tcase_add_test(tc, test_a_persistent_worker_answering_twice_costs_no_other_job_an_attempt);
 	tcase_add_test(tc, test_cancel_of_a_job_in_a_persistent_worker);
 	tcase_add_test(tc, test_sigterm_requeues_the_job_of_a_persistent_worker);
+	tcase_add_test(tc, test_inline_workers_get_hostile_payloads_whole_and_framed);
+	tcase_add_loop_test(tc, test_the_example_workers_speak_both_protocols, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = t_tcase(t_cli_setup, t_cli_teardown, "submit", 60);
@@ -1917,6 +2139,9 @@ cli_suite(void)
 	tcase_add_test(tc, test_wait_returns_when_a_queued_job_finishes);
 	tcase_add_test(tc, test_status_reports_state_attempts_and_outcome);
 	tcase_add_test(tc, test_purge_removes_old_finished_jobs_and_their_logs);
+	tcase_add_test(tc, test_retention_removes_a_done_job_and_its_log_at_its_time_not_before);
+	tcase_add_test(tc, test_wait_blocked_on_a_job_kept_0_returns_its_outcome);
+	tcase_add_test(tc, test_retention_refuses_bad_durations_and_touches_nothing);
 	tcase_add_test(tc, test_delayed_submission_is_not_run_before_its_time);
 	tcase_add_test(tc, test_submit_at_epoch_defers_until_that_time);
 	tcase_add_test(tc, test_retry_of_a_failed_job_runs_it_again_with_attempts_reset);

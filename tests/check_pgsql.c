@@ -50,7 +50,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 8, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -1758,7 +1758,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 8,
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11,
 	    "the current version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
 	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
@@ -1797,9 +1797,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 8 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 11 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 8 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1814,7 +1814,7 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 8 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
@@ -1862,7 +1862,7 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 8 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 11 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
@@ -1920,7 +1920,7 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 /*
  * Databases made by the releases of versions 7, 6, 5, 4 and 2 (commits
  * 5efd0ba, 46635ea, ced1966, f3cbbaa and 45b421e), as they left them,
- * upgrade to version 8 and keep working.
+ * upgrade to the current version and keep working.
  */
 START_TEST(test_init_upgrades_a_version_7_database_as_that_release_left_it)
 {
@@ -2065,16 +2065,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 8: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 11: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 9");
+	t_sql("UPDATE chute.version SET version = 12");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 9") == 78 &&
-	    strstr(t_log_of(w), "schema version 9, this chute speaks 8: "
-	    "upgrade chute") != NULL, "on version 9: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 12") == 78 &&
+	    strstr(t_log_of(w), "schema version 12, this chute speaks 11: "
+	    "upgrade chute") != NULL, "on version 12: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
@@ -2252,7 +2252,7 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	const char *w = t_handler("worker", "tab=$(printf '\\t')\n"
 	    "while IFS=\"$tab\" read -r id path; do\n"
 	    "  read -r what < \"$path\"\n"
-	    "  echo \"$id $what\" >> \"$R/wj\"\n"
+	    "  echo \"$id $what ${CHUTE_INLINE-path}\" >> \"$R/wj\"\n"
 	    "  case \"$what\" in\n"
 	    "  fail) echo \"fail it said no\" ;;\n"
 	    "  retry) echo \"retry later please\" ;;\n"
@@ -2272,8 +2272,9 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	unsetenv("RUNTIME_DIRECTORY");	/* the worker has it: no later test */
 	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
 	wj = t_slurp(RP("wj"));
-	EXPECT(wj && strstr(wj, "pa ok\n") && strstr(wj, "pb fail\n") &&
-	    strstr(wj, "pc retry\n"), "the workers read: %s", t_snip(wj));
+	/* The path protocol, as before --inline: no CHUTE_INLINE. */
+	EXPECT(wj && strstr(wj, "pa ok path\n") && strstr(wj, "pb fail path\n") &&
+	    strstr(wj, "pc retry path\n"), "the workers read: %s", t_snip(wj));
 	free(wj);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'pa'") == 1 &&
 	    t_sqln("SELECT count(*) FROM chute.job_logs WHERE id = 'pc'") == 2 &&
@@ -2290,6 +2291,170 @@ START_TEST(test_persistent_workers_store_each_attempt_s_log)
 	    strstr(T.out, "later please"), "log pc: %s%s", T.out, T.err);
 	EXPECT(t_entries(RP("rt")) == 0, "%d left in the local directory",
 	    t_entries(RP("rt")));
+}
+END_TEST
+
+/*
+ * --inline against the database: the same hostile payloads and workers
+ * as on a spool (t_inline_expect), each job's bytes straight from its
+ * claim's reply to the worker's pipe; no local copy is made for it (the
+ * worker counts the files under RUNTIME_DIRECTORY while it holds each).
+ */
+START_TEST(test_inline_workers_get_hostile_payloads_whole_and_framed)
+{
+	pid_t p;
+
+	EXPECT(mkdir(RP("rt"), 0700) == 0, "mkdir rt: %s", strerror(errno));
+	setenv("RUNTIME_DIRECTORY", RP("rt"), 1);
+	t_inline_submit_all(t_uri);
+	p = WORKER("--inline", "-j", "2", "--drain", "--max-attempts", "2",
+	    "--timeout", "10s", QUICK, "--", t_inline_worker());
+	unsetenv("RUNTIME_DIRECTORY");
+	EXPECT(t_reap(p, 30000, "drain") == 0, "drain: %s", t_log_of(p));
+	t_inline_expect(t_uri, p, true);
+	EXPECT(t_entries(RP("rt")) == 0, "%d left in the local directory",
+	    t_entries(RP("rt")));
+}
+END_TEST
+
+/* ---- retention (issue 38) ---- */
+
+/*
+ * A queue that keeps done jobs 0: each leaves the database in its outcome
+ * statement (no finished row, payload or log), under two workers at once;
+ * a failed job stays (kept forever).  A `chute wait` blocked on a job
+ * that then ends returns its outcome (the end told on chute_ended), and
+ * status and log of it say it may have been removed by the retention,
+ * never plainly "unknown job".
+ */
+START_TEST(test_a_queue_kept_0_leaves_nothing_and_wait_still_gets_the_outcome)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >>"
+	    " \"$R/journal\"\n"
+	    "case \"$CHUTE_ID\" in w) " UNTIL_RELEASED " exit 0;; bad*) exit 1;;"
+	    " d) echo once; [ \"$CHUTE_ATTEMPT\" = 1 ] && exit 75;; esac\n"
+	    "exit 0\n");
+	const char *argv[] = { T.bin, "wait", t_uri, "--timeout", "30s", "w",
+	    NULL };
+	pid_t a, b, waiter;
+
+	EXPECT(CHUTE("retention", t_uri, "--done", "0") == 0 &&
+	    strcmp(T.out, "done 0\nfailed forever\n") == 0, "retention: %s%s",
+	    T.out, T.err);
+	t_fleet_submit("default", "w", "x");
+	a = WORKER("-j", "2", "--backoff", "50ms:200ms", "--", h);
+	b = WORKER("-j", "2", "--backoff", "50ms:200ms", "--", h);
+	WAIT_UNTIL(t_journal_has("w", 1), 20000, "w runs");
+	/* Deferred once: its first attempt's log is a row of chute.logs. */
+	t_fleet_submit("default", "d", "x");
+	WAIT_UNTIL(t_journal_has("d", 2), 20000, "d runs again");
+	waiter = t_spawn(argv, NULL, RP("waiter.out"), RP("waiter.out"), NULL);
+	/* Its LISTEN comes before its first look, which found w running. */
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM pg_stat_activity WHERE query"
+	    " LIKE '%id = ANY($2::text[])%'") > 0, 20000, "the wait looks");
+	for (int i = 0; i < 20; i++)
+		t_fleet_submit("default", P("%s%d", i % 5 ? "j" : "bad", i), "x");
+	t_release();
+	EXPECT(t_reap(waiter, 20000, "chute wait w") == 0, "wait on a job "
+	    "kept 0 returns 0 for its success: %s", t_log_of(waiter));
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.finished") == 4 &&
+	    t_sqln("SELECT count(*) FROM chute.live") == 0, 30000,
+	    "the jobs end: %s", t_sql("SELECT count(*) FROM chute.jobs"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state ="
+	    " 'done'") == 0 && t_sqln("SELECT count(*) FROM chute.payloads") ==
+	    4 && t_sqln("SELECT count(*) FROM chute.job_logs WHERE id NOT LIKE"
+	    " 'bad%'") == 0, "no done job's row, payload or log is left: %s",
+	    t_sql("SELECT string_agg(id, ' ') FROM chute.payloads"));
+	EXPECT(CHUTE("status", t_uri, "bad0") == 0 && strstr(T.out, "failed"),
+	    "a failed job is kept: %s%s", T.out, T.err);
+	EXPECT(CHUTE("status", t_uri, "w") == 1 && strstr(T.err, "w: not "
+	    "found: unknown, or finished and removed by the retention of queue "
+	    "default (done 0, failed forever)"), "status: %s", T.err);
+	EXPECT(CHUTE("log", t_uri, "j1") == 1 && strstr(T.err, "retention"),
+	    "log: %s", T.err);
+	EXPECT(CHUTE("wait", t_uri, "j1") == 1 && strstr(T.err, "retention"),
+	    "wait after the end: %s", T.err);
+	EXPECT(t_stop(a) == 0 && t_stop(b) == 0, "workers stop");
+}
+END_TEST
+
+/*
+ * Done jobs kept 2 s, failed 3 s, three workers: every finished row is
+ * removed (with its payload and logs) no sooner than its state's time
+ * after it ended, and no later than that plus the sweep's period (1 s)
+ * and the machine's delays (3 s here), as an audit trigger on each table
+ * records; no payload goes without its finished row.
+ */
+START_TEST(test_retention_removes_finished_jobs_at_their_time_under_three_workers)
+{
+	const char *h = t_handler("h", "case \"$CHUTE_ID\" in bad*) exit 1;;"
+	    " esac\nexit 0\n");
+	pid_t w[3];
+
+	t_sql("CREATE TABLE public.fin_gone (id text, keep interval,"
+	    " late interval);"
+	    " CREATE TABLE public.pay_gone (id text);"
+	    " CREATE FUNCTION public.fin_gone() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$ BEGIN INSERT INTO public.fin_gone VALUES (OLD.id,"
+	    " CASE OLD.state WHEN 'done' THEN interval '2 s' ELSE"
+	    " interval '3 s' END, clock_timestamp() - OLD.run_at); RETURN OLD;"
+	    " END $$;"
+	    " CREATE FUNCTION public.pay_gone() RETURNS trigger LANGUAGE plpgsql"
+	    " AS $$ BEGIN INSERT INTO public.pay_gone VALUES (OLD.id);"
+	    " RETURN OLD; END $$;"
+	    " CREATE TRIGGER fin_gone AFTER DELETE ON chute.finished FOR EACH ROW"
+	    " EXECUTE FUNCTION public.fin_gone();"
+	    " CREATE TRIGGER pay_gone AFTER DELETE ON chute.payloads FOR EACH ROW"
+	    " EXECUTE FUNCTION public.pay_gone();");
+	EXPECT(CHUTE("retention", t_uri, "--done", "2s", "--failed", "3s") ==
+	    0, "retention: %s", T.err);
+	for (int i = 0; i < 3; i++)
+		w[i] = WORKER("-j", "2", "--", h);
+	for (int i = 0; i < 20; i++)
+		t_fleet_submit("default", P("%s%d", i % 5 ? "j" : "bad", i), "x");
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM public.fin_gone") == 20, 60000,
+	    "every job removed: %s of 20",
+	    t_sql("SELECT count(*) FROM public.fin_gone"));
+	EXPECT(t_sqln("SELECT count(*) FROM public.fin_gone WHERE late < keep")
+	    == 0, "none removed before its time: %s", t_sql("SELECT"
+	    " string_agg(id || ' ' || late, ', ') FROM public.fin_gone WHERE"
+	    " late < keep"));
+	EXPECT(t_sqln("SELECT count(*) FROM public.fin_gone WHERE late > keep +"
+	    " interval '4 s'") == 0, "none kept past its time by more than the"
+	    " bound: %s", t_sql("SELECT max(late - keep) FROM public.fin_gone"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.payloads") == 0 &&
+	    t_sqln("SELECT count(*) FROM chute.logs") == 0 &&
+	    t_sqln("SELECT count(*) FROM public.pay_gone WHERE id NOT IN"
+	    " (SELECT id FROM public.fin_gone)") == 0, "the payloads and logs"
+	    " went with their rows, and only theirs");
+	for (int i = 0; i < 3; i++)
+		EXPECT(t_stop(w[i]) == 0, "worker %d stops", i);
+	EXPECT(CHUTE("status", t_uri, "j1") == 1 && strstr(T.err, "done 2s, "
+	    "failed 3s"), "status of a removed job: %s", T.err);
+}
+END_TEST
+
+/* A duration that is not one: one line, exit 64, nothing in chute.queues. */
+START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
+{
+	const char *bad[] = { "-1", "1x", "", "forever1", "99999999999d",
+	    "1.5h" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT(CHUTE("retention", t_uri, "--done", bad[i]) == 64 &&
+		    strstr(T.err, "--done DUR") && T.out[0] == '\0',
+		    "--done '%s': %s", bad[i], T.err);
+		EXPECT(CHUTE("retention", t_uri, "--failed", "1h", "--done",
+		    bad[i]) == 64, "--done '%s' after a good --failed", bad[i]);
+	}
+	EXPECT(t_sqln("SELECT count(*) FROM chute.queues") == 0,
+	    "nothing was set");
+	EXPECT(CHUTE("retention", t_uri) == 0 && strcmp(T.out,
+	    "done forever\nfailed forever\n") == 0, "the default: %s", T.out);
+	EXPECT(CHUTE("retention", t_uri, "--failed", "90m", "--queue", "q") ==
+	    0 && strcmp(T.out, "done forever\nfailed 90m\n") == 0 &&
+	    CHUTE("retention", t_uri) == 0 && strcmp(T.out,
+	    "done forever\nfailed forever\n") == 0, "per queue: %s", T.out);
 }
 END_TEST
 
@@ -2712,6 +2877,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_passing_server_error_is_75_and_a_lasting_one_74);
 	tcase_add_test(tc, test_a_refused_outcome_batch_is_kept_and_sent_again);
 	tcase_add_test(tc, test_persistent_workers_store_each_attempt_s_log);
+	tcase_add_test(tc, test_inline_workers_get_hostile_payloads_whole_and_framed);
 	tcase_add_test(tc, test_a_worker_s_title_counts_the_queue_and_caps_a_deep_one);
 	suite_add_tcase(s, tc);
 
@@ -2743,6 +2909,12 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_worker_s_sweep_of_dead_workers_follows_no_symlink);
 	tcase_add_test(tc, test_status_of_a_queue_escapes_a_forged_last);
 	tcase_add_test(tc, test_a_flooding_handler_s_local_log_is_capped_as_the_database_s);
+	suite_add_tcase(s, tc);
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "retention", 180);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_a_queue_kept_0_leaves_nothing_and_wait_still_gets_the_outcome);
+	tcase_add_test(tc, test_retention_removes_finished_jobs_at_their_time_under_three_workers);
+	tcase_add_test(tc, test_retention_refuses_bad_durations_and_touches_nothing);
 	suite_add_tcase(s, tc);
 	/* What a submitter sharing the workers' role can do (issue 35). */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "shared", 180);

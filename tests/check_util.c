@@ -48,6 +48,31 @@ START_TEST(test_durations_refuse_garbage)
 }
 END_TEST
 
+/* A retention reads back as it was written: SPOOL/retention's form. */
+START_TEST(test_retention_durations_read_back_as_written)
+{
+	static const struct { msec_t ms; const char *text; } cases[] = {
+		{ KEEP_FOREVER, "forever" }, { 0, "0" }, { 1500, "1500ms" },
+		{ 30000, "30s" }, { 5400000, "90m" }, { 7200000, "2h" },
+		{ 7LL * 86400000, "7d" }, { 86400001, "86400001ms" },
+	};
+	static const char *bad[] = { "-1", "forever1", "Forever", "1.5h",
+	    "", "3650000d" };
+	char buf[32];
+	msec_t v;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		keep_format(cases[i].ms, buf, sizeof(buf));
+		ck_assert_str_eq(buf, cases[i].text);
+		ck_assert_int_eq(keep_parse(buf, &v), 0);
+		ck_assert_int_eq(v, cases[i].ms);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(keep_parse(bad[i], &v) == -1, "accepted '%s'",
+		    bad[i]);
+}
+END_TEST
+
 static uint32_t rnd_zero(uint32_t n) { (void)n; return 0; }
 static uint32_t rnd_max(uint32_t n) { return n - 1; }
 
@@ -189,6 +214,7 @@ util_suite(void)
 
 	tcase_add_test(tc, test_durations_accept_every_documented_unit);
 	tcase_add_test(tc, test_durations_refuse_garbage);
+	tcase_add_test(tc, test_retention_durations_read_back_as_written);
 	tcase_add_test(tc, test_backoff_doubles_and_stops_at_the_cap);
 	tcase_add_test(tc, test_backoff_jitter_stays_within_half_to_full);
 	tcase_add_test(tc, test_backoff_survives_huge_attempt_counts);

@@ -113,12 +113,14 @@ check '~ is a prefix, not a home directory' \
 check "... and still nothing was run" unexpanded
 # What it completed before still completes: subcommands, options, states.
 check "sta<TAB> -> status, stats" same "$(complete sta | sort)" status stats
-check "re<TAB> -> resume, retry" same "$(complete re | sort)" resume retry
+check "re<TAB> -> resume, retention, retry" same "$(complete re | sort)" resume retention retry
 check "wo<TAB> -> workers" same "$(complete wo)" workers
 check "pause SPOOL <TAB> -> nothing: it takes no job" \
 	same "$(complete pause "$spool" '')"
 check "run SPOOL --dr<TAB> -> --drain" same "$(complete run "$spool" --dr)" \
 	--drain
+check "retention SPOOL --<TAB> -> --done, --failed" \
+	same "$(complete retention "$spool" -- | sort)" --done --failed
 check "purge SPOOL --state <TAB> -> done, failed" \
 	same "$(complete purge "$spool" --state '' | sort)" done failed
 check "ls SPOOL <TAB> -> the states" same "$(complete ls "$spool" '' | sort)" \

@@ -716,6 +716,67 @@ clocks() {
 	stop "$A"; stop "$B"; stop "$C"
 }
 
+# ---- recurring jobs ----
+
+# ticker K: `chute tick U --follow` on host wK, in the background, its pid
+# in $TK (K 2: a wall clock 5 h behind; K 3: 5 h ahead, when libfaketime
+# is there: the server's clock is the one that counts).
+ticker() {
+	local k=$1 pre=""
+	[ -n "$ftlib" ] && [ "$k" != 1 ] &&
+		pre="LD_PRELOAD=$ftlib FAKETIME=$([ "$k" = 2 ] && echo -5h || echo +5h) FAKETIME_DONT_FAKE_MONOTONIC=1"
+	env $pre nsenter --net="/run/netns/$(ns w$k)" -- "$chute" tick "$U" --follow \
+		>/dev/null 2>>"$tmp/tick$k.log" &
+	eval "TK$k=$!"
+	started="$started $!"
+}
+tick_jobs() { psqlx p "$db" "SELECT count(*) FROM chute.jobs"; }
+
+# Three schedulers on three hosts, a 200 ms schedule (catch-up all), one
+# killed -9 at random after every two ticks and started again, one cut off
+# from the server (both ways) for four ticks of the others midway: through
+# more than 60 ticks, every tick from the first to the last has exactly one
+# job and one row in chute.ticks.  A scheduler cut off holding the
+# schedules' locks holds them until the server ends its idle transaction
+# (10 s): the others wait, say so (75) and make the ticks after.
+ticks() {
+	local seen=0 n=0 k cutk=0 seed=${NETNS_SEED:-$$}
+	RANDOM=$seed
+	ftlib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+	say "ticks: three schedulers on three hosts, seed $seed${ftlib:+, two of them with clocks 5 h off}"
+	newdb || { notok "ticks: a database"; return; }
+	inns sub "$chute" schedule "$U" hb --every 200ms --catch-up all -- quick \
+		>/dev/null 2>"$tmp/sched.err" || { notok "ticks: declared"; show "$tmp/sched.err"; return; }
+	: > "$tmp/tick1.log"; : > "$tmp/tick2.log"; : > "$tmp/tick3.log"
+	ticker 1; ticker 2; ticker 3
+	while [ "$seen" -le 62 ]; do
+		until_ok 30000 eval '[ "$(tick_jobs)" -ge $((seen + 2)) ]' ||
+			{ notok "ticks: two more ticks after $seen"; break; }
+		seen=$(tick_jobs); n=$((n + 1)); k=$((RANDOM % 3 + 1))
+		if [ $n = 8 ]; then
+			cutk=$k
+			say "ticks: w$k cut off at $seen ticks"
+			cut w$k both
+			until_ok 30000 eval '[ "$(tick_jobs)" -ge $((seen + 4)) ]' ||
+				notok "ticks: the others go on while w$k is cut off"
+			heal w$k
+			continue
+		fi
+		eval "kill -9 \$TK$k; wait \$TK$k 2>/dev/null"
+		ticker $k
+	done
+	for k in 1 2 3; do eval "kill -9 \$TK$k; wait \$TK$k 2>/dev/null"; done
+	say "ticks: $(tick_jobs) jobs, $n rounds, w$cutk cut off once"
+	check "ticks: more than 60 ticks made" eval '[ "$(tick_jobs)" -gt 60 ]'
+	check "ticks: every tick from the first to the last, once" eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) = count(DISTINCT tick_ms) AND count(*) = (max(tick_ms) - min(tick_ms)) / 200 + 1 FROM chute.ticks")" = t ]'
+	check "ticks: a job for each tick, and no other" eval \
+		'[ "$(psqlx p "$db" "SELECT (SELECT count(*) FROM chute.jobs) = (SELECT count(*) FROM chute.ticks k JOIN chute.jobs j ON j.id = k.id)")" = t ]'
+	check "ticks: no scheduler found a tick made twice" eval \
+		'! grep -q -e "duplicate key" -e "not made again" "$tmp"/tick?.log'
+	[ "$fail" = 0 ] || { show "$tmp/tick1.log"; show "$tmp/tick2.log"; show "$tmp/tick3.log"; }
+}
+
 # ---- torture ----
 
 # round_done R SERVER: every job of round R whose ID submit printed is done.
@@ -842,7 +903,7 @@ keylimit() {
 	stop "$B"; stop "$A"
 }
 
-all="partition-both partition-in partition-out partition-link keylimit blip submit forward standby demote failover async clock torture"
+all="partition-both partition-in partition-out partition-link keylimit blip submit forward standby demote failover async clock ticks torture"
 for s in ${@:-$all}; do
 	case $s in
 	partition-*) partition "${s#partition-}" ;;
@@ -855,6 +916,7 @@ for s in ${@:-$all}; do
 	failover) failover ;;
 	async) async_token ;;
 	clock) clocks ;;
+	ticks) ticks ;;
 	torture) torture 3 ;;
 	torture=*) torture "${s#torture=}" ;;
 	*) echo "tests/netns.sh: no scenario $s" >&2; exit 64 ;;

@@ -905,6 +905,168 @@ t_release(void)
 	t_write(RP("release"), "");
 }
 
+size_t
+t_inline_payload(const char *id, char **body)
+{
+	static const char nul[] = "a\0b\n\0\tx\t5\nhello\0";
+	size_t len;
+	char *b;
+
+	if (strstr(id, "nul") != NULL) {
+		len = sizeof(nul);	/* with its last NUL */
+		b = malloc(len);
+		memcpy(b, nul, len);
+	} else if (strstr(id, "empty") != NULL) {
+		len = 0;
+		b = malloc(1);
+	} else if (strstr(id, "big") != NULL) {
+		uint32_t x = 2463534242u;	/* xorshift: bytes of every value */
+
+		len = 1048576 + 7;
+		b = malloc(len);
+		for (size_t i = 0; b != NULL && i < len; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			b[i] = i % 4096 == 0 ? '\0' : (char)x;
+		}
+	} else {
+		len = 2;
+		b = strdup("x\n");
+	}
+	EXPECT(b != NULL, "out of memory");
+	*body = b;
+	return len;
+}
+
+void
+t_inline_submit(const char *store, const char *id)
+{
+	const char *in = RP(P("in.%s", id));
+	char *body;
+	size_t len = t_inline_payload(id, &body);
+	int fd = open(in, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	EXPECT(fd != -1 && write(fd, body, len) == (ssize_t)len &&
+	    close(fd) == 0, "write %s: %s", in, strerror(errno));
+	free(body);
+	EXPECT(CHUTE_IN(in, "submit", store, "--id", id) == 0 &&
+	    t_line_of(T.out, id) != NULL, "submit %s: %s%s", id, T.out, T.err);
+}
+
+bool
+t_inline_received(const char *id)
+{
+	char *body, *got = malloc(1048576 + 64);
+	size_t len = t_inline_payload(id, &body);
+	int fd = open(RP(P("got.%s", id)), O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, k;
+	bool same;
+
+	while (got != NULL && fd != -1 && (size_t)n < 1048576 + 64 &&
+	    (k = read(fd, got + n, 1048576 + 64 - n)) > 0)
+		n += k;
+	same = fd != -1 && got != NULL && (size_t)n == len &&
+	    memcmp(got, body, len) == 0;
+	if (fd != -1)
+		close(fd);
+	free(got);
+	free(body);
+	return same;
+}
+
+const char *
+t_inline_worker(void)
+{
+	return t_handler("w_inline",
+	    "echo $$ >> \"$R/wpids\"\n"
+	    "[ \"$CHUTE_INLINE\" = 1 ] || exit 9\n"
+	    "tab=$(printf '\\t')\n"
+	    "while IFS=\"$tab\" read -r id len; do\n"
+	    "  echo \"$id $len\" >> \"$R/wj\"\n"
+	    "  [ -z \"$RUNTIME_DIRECTORY\" ] ||\n"
+	    "    find \"$RUNTIME_DIRECTORY\" -type f | wc -l > \"$R/local.$id\"\n"
+	    "  case $id in\n"
+	    "  half*) head -c $((len / 2)) > /dev/null; echo ok read half;\n"
+	    "    kill -STOP $$ ;;\n"
+	    "  early*) echo ok read nothing; kill -STOP $$ ;;\n"
+	    "  die*) head -c $((len / 2)) > /dev/null; exit 3 ;;\n"
+	    "  *) head -c \"$len\" > \"$R/got.$id\"; echo ok ;;\n"
+	    "  esac\n"
+	    "done\n");
+}
+
+/* Whole reads around each kind of worker that breaks off: none may spill. */
+static const char *const inline_ids[] = {
+	"nul", "empty", "big", "x1", "half-x", "x2", "half-big", "x3",
+	"early-big", "x4", "die-big", "x5",
+};
+#define NINLINE	(sizeof(inline_ids) / sizeof(inline_ids[0]))
+
+void
+t_inline_submit_all(const char *store)
+{
+	for (size_t i = 0; i < NINLINE; i++)
+		t_inline_submit(store, inline_ids[i]);
+}
+
+/* `chute status STORE id` says state and attempts=n (and more, if not NULL). */
+static void
+inline_status(const char *store, const char *id, const char *state, int n,
+    const char *more)
+{
+	EXPECT(CHUTE("status", store, id) == 0 && t_token(T.out, state) &&
+	    t_token(T.out, P("attempts=%d", n)) &&
+	    (more == NULL || strstr(T.out, more) != NULL),
+	    "status %s: want %s attempts=%d %s: %s%s", id, state, n,
+	    more ? more : "", T.out, T.err);
+}
+
+void
+t_inline_expect(const char *store, pid_t owner, bool local)
+{
+	char *wj = t_slurp(RP("wj")), *body;
+	int lines = 0, unread = 0;
+
+	for (size_t i = 0; i < NINLINE; i++) {
+		const char *id = inline_ids[i];
+
+		if (strncmp(id, "die", 3) == 0)
+			inline_status(store, id, "failed", 2, "worker-died");
+		else if (strncmp(id, "half", 4) == 0)
+			inline_status(store, id, "done", 1, "reply=ok");
+		else if (strncmp(id, "early", 5) == 0)
+			inline_status(store, id, "done", 1, "reply=ok");
+		else {
+			inline_status(store, id, "done", 1, NULL);
+			EXPECT(t_inline_received(id), "%s did not arrive whole",
+			    id);
+		}
+		/* Every head the workers read is a job's, with its length. */
+		EXPECT(wj != NULL && strstr(wj, P("%s %zu\n", id,
+		    t_inline_payload(id, &body))) != NULL, "no head \"%s\" in "
+		    "%s", id, t_snip(wj));
+		free(body);
+	}
+	lines = wj != NULL ? t_nlines(wj) : 0;
+	EXPECT(lines == (int)NINLINE + 1, "%d heads read for %zu jobs and one "
+	    "retry (a frame misread?):\n%s", lines, NINLINE, t_snip(wj));
+	/* Where the workers lived, not one file was made for a job. */
+	for (size_t i = 0; local && i < NINLINE; i++) {
+		char *n = t_slurp(RP(P("local.%s", inline_ids[i])));
+
+		EXPECT(n != NULL && atoi(n) == 0, "%s: %s local files",
+		    inline_ids[i], n ? n : "(not counted)");
+		free(n);
+	}
+	/* Stopped (and started again) after each answer with bytes unread. */
+	unread = t_log_count(owner, "of its job unread");
+	EXPECT(unread == 3 && t_log_count(owner, "answer before its whole "
+	    "job") == 3, "%d answers said to leave bytes unread:\n%s",
+	    unread, t_log_of(owner));
+	free(wj);
+}
+
 /* Submit stdin content under --id; exit 0 and that ID on stdout expected. */
 void
 t_submit_as(const char *id, const char *content)

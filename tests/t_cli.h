@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define T_MAXPROCS	32	/* processes one test may start */
+#define T_MAXPROCS	256	/* processes one test may start (check_recurring restarts schedulers often) */
 #define T_OUTMAX	(256 * 1024)
 #define T_CMD_MS	20000	/* a plain command must finish within this */
 
@@ -225,6 +225,34 @@ const char *h_block(void);
 pid_t	 t_handler_pid(const char *id);
 /* Let every h_block handler finish: create root/release. */
 void	 t_release(void);
+
+/*
+ * --inline's hostile payloads, the same on a spool (check_cli.c) and a
+ * queue (check_pgsql.c).  A job's bytes follow from a word in its ID:
+ * nul (NULs, LFs and TABs, and a line that reads as a frame's head),
+ * empty (none), big (1 MiB and 7 bytes: more than a pipe holds, NULs
+ * among them), else "x\n".  t_inline_worker() reads each job by how its
+ * ID starts: half reads half of it and answers, early answers before
+ * reading any, each then stopping itself (SIGSTOP: it reads on no
+ * further); die reads half and exits 3; any other copies it whole to
+ * root/got.ID.  It notes "ID LENGTH" per job in root/wj, its pid per
+ * start in root/wpids, and, under $RUNTIME_DIRECTORY, how many local
+ * files there are while it holds a job in root/local.ID.
+ */
+size_t	 t_inline_payload(const char *id, char **body);
+/* Submit id, with its payload, into store (a spool or a URI). */
+void	 t_inline_submit(const char *store, const char *id);
+/* Did the worker get id's payload whole, byte for byte? */
+bool	 t_inline_received(const char *id);
+const char *t_inline_worker(void);
+/*
+ * The hostile jobs, submitted into store; then, once the owner (its
+ * journal) has drained them with --max-attempts 2, what each must
+ * have become, the same on both stores; with local, that the workers
+ * found no file under $RUNTIME_DIRECTORY while they held a job.
+ */
+void	 t_inline_submit_all(const char *store);
+void	 t_inline_expect(const char *store, pid_t owner, bool local);
 
 /* ---- other users: a group spool as it is deployed ---- */
 

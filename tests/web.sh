@@ -286,6 +286,10 @@ check "a POST without credentials: 401" \
 check "a wrong password: 401 (and said in the log)" \
 	eval '[ "$(code -u "$user:wrong" "$base/")" = 401 ] && grep -q "alice: wrong user or password" "$tmp/web.log"'
 check "the right one: 200" test "$(code "${auth[@]}" "$base/")" = 200
+check "the overview says no retention while the spool keeps everything" \
+	eval '! curl -s "${auth[@]}" "$base/" | grep -q "id=\"kept\""'
+check "... and the spool's retention once it is set" \
+	eval '"$chute" retention "$spool" --failed 7d >/dev/null && curl -s "${auth[@]}" "$base/" | grep -qF "<p id=\"kept\">finished jobs kept: done forever, failed 7d</p>" && "$chute" retention "$spool" --failed forever >/dev/null'
 curl -s -D "$tmp/headers" -o "$tmp/overview.html" "${auth[@]}" "$base/"
 header() { grep -qiF "$1" "$tmp/headers"; }
 check "Content-Security-Policy: default-src 'none'; script-src 'self' ..." \
@@ -753,6 +757,11 @@ queue_part() {
 	"$chute" ls "$url" new | awk 'NR > 1 { print $NF }' >"$tmp/qls"
 	check "the queue's new jobs 25 at a time: $(wc -l <"$tmp/qpaged") IDs, those of chute ls URL in its order" \
 		cmp -s "$tmp/qpaged" "$tmp/qls"
+	kept_line='<p id="kept">finished jobs kept: done 1h, failed forever</p>'
+	check "the queue's overview says no retention while it keeps everything" \
+		eval '! curl -s "${auth[@]}" "$base/" | grep -q "id=\"kept\""'
+	check "... and the queue's retention once it is set" \
+		eval '"$chute" retention "$url" --done 1h >/dev/null && curl -s "${auth[@]}" "$base/" | grep -qF "$kept_line" && "$chute" retention "$url" --done forever >/dev/null'
 	# Rows dated in the last years a timestamptz holds (finite: version
 	# 7's checks let them by), new n3 and failed n2: their pages failed
 	# "bigint out of range" (500).

@@ -5,6 +5,9 @@
 #   chute.sh throughput URI N         N jobs bulk-inserted, then 2 x `chute run URI --persistent
 #                                     -j 2 --drain -- worker`, timed from their start to the
 #                                     last outcome's commit (the peers' end; exit_s: to their exit)
+#   chute.sh throughput-inline URI N  the same with --inline (bench/worker reads each payload)
+#   chute.sh throughput-inline-keep0 URI N  --inline on a queue that keeps no done job
+#                                     (retention --done 0), timed to the workers' exit
 #   chute.sh exec URI N PROCS         the same with `-j 2 --drain -- /bin/true`, PROCS processes
 #   chute.sh spool DIR N              chute's own spool: N jobs queued in DIR, then
 #                                     `chute run DIR -j 2 --drain -- /bin/true`, timed
@@ -21,9 +24,26 @@
 #                                     bulk-inserted; one `chute run URI --persistent -j 2` over
 #                                     the first MEASURE jobs (--drain when QUEUED <= MEASURE,
 #                                     else stopped by SIGTERM after MEASURE jobs)
+#   chute.sh sched URI MIX HOLD_US    the scheduling rows (issue 36): the jobs of MIX (as lib.js's
+#                                     schedMix: plain:N prio:N keys:N:K:L both:N:K:L hot:H:O
+#                                     hotbase:O) bulk-inserted with their priority and key, the
+#                                     mix's limit set (`chute limit URI --default --max L`), then
+#                                     2 x `chute run URI --persistent -j 2 -- witness persistent
+#                                     FILE HOLD_US`, --drain, timed to the last outcome's commit
+#                                     (hot/hotbase: until the others have run: the witness that
+#                                     runs the last of them stops its owner, then the other one
+#                                     is stopped). NOTES end with t0_us= and witness=FILE, for
+#                                     run.sh's checker (bench/witness.py)
+#   chute.sh schedclaim URI QUEUED MEASURE MIX
+#                                     as claim, with witness persistent (no hold) as the handler,
+#                                     the QUEUED jobs of MIX (plain:QUEUED, or both:QUEUED:K:L
+#                                     with its limit set)
+# A mix with priorities or keys needs chute's schema 8 (chute.live's priority and key) and
+# `chute limit` on a queue: where this chute has neither, sched and schedclaim print
+# "skip REASON" instead of a result, and run.sh writes that down rather than failing.
 #
 # Environment: CHUTE (the chute binary, chute-pgsql next to it), FLEET_BIN (the compiled
-# helpers: worker, stamp, pstamp, pulse), FLEET_WORK (an empty scratch directory),
+# helpers: worker, stamp, pstamp, pulse, witness), FLEET_WORK (an empty scratch directory),
 # FLEET_TIMEOUT (seconds, default 600: the bound of every wait here), PG_BIN.
 #
 # Prints one line on stdout: "JOBS SECONDS JOBS_PER_S P50_MS P99_MS NOTES" ("-" where not
@@ -216,10 +236,20 @@ timed_drain() {
 	local n=$1 procs=$2 s0 m0 s1 m1 s end_s
 	shift 2
 	prepare "$n"
+	# KEEP_DONE=0: the queue keeps no done job (issue 38's retention): each
+	# leaves the database in its outcome statement.
+	[[ -z ${KEEP_DONE:-} ]] || "$CHUTE" retention "$URI" --done "$KEEP_DONE" >/dev/null
 	s0=$(server_cpu) m0=$(machine_cpu)
 	run_workers "$procs" "$@"
 	s1=$(server_cpu) m1=$(machine_cpu)
-	[[ $(count_state 'done') == "$n" ]] || die "not every job is done: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+	if [[ ${KEEP_DONE:-} == 0 ]]; then
+		# Nothing left: no row, no payload, no failure (failed jobs are kept).
+		[[ $(sql -c 'SELECT (SELECT count(*) FROM chute.jobs) + (SELECT count(*) FROM chute.payloads)') == 0 ]] ||
+			die "jobs left: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+		END=exit
+	else
+		[[ $(count_state 'done') == "$n" ]] || die "not every job is done: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+	fi
 	s=$(calc "($T1 - $T0) / 1000")
 	# The database's end: the last outcome recorded (run_at of a done job is its commit's now()).
 	end_s=$(sql -c "SELECT round((extract(epoch FROM max(run_at)) * 1000 - $T0)::numeric / 1000, 3) FROM chute.jobs")
@@ -227,6 +257,8 @@ timed_drain() {
 	# when the database says every job is finished, not when the workers have exited);
 	# still from before the workers' start, where the peers' clocks start after it.
 	local t=$s other="last_done_s=$end_s"
+	# Kept 0, no row says when the last job ended: timed to the workers' exit.
+	[[ ${KEEP_DONE:-} == 0 ]] && end_s=$s
 	[[ ${END:-exit} == db ]] && t=$end_s other="exit_s=$s"
 	echo "$n $t $(rate "$n" "$t") - - $other,$(cpu_notes "$n" "$t" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
 }
@@ -235,6 +267,18 @@ timed_drain() {
 m_throughput() {
 	URI=$1
 	END=db timed_drain "$2" 2 --persistent -j 2 --drain -- "$BIN/worker"
+}
+
+# The same with --inline: each payload on the worker's pipe, no local copy.
+m_throughput_inline() {
+	URI=$1
+	END=db timed_drain "$2" 2 --inline -j 2 --drain -- "$BIN/worker"
+}
+
+# --inline with the queue keeping no done job: the lightest path.
+m_throughput_inline_keep0() {
+	URI=$1
+	KEEP_DONE=0 timed_drain "$2" 2 --inline -j 2 --drain -- "$BIN/worker"
 }
 
 m_exec() {
@@ -356,13 +400,170 @@ m_claim() {
 	echo "$n $s $(rate "$n" "$s") - - steady_${k1}_${measure}=$r,n_dead_tup=$dead,jobs_kib=$((jobs / 1024)),jobs_due_kib=$((due / 1024)),$(cpu_notes "$n" "$s" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
 }
 
+# ---- the scheduling rows (issue 36)
+
+# mix_parse MIX: sets MIX_N (jobs inserted), MIX_LIMIT (per-key max, 0 none), MIX_WAIT (jobs the
+# run waits for), MIX_OTHERS (the others' key prefix for hot/hotbase, else empty), MIX_SQL_PRIO
+# and MIX_SQL_KEY (SQL of i, the job's index from 0, as lib.js's schedMix spec(i)).
+mix_parse() {
+	local f h
+	IFS=: read -r -a f <<<"$1"
+	MIX_LIMIT=0 MIX_OTHERS='' MIX_SQL_PRIO=0 MIX_SQL_KEY=NULL
+	case ${f[0]} in
+	plain) MIX_N=${f[1]} ;;
+	prio) MIX_N=${f[1]} MIX_SQL_PRIO='(i * 7) % 5 - 2' ;;
+	keys | both)
+		MIX_N=${f[1]} MIX_LIMIT=${f[3]} MIX_SQL_KEY="'k' || (i % ${f[2]})"
+		[[ ${f[0]} == both ]] && MIX_SQL_PRIO='(i * 7) % 5 - 2' ;;
+	hot)
+		h=${f[1]} MIX_N=$((f[1] + f[2])) MIX_LIMIT=1 MIX_OTHERS=o
+		MIX_SQL_KEY="CASE WHEN i < $h THEN 'hot' ELSE 'o' || (i - $h) END" ;;
+	hotbase) MIX_N=${f[1]} MIX_LIMIT=1 MIX_OTHERS=o MIX_SQL_KEY="'o' || i" ;;
+	*) die "unknown mix $1" ;;
+	esac
+	[[ $MIX_N =~ ^[1-9][0-9]*$ ]] || die "mix $1: no job count"
+	MIX_WAIT=$MIX_N
+	[[ -z $MIX_OTHERS ]] || MIX_WAIT=${f[-1]}
+}
+
+# sched_ready: can this chute's queue take priorities, keys and limits? "" if so, else the reason.
+# Asked of the database chute init made (schema 8's columns) and of `chute limit` itself.
+sched_ready() {
+	local cols
+	cols=$(sql -c "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'chute'
+		AND table_name = 'live' AND column_name IN ('priority', 'key')")
+	[[ $cols == 2 ]] || { echo "chute.live has no priority and key columns (schema 8, issue 36: not in this build)"; return; }
+	if ((MIX_LIMIT > 0)) && ! "$CHUTE" limit "$URI" --default --max "$MIX_LIMIT" >"$WORK/limit.out" 2>&1; then
+		echo "\`chute limit URL --default --max $MIX_LIMIT\` failed: $(head -1 "$WORK/limit.out")"
+	fi
+}
+
+# sched_prepare MIX: chute init, the mix's jobs in one INSERT (as bulk(): IDs in order, due now,
+# the payload {"i":N} or {"i":N,"k":"KEY"}, with priority and key where the mix has them), the
+# limit, ANALYZE (VACUUM ANALYZE with VACUUM=1) and CHECKPOINT. Prints "skip REASON" and exits 0
+# where this chute cannot take the mix.
+sched_prepare() {
+	local why t cols=
+	mix_parse "$1"
+	"$CHUTE" init "$URI" >/dev/null
+	if [[ $MIX_SQL_PRIO != 0 || $MIX_SQL_KEY != NULL ]]; then
+		why=$(sched_ready)
+		if [[ -n $why ]]; then
+			say "skipped: $why"
+			echo "skip $why"
+			exit 0
+		fi
+		cols=", priority, key"
+	fi
+	t=$(now_ms)
+	sql <<-SQL
+		WITH src AS MATERIALIZED (
+			SELECT format('%s.%s.0004242_0000.bench', 1764000000 + i / 1000000,
+				lpad((i % 1000000)::text, 6, '0')) AS id,
+			       ($MIX_SQL_PRIO)::smallint AS prio, ($MIX_SQL_KEY)::text AS key,
+			       convert_to('{"i":' || i || coalesce(',"k":"' || ($MIX_SQL_KEY) || '"', '') || '}', 'UTF8') AS body
+			FROM generate_series(0, $MIX_N - 1) i),
+		j AS (INSERT INTO chute.live (queue, id, state, run_at, size${cols})
+			SELECT 'default', id, 'new', now(), length(body)${cols:+, prio, key} FROM src)
+		INSERT INTO chute.payloads (queue, id, body) SELECT 'default', id, body FROM src;
+	SQL
+	if [[ ${VACUUM:-0} == 1 ]]; then sql -c 'VACUUM ANALYZE' -c 'CHECKPOINT'; else sql -c 'ANALYZE' -c 'CHECKPOINT'; fi
+	say "bulk insert of $MIX_N jobs ($1): $(calc "($(now_ms) - $t) / 1000") s"
+	[[ $(sql -c "SELECT count(*) FROM chute.jobs WHERE state = 'new'") == "$MIX_N" ]] ||
+		die "expected $MIX_N queued jobs"
+}
+
+# run_until_others N: 2 x `chute run URI --persistent -j 2` with the witness counting the
+# others; the first owner stopped by its witness ends the run, the other is stopped then.
+# Sets T0 and T1 (ms) and T0_US (the witness's clock).
+run_until_others() {
+	local i
+	T0_US=$("$BIN/witness" now)
+	T0=$(now_ms)
+	(
+		pids=()
+		trap 'kill -TERM "${pids[@]}" 2>/dev/null; exit 143' TERM INT HUP
+		for ((i = 1; i <= 2; i++)); do
+			bounded "$CHUTE" run "$URI" --persistent -j 2 -- "$BIN/witness" persistent "$WORK/witness" \
+				"$HOLD" "$WORK/count" "$MIX_WAIT" "$MIX_OTHERS" 2>"$WORK/worker$i.err" &
+			pids+=($!)
+		done
+		wait -n "${pids[@]}" || true
+		kill -TERM "${pids[@]}" 2>/dev/null || true
+		for p in "${pids[@]}"; do wait "$p" || true; done
+		times >"$WORK/times"
+	) &
+	PIDS+=($!)
+	wait $! || true
+	T1=$(now_ms)
+}
+
+m_sched() {
+	URI=$1
+	local mix=$2 s0 s1 m0 m1 s n h end_s other
+	HOLD=$3
+	sched_prepare "$mix"
+	: >"$WORK/witness"
+	s0=$(server_cpu) m0=$(machine_cpu)
+	if [[ -n $MIX_OTHERS ]]; then
+		run_until_others
+	else
+		T0_US=$("$BIN/witness" now)
+		run_workers 2 --persistent -j 2 --drain -- "$BIN/witness" persistent "$WORK/witness" "$HOLD"
+	fi
+	s1=$(server_cpu) m1=$(machine_cpu)
+	s=$(calc "($T1 - $T0) / 1000")
+	if [[ -n $MIX_OTHERS ]]; then
+		# The witness's count: a handler's line is written as its job ends.
+		read -r n h <<<"$(awk -v p="$MIX_OTHERS" 'index($1, p) == 1 { n++ } $1 == "hot" { h++ } END { print n + 0, h + 0 }' "$WORK/witness")"
+		((n >= MIX_WAIT)) || die "only $n of the $MIX_WAIT others ran"
+		other="exit_s=$s,hot_ran=$h"
+	else
+		[[ $(count_state 'done') == "$MIX_N" ]] || die "not every job is done: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+		end_s=$(sql -c "SELECT round((extract(epoch FROM max(run_at)) * 1000 - $T0)::numeric / 1000, 3) FROM chute.jobs")
+		other="exit_s=$s"
+		s=$end_s
+	fi
+	echo "$MIX_WAIT $s $(rate "$MIX_WAIT" "$s") - - $other,$(cpu_notes "$MIX_WAIT" "$s" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1"),t0_us=$T0_US,witness=$WORK/witness"
+}
+
+m_schedclaim() {
+	URI=$1
+	local queued=$2 measure=$3 mix=$4 wf=$WORK/witness n s k1 r s0 s1 m0 m1
+	VACUUM=1 sched_prepare "$mix"
+	((MIX_N == queued)) || die "mix $mix is not of $queued jobs"
+	: >"$wf"
+	s0=$(server_cpu) m0=$(machine_cpu)
+	T0_US=$("$BIN/witness" now)
+	if ((queued <= measure)); then
+		run_workers 1 --persistent -j 2 --drain -- "$BIN/witness" persistent "$wf" 0
+		measure=$queued
+	else
+		run_workers 1 --persistent -j 2 -- "$BIN/witness" persistent "$wf" 0 "$WORK/count" "$measure"
+	fi
+	s1=$(server_cpu) m1=$(machine_cpu)
+	n=$(count_state 'done')
+	((n >= measure)) || die "only $n jobs done, wanted $measure"
+	s=$(calc "($T1 - $T0) / 1000")
+	k1=$((measure / 10))
+	# The steady rate by handler start, as claim's steady_K1_K2 (microseconds here).
+	r=$(cut -d' ' -f2 "$wf" | sort -g | awk -v a="$k1" -v b="$measure" 'NR == a { t1 = $1 } NR == b { t2 = $1 }
+		END { if (t2 > t1) printf "%.0f\n", (b - a) * 1e6 / (t2 - t1); else print "-" }')
+	say "claim ($mix), $queued queued: $n jobs in $s s, $(rate "$n" "$s")/s; jobs $k1 to $measure at $r/s"
+	echo "$n $s $(rate "$n" "$s") - - steady_${k1}_${measure}=$r,$(cpu_notes "$n" "$s" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1"),t0_us=$T0_US,witness=$wf"
+}
+
 cmd=${1:-}
 shift || true
 case $cmd in
 throughput) m_throughput "$@" ;;
+throughput-inline) m_throughput_inline "$@" ;;
+throughput-inline-keep0) m_throughput_inline_keep0 "$@" ;;
 exec) m_exec "$@" ;;
 spool) m_spool "$@" ;;
 latency) m_latency "$@" ;;
 claim) m_claim "$@" ;;
-*) die "usage: chute.sh throughput|exec|spool|latency|claim ... (see the header)" ;;
+sched) m_sched "$@" ;;
+schedclaim) m_schedclaim "$@" ;;
+*) die "usage: chute.sh throughput|throughput-inline|exec|spool|latency|claim|sched|schedclaim ... (see the header)" ;;
 esac

@@ -3,6 +3,9 @@
 //   defaults  concurrency 2, everything else at graphile-worker's defaults
 //   batched   + preset.worker.localQueue.size 100 and completeJobBatchDelay 0,
 //             the batching options of its performance docs (0.17)
+// The scheduling rows (lib.js sched): a job's key is its named queue (queueName: one job
+// of a queue runs at a time, graphile-worker's only per-key limit, so no limit above 1),
+// its priority graphile-worker's priority, negated (there a smaller number runs first).
 "use strict";
 
 // graphile-worker logs one info line per completed job unless NO_LOG_SUCCESS
@@ -43,6 +46,26 @@ const adapter = {
 		}
 	},
 
+	// The same through addJobs, with each job's queue and priority (lib.js schedMix).
+	async bulkAddSched(uri, n, spec) {
+		const utils = await makeWorkerUtils({ connectionString: uri });
+		try {
+			for (let i = 0; i < n; i += CHUNK) {
+				const specs = [];
+				for (let j = i; j < Math.min(n, i + CHUNK); j++) {
+					const s = spec(j), job = { identifier: TASK, payload: { i: j } };
+					if (s.k !== undefined) { job.payload.k = s.k; job.queueName = s.k; }
+					if (s.prio) job.priority = -s.prio;
+					specs.push(job);
+				}
+				await utils.addJobs(specs);
+			}
+		} finally {
+			await utils.release();
+		}
+	},
+	groupLimitN: false,
+
 	// Finished jobs are deleted; failed ones would stay (with attempts > 0).
 	async left(db) {
 		const r = await db.query("SELECT count(*)::int AS n FROM graphile_worker._private_jobs");
@@ -51,15 +74,17 @@ const adapter = {
 
 	// One runner per process, `slots` concurrent jobs, a no-op task. run() makes
 	// its own pool from the connection string (maxPoolSize 10), as users do.
-	async prepareWorker(uri, config, slots, onJob) {
+	// With sched (lib.js), onJob is the witness's async handler, awaited.
+	async prepareWorker(uri, config, slots, onJob, onError, sched) {
 		let runner;
+		const task = sched ? async (payload) => { await onJob(payload); } : async (payload) => { onJob(payload); };
 		return {
 			start: async () => {
 				runner = await run({
 					connectionString: uri,
 					concurrency: slots,
 					noHandleSignals: true,
-					taskList: { [TASK]: async (payload) => { onJob(payload); } },
+					taskList: { [TASK]: task },
 					preset: adapter.configs[config],
 				});
 			},

@@ -9,7 +9,10 @@
 #   raw-claim-ack    pgbench, 2 clients, SKIP LOCKED claim of B rows + delete, B = 1, 4, 10, 100
 #   chute            persistent-2x2: 2 x `chute run URL --persistent -j 2 --drain -- worker`,
 #                    local copies in RUNTIME_DIRECTORY on /dev/shm as the systemd unit has
-#                    them (persistent-2x2-tmp: in /tmp instead)
+#                    them (persistent-2x2-tmp: in /tmp instead; persistent-2x2-inline:
+#                    with --inline, the payload on the worker's pipe and no local copy;
+#                    persistent-2x2-inline-keep0: --inline on a queue that keeps no
+#                    done job, `chute retention URL --done 0`)
 # and submit-to-handler-start latency at 20 jobs/s for 200 jobs. chute's own rows
 # (bench/fleet/chute.sh) add: exec per job (/bin/true) through the database and
 # through chute's own spool, latency with a persistent and an exec'd handler, and
@@ -29,8 +32,21 @@
 #   BENCH_FLEET_TMPDIR   where the cluster lives (default /var/tmp: a real disk, fsync on)
 #   BENCH_FLEET_TIMEOUT  seconds allowed for any one measurement (default 600)
 #   BENCH_FLEET_ONLY     space-separated subset of: gw boss raw latency chute chute-exec
-#                        chute-latency chute-claim forward (latency: the peers'; chute: its
-#                        throughput; forward: chute forward and the raw INSERT loop)
+#                        chute-latency chute-claim forward sched sched-claim (latency: the
+#                        peers'; chute: its throughput; forward: chute forward and the raw
+#                        INSERT loop; sched: the scheduling rows of issue 36, chute and its
+#                        peers with priorities, per-key limits and a hot key, each counted
+#                        by the witness; sched-claim: chute's claim rate with priorities and
+#                        keys against without, at 1,000 and 100,000 queued)
+#   BENCH_FLEET_SCHED_JOBS    jobs of the sched rows (default 20000)
+#   BENCH_FLEET_SCHED_KEYS    keys they are spread over (default 50)
+#   BENCH_FLEET_SCHED_N       the per-key limit of the keys-lN rows (default 2)
+#   BENCH_FLEET_SCHED_HOT     jobs of the hot key (default 100000; limit 1)
+#   BENCH_FLEET_SCHED_OTHERS  jobs of other keys beside it, one key each (default 200)
+#   BENCH_FLEET_SCHED_MIXES   the sched rows run (default "plain prio keys-l1 keys-lN hotbase hot")
+#   BENCH_FLEET_SCHED_PEERS   their systems (default "gw-defaults gw-batched boss12 chute")
+#   BENCH_FLEET_HOLD_US       how long each job of the sched rows runs (default 1000)
+#   BENCH_FLEET_SCHED_QUEUED  the backlogs of the sched-claim rows (default "1000 100000")
 #   BENCH_FLEET_XMIN=1   every measurement under a held xmin: a session of the measured
 #                        database holds a transaction ID (BEGIN; SELECT txid_current()) from
 #                        before the jobs are added until the measurement ends, so that vacuum
@@ -38,7 +54,7 @@
 #                        and report.py keys them as `CONFIG xmin`
 #   BENCH_FLEET_GW_CONFIGS    graphile-worker's configs run (default "defaults batched")
 #   BENCH_FLEET_CHUTE_CONFIGS chute's throughput configs run (default
-#                        "persistent-2x2 persistent-2x2-tmp")
+#                        "persistent-2x2 persistent-2x2-tmp"; persistent-2x2-inline too)
 #   BENCH_FLEET_NO_INSTALL=1  do not run setup.sh (node_modules must be there)
 #   BENCH_FLEET_PIN=1    the machine split alike for chute and its peers: the PostgreSQL
 #                        server (the postmaster, started under `taskset -c 0`, and every
@@ -77,7 +93,7 @@ JOBS=${BENCH_FLEET_JOBS:-20000}
 OUT=${BENCH_FLEET_OUT:-$HERE/results.tsv}
 TMPBASE=${BENCH_FLEET_TMPDIR:-/var/tmp}
 TIMEOUT=${BENCH_FLEET_TIMEOUT:-600}
-ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim forward} "
+ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim forward sched sched-claim} "
 GW_CONFIGS=${BENCH_FLEET_GW_CONFIGS:-defaults batched}
 CHUTE_CONFIGS=${BENCH_FLEET_CHUTE_CONFIGS:-persistent-2x2 persistent-2x2-tmp}
 FWD_BATCH=256 FWD_SIZE=100
@@ -86,6 +102,15 @@ EXEC_JOBS=${BENCH_FLEET_EXEC_JOBS:-2000}
 BACKLOG=${BENCH_FLEET_BACKLOG:-1000000}
 CLAIM_JOBS=${BENCH_FLEET_CLAIM_JOBS:-20000}
 SMALL_BACKLOG=1000
+SCHED_JOBS=${BENCH_FLEET_SCHED_JOBS:-20000}
+SCHED_KEYS=${BENCH_FLEET_SCHED_KEYS:-50}
+SCHED_N=${BENCH_FLEET_SCHED_N:-2}
+SCHED_HOT=${BENCH_FLEET_SCHED_HOT:-100000}
+SCHED_OTHERS=${BENCH_FLEET_SCHED_OTHERS:-200}
+SCHED_MIXES=${BENCH_FLEET_SCHED_MIXES:-plain prio keys-l1 keys-lN hotbase hot}
+SCHED_PEERS=${BENCH_FLEET_SCHED_PEERS:-gw-defaults gw-batched boss12 chute}
+SCHED_QUEUED=${BENCH_FLEET_SCHED_QUEUED:-1000 100000}
+export FLEET_HOLD_US=${BENCH_FLEET_HOLD_US:-1000}
 ROOT=$(cd "$HERE/../.." && pwd)
 CHUTE_BIN=${CHUTE_BIN:-$ROOT/build/chute}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -106,7 +131,8 @@ want() { [[ $ONLY == *" $1 "* ]]; }
 [[ -x $PG_BIN/initdb ]] || { log "no PostgreSQL server binaries in $PG_BIN (apt-get install postgresql)"; exit 1; }
 command -v node >/dev/null || { log "no node (apt-get install nodejs npm)"; exit 1; }
 want_chute=0
-for k in chute chute-exec chute-latency chute-claim forward; do want "$k" && want_chute=1; done
+for k in chute chute-exec chute-latency chute-claim forward sched-claim; do want "$k" && want_chute=1; done
+want sched && [[ " $SCHED_PEERS " == *" chute "* ]] && want_chute=1
 if ((want_chute)); then
 	[[ -x $CHUTE_BIN && -x $(dirname "$CHUTE_BIN")/chute-pgsql ]] ||
 		{ log "no $CHUTE_BIN with chute-pgsql next to it (make first)"; exit 1; }
@@ -314,7 +340,7 @@ if ((want_chute)); then
 	mkdir -p "$DIR/bin"
 	cp "$CHUTE_BIN" "$DIR/bin/chute"
 	cp "$(dirname "$CHUTE_BIN")/chute-pgsql" "$DIR/bin/chute-pgsql"
-	for p in "$HERE/../worker.c" "$HERE/../stamp.c" "$HERE/pstamp.c" "$HERE/pulse.c"; do
+	for p in "$HERE/../worker.c" "$HERE/../stamp.c" "$HERE/pstamp.c" "$HERE/pulse.c" "$HERE/../witness.c"; do
 		cc -O2 -Wall -Wextra -D_GNU_SOURCE -o "$DIR/bin/$(basename "$p" .c)" "$p"
 	done
 	# shellcheck disable=SC2046
@@ -408,6 +434,94 @@ on_shm() {
 	return "$rc"
 }
 
+# ---- the scheduling rows (issue 36)
+
+# sched_mix LABEL -> the mix (lib.js schedMix, chute.sh mix_parse) of a sched row.
+sched_mix() {
+	case $1 in
+	plain) echo "plain:$SCHED_JOBS" ;;
+	prio) echo "prio:$SCHED_JOBS" ;;
+	keys-l1) echo "keys:$SCHED_JOBS:$SCHED_KEYS:1" ;;
+	keys-lN) echo "keys:$SCHED_JOBS:$SCHED_KEYS:$SCHED_N" ;;
+	hotbase) echo "hotbase:$SCHED_OTHERS" ;;
+	hot) echo "hot:$SCHED_HOT:$SCHED_OTHERS" ;;
+	*) log "BENCH_FLEET_SCHED_MIXES: unknown $1 (plain prio keys-l1 keys-lN hotbase hot)"; exit 64 ;;
+	esac
+}
+# The row's name for a mix: keys-lN with N said.
+sched_label() { [[ $1 == keys-lN ]] && echo "keys-l$SCHED_N" || echo "$1"; }
+
+# witness_notes MIX FILE T0_US: bench/witness.py's verdict on FILE as notes: the mix's limit
+# (none for plain and prio), starts per 1 s window, and for hot/hotbase the others' starts.
+witness_notes() {
+	local mix=$1 f=$2 t0=$3 args=(--window-ms 1000) lim
+	case $mix in
+	keys:* | both:*) lim=${mix##*:} ;;
+	hot:* | hotbase:*) lim=1; args+=(--t0-us "$t0" --others o) ;;
+	esac
+	[[ -z ${lim:-} ]] || args+=(--limit "$lim")
+	python3 "$HERE/../witness.py" "$f" "${args[@]}" | tr ' ' ','
+}
+
+# sched_peer PEER LABEL ROUND: one node peer's sched row (lib.js sched), its witness checked.
+sched_peer() {
+	local peer=$1 label=$2 round=$3 mix js cfg wf t0 line sys jobs s rate notes
+	mix=$(sched_mix "$label")
+	case $peer in
+	gw-defaults) js=gw.js cfg=defaults ;;
+	gw-batched) js=gw.js cfg=batched ;;
+	boss12) js=boss12.js cfg=b20-burst ;;
+	*) log "BENCH_FLEET_SCHED_PEERS: unknown $peer (gw-defaults gw-batched boss12 chute)"; exit 64 ;;
+	esac
+	if [[ $js == gw.js && $label == keys-lN ]]; then
+		log "round $round: graphile-worker $cfg: no per-key limit above 1 (a named queue runs one job at a time): no keys-l$SCHED_N row"
+		return 0
+	fi
+	log "round $round: sched $(sched_label "$label") ($mix), $peer, hold ${FLEET_HOLD_US} us (load $(load))"
+	db "s$peer"
+	wf=$(mktemp "$DIR/witness.XXXXXX")
+	FLEET_WITNESS=$wf bounded node "$HERE/$js" sched "$URI" "$cfg" "$mix"
+	t0=$(node -e 'console.log(JSON.parse(process.argv[1]).t0_us)' "$(cat "$RES")")
+	line=$(node -e '
+		const r = JSON.parse(process.argv[1]), f = (x, d) => x === undefined ? "-" : x.toFixed(d), notes = [];
+		if (r.worker_cpu_s != null && r.server_cpu_s != null && r.machine_cpu_s != null) {
+			const ncpu = require("os").cpus().length, us = (x) => (1e6 * x / r.jobs).toFixed(0), other = r.machine_cpu_s - r.worker_cpu_s - r.server_cpu_s;
+			notes.push(`cpu_worker_us=${us(r.worker_cpu_s)}`, `cpu_server_us=${us(r.server_cpu_s)}`,
+				`other_load_pct=${(100 * Math.max(0, other) / (ncpu * r.seconds)).toFixed(0)}`);
+		}
+		notes.push(`startup_s=${r.startup_s.toFixed(2)}`, `handled=${r.handled}`, `mix=${r.mix}`, `hold_us=${process.argv[3]}`);
+		console.log([r.system, "sched:" + process.argv[2] + ":" + r.config, r.jobs, f(r.seconds, 3), f(r.jobs_per_s, 0), notes.join(",")].join("\t"));
+	' "$(cat "$RES")" "$(sched_label "$label")" "$FLEET_HOLD_US")
+	IFS=$'\t' read -r sys cfg jobs s rate notes <<<"$line"
+	notes+=",$(witness_notes "$mix" "$wf" "$t0")"
+	log "  $sys $cfg: $rate jobs/s; witness: ${notes##*mix=}"
+	row "$sys" "$cfg" "$round" "$jobs" "$s" "$rate" - - "$(pin_notes "$notes")"
+	ran_any=1
+}
+
+# sched_chute_row CONFIG ROUND MIX chute.sh-ARGS...: a chute.sh sched or schedclaim row, its
+# witness checked; a "skip REASON" from chute.sh (this chute has no priorities or keys yet)
+# becomes a "meta skip" row and a log line.
+sched_chute_row() {
+	local cfg=$1 round=$2 mix=$3 jobs s rate p50 p99 notes wf t0
+	shift 3
+	FLEET_WORK=$(mktemp -d "$DIR/work.XXXXXX")
+	export FLEET_WORK
+	bounded "$HERE/chute.sh" "$@"
+	read -r jobs s rate p50 p99 notes <"$RES"
+	if [[ $jobs == skip ]]; then
+		log "  skipped: chute $cfg: $s $rate $p50 $p99 $notes"
+		meta "skip:chute:$cfg" "$s $rate $p50 $p99 $notes"
+		return 0
+	fi
+	wf=${notes##*witness=} t0=${notes##*t0_us=} t0=${t0%%,*}
+	notes="${notes%,t0_us=*},mix=$mix,$(witness_notes "$mix" "$wf" "$t0")"
+	[[ $cfg == sched:* ]] && notes+=",hold_us=$FLEET_HOLD_US"
+	log "  chute $cfg: $rate jobs/s; witness: ${notes##*mix=}"
+	row chute "$cfg" "$round" "$jobs" "$s" "$rate" "$p50" "$p99" "$(pin_notes "$notes")"
+	ran_any=1
+}
+
 t_all=$(date +%s)
 for ((round = 1; round <= ROUNDS; round++)); do
 	for n in "${sizes[@]}"; do
@@ -446,6 +560,16 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				log "round $round: chute --persistent, 2 processes x -j 2, $n jobs (load $(load))"
 				db chute
 				on_shm chute_row chute persistent-2x2 "$round" throughput "$URI" "$n"
+			fi
+			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-inline "* ]]; then
+				log "round $round: chute --inline, 2 processes x -j 2, $n jobs (load $(load))"
+				db chute
+				on_shm chute_row chute persistent-2x2-inline "$round" throughput-inline "$URI" "$n"
+			fi
+			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-inline-keep0 "* ]]; then
+				log "round $round: chute --inline, done kept 0, 2 processes x -j 2, $n jobs (load $(load))"
+				db chute
+				on_shm chute_row chute persistent-2x2-inline-keep0 "$round" throughput-inline-keep0 "$URI" "$n"
 			fi
 			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-tmp "* ]]; then
 				log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"
@@ -514,6 +638,34 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		log "round $round: chute claim rate, $SMALL_BACKLOG queued after $BACKLOG finished (load $(load))"
 		db claim
 		on_shm chute_row chute "claim-q$SMALL_BACKLOG-after-$BACKLOG-done" "$round" claim "$URI" "$SMALL_BACKLOG" "$CLAIM_JOBS" "$BACKLOG"
+	fi
+	if want sched; then
+		# Each mix through each system in turn, so that the rows of one mix are close in time.
+		for label in $SCHED_MIXES; do
+			for peer in $SCHED_PEERS; do
+				if [[ $peer == chute ]]; then
+					log "round $round: sched $(sched_label "$label") ($(sched_mix "$label")), chute persistent-2x2, hold ${FLEET_HOLD_US} us (load $(load))"
+					db schute
+					on_shm sched_chute_row "sched:$(sched_label "$label"):persistent-2x2" "$round" "$(sched_mix "$label")" \
+						sched "$URI" "$(sched_mix "$label")" "$FLEET_HOLD_US"
+				else
+					sched_peer "$peer" "$label" "$round"
+				fi
+			done
+		done
+	fi
+	if want sched-claim; then
+		# chute's claim rate with priorities and keys in use (a mix of priorities -2..2, 100
+		# keys at most 1 running each) against without, alternated, at each backlog.
+		for q in $SCHED_QUEUED; do
+			for mix in "plain:$q" "both:$q:100:1"; do
+				cfg=sched-claim-q$q
+				[[ $mix == both:* ]] && cfg+=-keyed
+				log "round $round: chute claim rate, $q queued, $mix (load $(load))"
+				db sclaim
+				on_shm sched_chute_row "$cfg" "$round" "$mix" schedclaim "$URI" "$q" "$CLAIM_JOBS" "$mix"
+			done
+		done
 	fi
 done
 ((ran_any)) || { log "nothing selected by BENCH_FLEET_ONLY=$ONLY"; exit 64; }

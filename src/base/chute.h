@@ -48,6 +48,10 @@
 #define YOUNG_MS	1000	/* a worker dying younger than this backs off */
 #define WINDOW		65536	/* most names of new/ held in memory */
 #define SCAN_CHUNK	4096	/* names of new/ read per loop iteration */
+#define RETAIN_CHUNK	256	/* names of done/, failed/ looked at per turn */
+#define RETAIN_MIN_MS	250	/* retention passes: at most this often... */
+#define RETAIN_MAX_MS	60000	/* ...at least this often (an eighth of it) */
+#define RETAIN_LAST_STEPS 64	/* a stopping owner's last pass, at most (kept 0) */
 #define LOGPOOL_MAX	16	/* empty logs made ahead in log/.pool/, at most */
 #define LOGPOOL_MIN	8	/* ... at least: a reserve for creates slowed by a purge */
 /* forward's log line for a job that kept its ID: "forwarded to Q at URI " FWD_SAME_ID */

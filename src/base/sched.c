@@ -9,6 +9,7 @@
 
 #include "base/chute.h"
 #include "base/id.h"
+#include "base/jobstate.h"
 #include "base/sched.h"
 
 static bool
@@ -77,9 +78,9 @@ attr_one(const char *at, size_t len, struct jobattr *a, unsigned *seen,
 
 	if (len < 2 || at[0] < 'a' || at[0] > 'z' || at[1] != '=')
 		return 1;
-	if (at[0] != 'p' && at[0] != 'k') {
+	if (at[0] != 'p' && at[0] != 'k' && at[0] != 'u') {
 		*why = "its name has an attribute chute does not know"
-		    " (only ,p=PRIORITY and ,k=KEY)";
+		    " (only ,p=PRIORITY, ,k=KEY and ,u=KEY)";
 		return -1;
 	}
 	if (*seen & (1u << (at[0] - 'a'))) {
@@ -98,7 +99,7 @@ attr_one(const char *at, size_t len, struct jobattr *a, unsigned *seen,
 		return prio_parse(v, &a->prio, why);
 	if (!key_valid(v, why))
 		return -1;
-	memcpy(a->key, v, vl + 1);
+	memcpy(at[0] == 'u' ? a->unique : a->key, v, vl + 1);
 	return 0;
 }
 
@@ -112,6 +113,7 @@ jobattr_parse(const char *name, struct jobattr *a, const char **why)
 
 	a->prio = PRIO_DEFAULT;
 	a->key[0] = '\0';
+	a->unique[0] = '\0';
 	/* From the end: a ',' in the base (a plain name's) stays there. */
 	while (end > 0 && (comma = memrchr(name, ',', end)) != NULL &&
 	    comma != name) {
@@ -227,4 +229,56 @@ limit_for_key(const struct limit *v, int n, const char *key)
 			dflt = &v[i];
 	}
 	return dflt;
+}
+
+/* ---- unique keys (issue 37) ---- */
+
+const char *const unique_while_names[3] = { "active", "waiting", "kept" };
+
+int
+unique_while_parse(const char *s, enum unique_while *w)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, unique_while_names[i]) == 0) {
+			*w = (enum unique_while)i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+unique_dup_parse(const char *s, enum unique_dup *d)
+{
+	static const char *const names[] = { "refuse", "keep", "replace" };
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*d = (enum unique_dup)i;
+			return 0;
+		}
+	return -1;
+}
+
+bool
+unique_holds(enum unique_while w, int st)
+{
+	if (st == ST_NONE)
+		return false;
+	if (st == ST_NEW || st == ST_DEFER)
+		return true;
+	if (st == ST_CUR)
+		return w != UQ_WAITING;
+	return w == UQ_KEPT && state_terminal(st);
+}
+
+int
+unique_name(const char *name, const char *key, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s,u=%s", name, key);
+
+	if (n < 0 || (size_t)n >= len || n > ID_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
 }

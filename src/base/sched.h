@@ -46,7 +46,7 @@ int	 prio_parse(const char *s, int *prio, const char **why);
 /*
  * A spool's job file name: BASE, then attributes, each ",L=VALUE" (L a
  * lowercase letter, VALUE without ','), read from the end.  Known: p (the
- * priority) and k (the key), each at most once.  An attribute of another
+ * priority), k (the key) and u (the unique key), each at most once.  An attribute of another
  * letter, or a bad value, is an error: the owner refuses the job to
  * failed/ with why, rather than run it without what its name asked for.
  */
@@ -54,6 +54,7 @@ struct jobattr {
 	int	 prio;			/* PRIO_DEFAULT when not given */
 	char	 key[KEY_MAX + 1];	/* "" when not given */
 	size_t	 baselen;		/* the name before the attributes */
+	char	 unique[KEY_MAX + 1];	/* ,u=KEY: "" when not given */
 };
 
 /* Name's attributes into *a: 0, or -1 with why (a phrase, static). */
@@ -66,6 +67,40 @@ int	 jobattr_parse(const char *name, struct jobattr *a, const char **why);
  */
 int	 jobattr_name(const char *base, int prio, const char *key, char *buf,
 	    size_t len);
+
+/*
+ * Unique keys (issue 37): while a job holding key K is in the states its
+ * submitter chose, no second job with K is made.  Keys are key_valid()'s.
+ */
+enum unique_while {
+	UQ_ACTIVE,	/* new, cur, defer (the default) */
+	UQ_WAITING,	/* new, defer */
+	UQ_KEPT,	/* any state, until purged */
+};
+/* What a submit with a held key does instead of making a job. */
+enum unique_dup {
+	UQ_REFUSE,	/* exit EXIT_HELD, the holder's ID on stdout (default) */
+	UQ_KEEP,	/* exit 0, the holder's ID on stdout */
+	UQ_REPLACE,	/* a waiting holder's payload and time replaced */
+};
+/* submit's status when its unique key is held (--on-duplicate refuse). */
+#define EXIT_HELD	3
+#define UNIQUE_USAGE	"[--unique KEY [--unique-while active|waiting|kept]" \
+	" [--on-duplicate refuse|keep|replace]]"
+
+extern const char *const unique_while_names[3];	/* "active", ... */
+
+/* "active", "waiting", "kept" into *w: 0, or -1 (not one of them). */
+int	 unique_while_parse(const char *s, enum unique_while *w);
+/* "refuse", "keep", "replace" into *d: 0, or -1. */
+int	 unique_dup_parse(const char *s, enum unique_dup *d);
+/* Does a job in state st (ST_NEW...) hold a key taken for w? */
+bool	 unique_holds(enum unique_while w, int st);
+/*
+ * name with ",u=KEY" appended into buf: 0, or -1 (ENAMETOOLONG) when it
+ * does not fit or makes a name longer than an ID may be.
+ */
+int	 unique_name(const char *name, const char *key, char *buf, size_t len);
 
 /* What a limit applies to. */
 enum limit_scope {

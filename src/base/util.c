@@ -67,6 +67,40 @@ dur_format(msec_t ms, char *buf, size_t len)
 		    (long long)ms / 3600000 % 24);
 }
 
+int
+keep_parse(const char *s, msec_t *out)
+{
+	if (strcmp(s, "forever") == 0) {
+		*out = KEEP_FOREVER;
+		return 0;
+	}
+	return dur_parse(s, out);
+}
+
+void
+keep_format(msec_t ms, char *buf, size_t len)
+{
+	static const struct { const char *unit; msec_t mult; } units[] = {
+		{ "d", 86400000 }, { "h", 3600000 }, { "m", 60000 },
+		{ "s", 1000 },
+	};
+
+	if (ms < 0) {
+		snprintf(buf, len, "forever");
+		return;
+	}
+	for (size_t i = 0; ms > 0 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (ms % units[i].mult == 0) {
+			snprintf(buf, len, "%lld%s", (long long)(ms /
+			    units[i].mult), units[i].unit);
+			return;
+		}
+	if (ms == 0)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%lldms", (long long)ms);
+}
+
 static msec_t
 clock_ms(clockid_t id)
 {

@@ -21,6 +21,20 @@ int	 dur_parse(const char *s, msec_t *out);
 /* Format a duration the way humans read it back: 250ms, 1.5s, 5m, 2h3m. */
 void	 dur_format(msec_t ms, char *buf, size_t len);
 
+/*
+ * How long finished jobs are kept (`chute retention`): ms per terminal
+ * state, 0 not at all, KEEP_FOREVER until purged (the default).
+ */
+#define KEEP_FOREVER	((msec_t)-1)
+struct retention {
+	msec_t	 done, failed;
+};
+/* A duration as dur_parse takes it, or "forever": 0, or -1 (EINVAL). */
+int	 keep_parse(const char *s, msec_t *out);
+/* "forever", or the largest exact unit ("90m", "1500ms", "0"): keep_parse
+ * reads it back. */
+void	 keep_format(msec_t ms, char *buf, size_t len);
+
 msec_t	 now_ms(void);			/* CLOCK_REALTIME */
 msec_t	 mono_ms(void);			/* CLOCK_MONOTONIC */
 /* 2026-11-30T04:09:40.123Z */

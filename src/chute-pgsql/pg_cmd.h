@@ -20,7 +20,19 @@ int	 pgcmd_init(int argc, char **argv);
  * database has are printed at the end, in input order.
  */
 int	 pgcmd_submit(int argc, char **argv);
+struct uq_opts;
+/*
+ * pg_cmd_unique.c: submit with u's unique key the one job body under id
+ * (delay, at: -1 not given); prints the ID (the job's, or the holder's)
+ * and returns the exit status (EXIT_HELD: refused) after its line.
+ */
+int	 pgcmd_submit_unique(struct pg *pg, const struct uq_opts *u,
+	    const char *id, const char *body, size_t len, long long delay,
+	    long long at, int prio, const char *key);
 int	 pgcmd_run(int argc, char **argv);
+/* pg_cmd_schedule.c: chute schedule URL [NAME ...], chute tick URL [--follow] */
+int	 pgcmd_schedule(int argc, char **argv);
+int	 pgcmd_tick(int argc, char **argv);
 /* ---- ls, stats ---- */
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 

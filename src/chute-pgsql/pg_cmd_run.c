@@ -121,6 +121,7 @@ pgcmd_run(int argc, char **argv)
 			return EX_USAGE;
 		}
 		qc.persistent = o.persistent;
+		qc.inline_jobs = o.inline_jobs;
 		qc.policy = (struct retry_policy){ o.max_attempts,
 		    o.backoff_base, o.backoff_cap };
 		po.slots = o.jobs;

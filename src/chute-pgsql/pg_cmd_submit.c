@@ -17,6 +17,7 @@
 #include "cli/cmd.h"
 #include "store/spool.h"
 #include "cli/listing.h"
+#include "cli/submit_unique.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 
@@ -38,6 +39,7 @@ struct submit {
 	int		 ok, first;
 	struct pg_arr	 did, body;	/* the batch */
 	long long	 bytes;
+	struct uq_opts	 u;		/* --unique and its modes */
 };
 
 /* The whole input, at most PG_MAX_JOB bytes.  NULL (errno EFBIG: too big). */
@@ -214,12 +216,48 @@ submit_one(struct submit *sb, const char *file)
 	return 0;
 }
 
+/*
+ * --unique: the one input, read whole, under its ID with ",u=KEY" (a
+ * spool's name for it, so that a job forwarded and one submitted here
+ * carry the key alike).  The exit status, after its line.
+ */
+static int
+submit_unique(struct pg *pg, struct submit *sb, const char *file)
+{
+	bool is_stdin = strcmp(file, "-") == 0;
+	char id[NAME_MAX + 1], *body;
+	size_t len;
+	int fd, rc;
+
+	if ((rc = uq_make_id(&sb->u, sb->id, id, sizeof(id))) != 0)
+		return rc;
+	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
+	    == -1) {
+		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
+		return EX_NOINPUT;
+	}
+	body = slurp(fd, &len);
+	if (!is_stdin)
+		close(fd);
+	if (body == NULL) {
+		fprintf(stderr, "chute: %s: %s\n", file, errno == EFBIG ?
+		    "larger than the limit of a job in a PostgreSQL queue" :
+		    strerror(errno));
+		return EX_NOINPUT;
+	}
+	rc = pgcmd_submit_unique(pg, &sb->u, id, body, len, sb->delay, sb->at,
+	    sb->prio, sb->key);
+	free(body);
+	return rc;
+}
+
 /* One option of submit; 0, or an exit status (said). */
 static int
 submit_option(void *arg, int c, char *v)
 {
 	struct submit *sb = arg;
 	const char *err;
+	int rc;
 
 	/* base/sched.c says what is taken, and why not. */
 	if (c == 'p')
@@ -232,6 +270,8 @@ submit_option(void *arg, int c, char *v)
 		sb->key = v;
 		return 0;
 	}
+	if ((rc = uq_option(&sb->u, c, v)) != 1)
+		return rc;
 	if (c == 'i') {
 		sb->id = v;
 		return check_ids(1, &v, "submit") != 0 ? EX_USAGE : 0;
@@ -256,6 +296,7 @@ submit_parse(int argc, char **argv, struct submit *sb)
 		{ "at", required_argument, NULL, 'a' },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "key", required_argument, NULL, 'k' },
+		UQ_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int rc;
@@ -265,7 +306,7 @@ submit_parse(int argc, char **argv, struct submit *sb)
 		return rc;
 	if (sb->id != NULL && argc - optind > 1)
 		return usage_error("submit", "--id with more than one input");
-	return 0;
+	return uq_check(&sb->u, argc - optind);
 }
 
 /* Not worth going on: the database refused or lost a batch. */
@@ -293,6 +334,11 @@ pgcmd_submit(int argc, char **argv)
 	if (pg_connect(&pg, false, 0) == -1 || (rc = pg_schema_check(&pg)) != 0) {
 		free(sb.ids);
 		return pgcmd_done(&pg, rc ? rc : pg_fail(&pg, "connect"));
+	}
+	if (sb.u.key != NULL) {
+		rc = submit_unique(&pg, &sb, files[0]);
+		free(sb.ids);
+		return pgcmd_done(&pg, rc);
 	}
 	batch_begin(&sb);
 	for (int i = 0; i < n && !fatal(rc); i++) {

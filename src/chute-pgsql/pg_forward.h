@@ -40,6 +40,8 @@ struct batch {
 	char		 (*dbid)[NAME_MAX + 1];	/* the ID it goes in under */
 	bool		*sent;		/* inserted now or found from before */
 	bool		*again;		/* found there from an earlier try */
+	struct pg_arr	 ukey;		/* each job's ,u=KEY, "" none */
+	bool		*dup;		/* its key held there (dbid: the holder) */
 };
 
 struct fwd {

@@ -21,30 +21,47 @@
  * origin is there already (sent before a crash or a lost connection) or
  * the ID is taken: the payload goes in first, and its key and its unique
  * origin (payloads_origin) decide, for a job waiting in chute.live and
- * one finished alike.  Rows: for each job in order, the ID it was inserted
- * under now, or the queue and ID of the row from an earlier try, or
- * neither (the ID is taken: derive one and send it again).  Workers are
+ * one finished alike.  A job whose name has a unique key (,u=KEY) goes
+ * in only if its key's row does (k: schema version 10, held while
+ * active, as submit's default), unless it is there from an earlier try.
+ * Rows: for each job in order, the ID it was inserted under now, or the
+ * queue and ID of the row from an earlier try, or the job that holds its
+ * key (h: refused), or none of them (the ID is taken, or the key's holder
+ * committed after this statement began: derive an ID and send it again).  Workers are
  * told in the same statement (w, run once by the WHERE's subquery): one
  * round trip and one commit per batch, and the notification leaves with
  * the commit that makes the rows visible.
  */
 static const char insert_sql[] =
 "WITH b AS MATERIALIZED (SELECT * FROM unnest($4::text[], $5::text[],"
-" $6::text[], $7::bytea[]) WITH ORDINALITY AS b(lid, birth, did, body, n)),"
+" $6::text[], $7::bytea[], $8::text[]) WITH ORDINALITY"
+" AS b(lid, birth, did, body, ukey, n)),"
+" k AS (INSERT INTO chute.unique_keys (queue, ukey, id, held_while)"
+" SELECT $1, ukey, did, 'active' FROM b WHERE ukey <> ''"
+" AND NOT EXISTS (SELECT FROM chute.payloads o WHERE o.queue = $1"
+" AND o.id = b.did) AND NOT EXISTS (SELECT FROM chute.payloads o"
+" WHERE o.origin = $2 AND o.origin_spool = $3 AND o.origin_id = b.lid"
+" AND o.origin_birth = b.birth) ORDER BY n"
+" ON CONFLICT (queue, ukey) DO NOTHING RETURNING id),"
 " p AS (INSERT INTO chute.payloads (queue, id, body, origin, origin_spool,"
-" origin_id, origin_birth) SELECT $1, did, body, $2, $3, lid, birth FROM b"
+" origin_id, origin_birth, unique_key) SELECT $1, did, body, $2, $3, lid,"
+" birth, NULLIF(ukey, '') FROM b WHERE ukey = '' OR did IN (SELECT id FROM k)"
 " ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
-" j AS (INSERT INTO chute.live (queue, id, state, size, priority, key)"
-" SELECT $1, p.id, 'new', octet_length(b.body), a.prio::smallint,"
-" nullif(a.key, '') FROM p JOIN b ON b.lid = p.origin_id"
-" JOIN unnest($8::text[], $9::text[]) WITH ORDINALITY AS a(prio, key, n)"
+" j AS (INSERT INTO chute.live (queue, id, state, size, unique_key,"
+" priority, key) SELECT $1, p.id, 'new', octet_length(b.body),"
+" NULLIF(b.ukey, ''), a.prio::smallint, NULLIF(a.key, '') FROM p"
+" JOIN b ON b.lid = p.origin_id"
+" JOIN unnest($9::text[], $10::text[]) WITH ORDINALITY AS a(prio, key, n)"
 " ON a.n = b.n ORDER BY b.n RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
-" SELECT b.n, p.id, f.queue, f.id FROM b"
+" SELECT b.n, p.id, f.queue, f.id, h.id FROM b"
 " LEFT JOIN p ON p.origin_id = b.lid"
 " LEFT JOIN LATERAL (SELECT o.queue, o.id FROM chute.payloads o"
 " WHERE p.id IS NULL AND o.origin = $2 AND o.origin_spool = $3"
 " AND o.origin_id = b.lid AND o.origin_birth = b.birth LIMIT 1) f ON true"
+" LEFT JOIN LATERAL (SELECT u.id FROM chute.unique_keys u"
+" WHERE p.id IS NULL AND f.id IS NULL AND b.ukey <> '' AND u.queue = $1"
+" AND u.ukey = b.ukey) h ON true"
 " WHERE (SELECT count(*) FROM w) >= 0"
 " ORDER BY b.n";
 
@@ -79,17 +96,18 @@ connected(struct fwd *f)
 static int
 send_batch(struct fwd *f, struct batch *b)
 {
-	const char *v[9] = { f->pg.queue, f->origin, f->q->name,
-	    b->lid.b, b->birth.b, b->did.b, b->body.b, b->prio.b, b->key.b };
-	static const Oid types[9] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
+	const char *v[10] = { f->pg.queue, f->origin, f->q->name,
+	    b->lid.b, b->birth.b, b->did.b, b->body.b, b->ukey.b, b->prio.b,
+	    b->key.b };
+	static const Oid types[10] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
 	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_BYTEA_ARR,
-	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR };
-	const int lens[9] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
-	    (int)b->did.len, (int)b->body.len, (int)b->prio.len,
-	    (int)b->key.len };
-	static const int fmts[9] = { 0, 0, 0, 1, 1, 1, 1, 1, 1 };
+	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR };
+	const int lens[10] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
+	    (int)b->did.len, (int)b->body.len, (int)b->ukey.len,
+	    (int)b->prio.len, (int)b->key.len };
+	static const int fmts[10] = { 0, 0, 0, 1, 1, 1, 1, 1, 1, 1 };
 
-	return pg_send(&f->pg, insert_sql, 9, types, v, lens, fmts);
+	return pg_send(&f->pg, insert_sql, 10, types, v, lens, fmts);
 }
 
 /*
@@ -117,6 +135,10 @@ take_result(struct fwd *f, struct batch *b, PGresult *r)
 		} else if (!PQgetisnull(r, k, 3)) {
 			strlcpy(b->dbid[i], PQgetvalue(r, k, 3), sizeof(b->dbid[i]));
 			b->sent[i] = b->again[i] = true;
+		} else if (!PQgetisnull(r, k, 4)) {
+			/* Its key is held: done with, refused (failed/). */
+			strlcpy(b->dbid[i], PQgetvalue(r, k, 4), sizeof(b->dbid[i]));
+			b->sent[i] = b->dup[i] = true;
 		}
 	}
 	PQclear(r);

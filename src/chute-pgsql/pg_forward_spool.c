@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/id.h"
 #include "base/sched.h"
 #include "base/util.h"
@@ -106,6 +107,7 @@ batch_begin(struct batch *b)
 	pg_arr_begin(&b->body, PG_OID_BYTEA);
 	pg_arr_begin(&b->prio, PG_OID_TEXT);
 	pg_arr_begin(&b->key, PG_OID_TEXT);
+	pg_arr_begin(&b->ukey, PG_OID_TEXT);
 }
 
 static void
@@ -117,6 +119,21 @@ batch_end(struct batch *b)
 	pg_arr_end(&b->body);
 	pg_arr_end(&b->prio);
 	pg_arr_end(&b->key);
+	pg_arr_end(&b->ukey);
+}
+
+/*
+ * The unique key of a job's name (,u=KEY), "" none: the database applies
+ * it as chute submit --unique would (fleet.md, "Unique keys").  A name
+ * with bad attributes carries none here.
+ */
+static const char *
+unique_key(const char *id)
+{
+	static struct jobattr a;
+	const char *why;
+
+	return jobattr_parse(id, &a, &why) == 0 ? a.unique : "";
 }
 
 /*
@@ -143,6 +160,7 @@ batch_put(struct batch *b, int i)
 	    pg_arr_str(&b->lid, c->id) == -1 ||
 	    pg_arr_str(&b->birth, b->born[i]) == -1 ||
 	    pg_arr_str(&b->did, b->dbid[i]) == -1 ||
+	    pg_arr_str(&b->ukey, unique_key(c->id)) == -1 ||
 	    (p = pg_arr_elem(&b->body, len)) == NULL)
 		return -1;
 	/* pread: the offset is left as the claim gave it. */
@@ -172,7 +190,7 @@ batch_take(struct fwd *f, struct batch *b, struct claim *c, int i)
 		return false;
 	}
 	strlcpy(b->dbid[i], c->id, sizeof(b->dbid[i]));
-	b->sent[i] = b->again[i] = false;
+	b->sent[i] = b->again[i] = b->dup[i] = false;
 	return true;
 }
 
@@ -240,6 +258,24 @@ left_meanwhile(struct fwd *f, struct claim *c, const char *dbid)
 }
 
 /*
+ * The database refused job c: its unique key is held there by job
+ * holder.  failed/, as the owner refuses a job dropped in with a held
+ * key (spool-layout.md, "Unique keys").
+ */
+static void
+refuse_held(struct fwd *f, struct claim *c, const char *holder)
+{
+	const char *key = unique_key(c->id);
+
+	queue_spool_note(f->q, c, false, "rejected: unique key %s is held in "
+	    "%s at %s by job %s", key, f->pg.queue, f->pg.name,
+	    vis_id(holder));
+	say_warn("job=%s new->failed rejected: unique key %s is held in %s by "
+	    "job %s", vis_id(c->id), key, f->pg.queue, vis_id(holder));
+	finish(f, c, ST_FAILED, "rejected: unique key held");
+}
+
+/*
  * b is in the database: note where each job went, then done/.  A job
  * that kept its ID gets the batch's one line, "under the same ID"
  * (cmd_status.c reads it as "as ID"), which its log may share with the
@@ -248,10 +284,17 @@ left_meanwhile(struct fwd *f, struct claim *c, const char *dbid)
 void
 fwd_batch_done(struct fwd *f, struct batch *b)
 {
+	int refused = 0;
+
 	for (int i = 0; i < b->n; i++) {
 		struct claim *c = &b->slot[i];
 		bool derived = strcmp(c->id, b->dbid[i]) != 0;
 
+		if (b->dup[i]) {
+			refuse_held(f, c, b->dbid[i]);
+			refused++;
+			continue;
+		}
 		if (!derived && !b->again[i])
 			queue_spool_note(f->q, c, true, "forwarded to %s at %s "
 			    FWD_SAME_ID, f->pg.queue, f->pg.name);
@@ -268,7 +311,7 @@ fwd_batch_done(struct fwd *f, struct batch *b)
 			left_meanwhile(f, c, b->dbid[i]);
 		f->q->be->release(f->q, c);
 	}
-	f->forwarded += (size_t)b->n;
+	f->forwarded += (size_t)(b->n - refused);
 	b->n = 0;
 	/*
 	 * Group commit across batches while more keep coming (the loop
@@ -299,8 +342,9 @@ fwd_batch_alloc(struct batch *b, size_t n)
 	b->dbid = calloc(n, sizeof(*b->dbid));
 	b->sent = calloc(n, sizeof(*b->sent));
 	b->again = calloc(n, sizeof(*b->again));
+	b->dup = calloc(n, sizeof(*b->dup));
 	return b->slot && b->idx && b->size && b->born && b->dbid && b->sent &&
-	    b->again ? 0 : -1;
+	    b->again && b->dup ? 0 : -1;
 }
 
 void
@@ -313,6 +357,8 @@ fwd_batch_free(struct batch *b)
 	free(b->dbid);
 	free(b->sent);
 	free(b->again);
+	free(b->dup);
+	free(b->ukey.b);
 	free(b->lid.b);
 	free(b->birth.b);
 	free(b->did.b);

@@ -109,6 +109,8 @@ struct web_store_ops {
 	int	(*act)(void *st, enum web_act a, const char *id, const char *by,
 		    char *msg, size_t len);
 	void	(*close)(void *st);
+	/* How long finished jobs are kept (queue/store.h), into *r. */
+	int	(*retention)(void *st, struct retention *r);
 };
 
 /* ---- web_store.c: the store, over the store interface ---- */

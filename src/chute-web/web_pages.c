@@ -214,6 +214,22 @@ items(struct buf *b, const char *id, const struct top *t, bool failed)
 }
 
 /* Both forms, one hidden: chute.js shows the one the state wants. */
+/* A retention other than the default, read as the page is made. */
+static void
+kept(const struct web_req *r, struct buf *b)
+{
+	struct retention k;
+	char d[32], f[32];
+
+	if (r->w->ops->retention(r->w->st, &k) == -1 ||
+	    (k.done == KEEP_FOREVER && k.failed == KEEP_FOREVER))
+		return;
+	keep_format(k.done, d, sizeof(d));
+	keep_format(k.failed, f, sizeof(f));
+	buf_fmt(b, "<p id=\"kept\">finished jobs kept: done %s, failed %s</p>",
+	    d, f);
+}
+
 static void
 pause_form(const struct web_req *r, const struct web_overview *ov,
     struct buf *b)
@@ -248,6 +264,7 @@ page_overview(const struct web_req *r, struct buf *b)
 	buf_add(b, "</p>");
 	counts(ov, b);
 	facts(ov, b);
+	kept(r, b);
 	pause_form(r, ov, b);
 	buf_add(b, "<h2>Jobs finished per minute, the last hour</h2>");
 	chart(ov, b);

@@ -190,6 +190,20 @@ ws_act(void *st, enum web_act a, const char *id, const char *by, char *msg,
 	return rc;
 }
 
+static int
+ws_retention(void *st, struct retention *r)
+{
+	struct wstore *w = st;
+	char err[512];
+	int rc;
+
+	if (take(w, err, sizeof(err)) == -1)
+		return -1;
+	rc = w->pages.ops->retention(&w->pages, r);
+	give(w);
+	return rc == 0 ? 0 : -1;
+}
+
 static void
 ws_close(void *st)
 {
@@ -207,11 +221,11 @@ static const struct web_store_ops ws_ops[2] = {
 	{ .label = "spool", .source = ws_source, .oldest = ws_oldest,
 	    .list = ws_list, .job = ws_job, .failures = ws_failures,
 	    .metrics = ws_metrics, .matching = ws_matching, .act = ws_act,
-	    .close = ws_close },
+	    .close = ws_close, .retention = ws_retention },
 	{ .label = "queue", .source = ws_source, .oldest = ws_oldest,
 	    .list = ws_list, .job = ws_job, .failures = ws_failures,
 	    .metrics = ws_metrics, .matching = ws_matching, .act = ws_act,
-	    .close = ws_close },
+	    .close = ws_close, .retention = ws_retention },
 };
 
 /* ---- open ---- */

@@ -191,12 +191,27 @@ int	 cmd_store_done(struct store *s, int rc);
 int	 cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
 	    const char *));
 
+/*
+ * Say on stderr that id (NULL: one of several, the store's wait_unknown)
+ * is not in s: "unknown job", or, when s keeps finished jobs for a while
+ * only (retention), that it may have ended and been removed, and how
+ * long each state is kept.
+ */
+void	 cmd_say_unknown(struct store *s, const char *id);
+
+/* cmd_retention.c: `chute retention STORE [--done DUR] [--failed DUR]` */
+int	 cmd_retention(int argc, char **argv);
+
 /* cmd_pause.c: `chute pause SPOOL`, `chute resume SPOOL` */
 int	 cmd_pause(int argc, char **argv);
 int	 cmd_resume(int argc, char **argv);
 
 /* cmd_limit.c: `chute limit SPOOL [...]` */
 int	 cmd_limit(int argc, char **argv);
+
+/* cmd_schedule.c: `chute schedule SPOOL [NAME ...]`, `chute tick SPOOL` */
+int	 cmd_schedule(int argc, char **argv);
+int	 cmd_tick(int argc, char **argv);
 
 /* cmd_workers.c: `chute workers SPOOL` */
 int	 cmd_workers(int argc, char **argv);

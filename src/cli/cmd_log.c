@@ -28,7 +28,7 @@ cmd_log(int argc, char **argv)
 		return rc;
 	/* No log yet is fine for a job that has not run. */
 	if ((rc = s.ops->log(&s, argv[1], cmd_write_log)) == EXIT_NO)
-		fprintf(stderr, "chute: %s: unknown job\n", argv[1]);
+		cmd_say_unknown(&s, argv[1]);
 	else if (rc == -1) {
 		fprintf(stderr, "chute: stdout: %s\n", strerror(errno));
 		rc = EX_IOERR;

@@ -78,6 +78,9 @@ parse_opt(int c, struct run_opts *o)
 	case 'p':
 		o->persistent = true;
 		return 0;
+	case 'i':
+		o->persistent = o->inline_jobs = true;
+		return 0;
 	case 'u':
 		o->if_unowned = true;
 		return 0;
@@ -106,6 +109,7 @@ run_parse_args(int argc, char **argv, struct run_opts *o, const char **spool)
 		{ "drain", no_argument, NULL, 'd' },
 		{ "wait-lock", no_argument, NULL, 'w' },
 		{ "persistent", no_argument, NULL, 'p' },
+		{ "inline", no_argument, NULL, 'i' },
 		{ "if-unowned", no_argument, NULL, 'u' },
 		{ "syslog", optional_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -175,6 +179,7 @@ run_main(const char *path, const struct run_opts *o)
 {
 	struct owner ow = { .sigfd = -1 };
 	struct queue_conf qc = { .persistent = o->persistent,
+	    .inline_jobs = o->inline_jobs,
 	    .policy = { o->max_attempts, o->backoff_base, o->backoff_cap },
 	    .quiet_if_owned = o->if_unowned,
 	    .cancelled = owner_cancelled, .arg = &ow };

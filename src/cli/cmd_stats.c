@@ -2,7 +2,8 @@
  * cmd_stats.c: `chute stats STORE [--prometheus]`: the jobs in each state,
  * the oldest queued job's age, the running jobs, and what the store adds
  * (a spool: the longest running attempt and its owner; a queue: its
- * workers), then the pause; as text, or in Prometheus's format.
+ * workers), then the pause (and, as text, a retention set); as text, or
+ * in Prometheus's format.
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,24 @@ print_text(const struct store_stats *s)
 	printf("%-17s %s\n", "paused", s->pause.paused ? text + 7 : "no");
 }
 
+/*
+ * The retention, when it is not the default (forever for both): an
+ * unreadable one was said on stderr, and the rest stands.
+ */
+static void
+print_retention(struct store *s)
+{
+	struct retention r;
+	char d[32], f[32];
+
+	if (s->ops->retention(s, &r) != 0 || (r.done == KEEP_FOREVER &&
+	    r.failed == KEEP_FOREVER))
+		return;
+	keep_format(r.done, d, sizeof(d));
+	keep_format(r.failed, f, sizeof(f));
+	printf("%-17s done %s, failed %s\n", "retention", d, f);
+}
+
 int
 cmd_stats_prometheus(FILE *f, struct store *s)
 {
@@ -108,7 +127,9 @@ cmd_stats(int argc, char **argv)
 		return rc;
 	if (prom)
 		rc = cmd_stats_prometheus(stdout, &s);
-	else if ((rc = s.ops->stats(&s, &st)) == 0)
+	else if ((rc = s.ops->stats(&s, &st)) == 0) {
 		print_text(&st);
+		print_retention(&s);
+	}
 	return cmd_store_done(&s, rc);
 }

@@ -27,7 +27,8 @@ sched_words(int prio, const char *key, char *buf, size_t len)
 }
 
 /*
- * "ID STATE attempts=N [priority=P] [key=K] [last outcome] [next=TIME]",
+ * "ID STATE attempts=N [priority=P] [key=K] [unique=K] [last outcome]
+ * [next=TIME]",
  * priority and key when given, or "unknown job"; a
  * job forwarded to a database queue says so, and where:
  * "ID forwarded attempts=N to QUEUE at URI as ID".
@@ -36,13 +37,11 @@ static int
 status_one(struct store *s, const char *id)
 {
 	struct store_job j = { .prio = PRIO_DEFAULT };
-	char text[4 * sizeof(j.last) + 1], tail[64] = "", sched[96] = "";
+	char text[4 * sizeof(j.last) + 1], tail[64] = "", sched[192] = "";
 	int rc;
 
-	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO) {
-		fflush(stdout);		/* the lines before it come first */
-		fprintf(stderr, "chute: %s: unknown job\n", id);
-	}
+	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO)
+		cmd_say_unknown(s, id);
 	if (rc != 0)
 		return rc;
 	/*
@@ -60,6 +59,9 @@ status_one(struct store *s, const char *id)
 		snprintf(tail, sizeof(tail), " held=%ld", j.held);
 	vis_text(j.last, text, sizeof(text));
 	sched_words(j.prio, j.key, sched, sizeof(sched));
+	if (j.unique[0] != '\0')	/* after the other words: issue 37 */
+		snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+		    " unique=%s", j.unique);
 	printf("%s %s attempts=%lld%s%s%s%s\n", id, state_names[j.state],
 	    j.attempts, sched, j.last[0] ? " " : "", text, tail);
 	return 0;

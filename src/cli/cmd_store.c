@@ -180,3 +180,28 @@ cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
 			rc = r;
 	return cmd_store_done(&s, rc);
 }
+
+void
+cmd_say_unknown(struct store *s, const char *id)
+{
+	struct retention r = { KEEP_FOREVER, KEEP_FOREVER };
+	char d[32], f[32];
+
+	fflush(stdout);		/* the lines before it come first */
+	/* An unreadable setting was said: the plain answer, then. */
+	if (s->ops->retention != NULL && s->ops->retention(s, &r) != 0)
+		r.done = r.failed = KEEP_FOREVER;
+	if (r.done == KEEP_FOREVER && r.failed == KEEP_FOREVER) {
+		if (id != NULL)
+			fprintf(stderr, "chute: %s: unknown job\n", id);
+		else
+			fprintf(stderr, "chute: %s\n", s->ops->wait_unknown);
+		return;
+	}
+	keep_format(r.done, d, sizeof(d));
+	keep_format(r.failed, f, sizeof(f));
+	fprintf(stderr, "chute: %s: not found: unknown, or finished and "
+	    "removed by the retention of %s%s (done %s, failed %s)\n",
+	    id != NULL ? id : "a job among the IDs", s->ops->uri ? "queue " :
+	    "", s->ops->title(s), d, f);
+}

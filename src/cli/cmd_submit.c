@@ -16,6 +16,7 @@
 #include "base/id.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "cli/submit_unique.h"
 #include "store/spool.h"
 #include "store/state.h"
 #include "queue/spool/store_spool.h"
@@ -27,6 +28,7 @@ struct submit {
 	char		(*ids)[NAME_MAX + 1];	/* accepted; printed last */
 	int		 nids;
 	int		 rc;
+	struct uq_opts	 u;		/* --unique and its modes */
 };
 
 static int
@@ -93,14 +95,20 @@ parse(int argc, char **argv, struct submit *sb)
 		{ "id", required_argument, NULL, 'i' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, 'a' },
+		UQ_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *err;
 	msec_t d;
-	int c;
+	int c, r;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if ((r = uq_option(&sb->u, c, optarg)) != 1) {
+			if (r != 0)
+				return r;
+			continue;
+		}
 		switch (c) {
 		case 'i':
 			sb->id = optarg;
@@ -130,7 +138,7 @@ parse(int argc, char **argv, struct submit *sb)
 		return usage_error("submit", "no spool given");
 	if (sb->id != NULL && argc - optind > 2)
 		return usage_error("submit", "--id with more than one input");
-	return 0;
+	return uq_check(&sb->u, argc - optind - 1);
 }
 
 int
@@ -147,6 +155,10 @@ cmd_submit(int argc, char **argv)
 		return rc;
 	files = argc - optind > 1 ? argv + optind + 1 : stdin_only;
 	nfiles = argc - optind > 1 ? argc - optind - 1 : 1;
+	if (sb.u.key != NULL) {
+		sb.rc = uq_submit_spool(&sb.sp, &sb.u, files[0], sb.id, sb.at);
+		goto out;
+	}
 	if (sb.id != NULL && (st = spool_locate(&sb.sp, sb.id, NULL)) != ST_NONE) {
 		fprintf(stderr, "chute: %s: job exists (%s)\n", sb.id,
 		    state_names[st]);

@@ -40,8 +40,7 @@ pending(struct wait *w, int *rc)
 		if (w->st[i] == ST_NONE) {
 			progress_clear();
 			if (w->s->ops->wait_unknown == NULL)
-				fprintf(stderr, "chute: %s: unknown job\n",
-				    w->ids[i]);
+				cmd_say_unknown(w->s, w->ids[i]);
 			w->unknown++;
 			w->done[i] = true;
 		} else if (state_terminal(w->st[i])) {
@@ -53,7 +52,7 @@ pending(struct wait *w, int *rc)
 			left++;
 	}
 	if (w->unknown > 0 && w->s->ops->wait_unknown != NULL)
-		fprintf(stderr, "chute: %s\n", w->s->ops->wait_unknown);
+		cmd_say_unknown(w->s, NULL);
 	return left;
 }
 

@@ -34,7 +34,11 @@ struct claim {
 	size_t	 loglen;
 	int	 attempt;	/* this attempt, 1 for the first */
 	uint64_t token;		/* fencing token; 0 where the store needs none */
-	/* In place (queue_conf.in_place): the file as the claim saw it, for
+	/* The payload in memory (malloc'd), for an --inline worker of the
+	 * fleet; NULL: it is read from fd. */
+	char	*payload;
+	/* The payload's length as the claim saw it: --inline's LENGTH.
+	 * In place (queue_conf.in_place): the file as the claim saw it, for
 	 * forward's origin key; btime.tv_sec -1: no birth time kept. */
 	off_t	 size;
 	uint64_t ino;
@@ -44,6 +48,10 @@ struct claim {
 
 struct queue_conf {
 	bool	 persistent;	/* workers will inherit queue->worker_fd */
+	/* --inline: workers get each payload on their pipe (claim.payload
+	 * or claim.fd, claim.size bytes), never a path; the fleet writes
+	 * no local copy. */
+	bool	 inline_jobs;
 	struct retry_policy policy;	/* for jobs a dead owner left */
 	/* What a job a dead owner left in cur/ is told on its way back to
 	 * new/ (log and owner's line); NULL: the outcome table's note.

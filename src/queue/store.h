@@ -47,6 +47,7 @@ struct store_job {
 	char		 forwarded[1024];
 	int		 prio;		/* PRIO_DEFAULT unless given */
 	char		 key[KEY_MAX + 1];	/* "" none */
+	char		 unique[KEY_MAX + 1];	/* its unique key; "" none */
 };
 
 /* The store's pause, as status and stats show it. */
@@ -295,6 +296,13 @@ struct store_ops {
 		    const struct store_limit_row *r), void *arg);
 	int	(*set_limit)(struct store *s, const struct store_limit_set *c,
 		    char *msg, size_t len);
+	/*
+	 * How long finished jobs are kept (util.h: ms, KEEP_FOREVER), read
+	 * into *r, or set to *r (a queue's workers and a spool's owner apply
+	 * it); set says on stderr why not.
+	 */
+	int	(*retention)(struct store *s, struct retention *r);
+	int	(*set_retention)(struct store *s, const struct retention *r);
 };
 
 /* An open store: its operations and their state. */

@@ -18,6 +18,7 @@ struct run_opts {
 	bool	 if_unowned;		/* owned by another: exit 0, silently */
 	int	 syslog;		/* --syslog's facility; -1: stderr */
 	bool	 persistent;		/* long-lived workers, line protocol */
+	bool	 inline_jobs;		/* --inline: each payload on their pipe */
 	char	**argv;			/* the handler */
 	char	 *path;			/* argv[0] resolved on PATH, once */
 };

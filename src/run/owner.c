@@ -44,6 +44,7 @@ owner_init(struct owner *ow, const struct run_opts *o, struct queue *q)
 {
 	size_t n = o->jobs > 0 ? (size_t)o->jobs : 1;	/* 1..4096 */
 	struct sup_conf sc = { .slots = o->jobs, .persistent = o->persistent,
+	    .inline_jobs = o->inline_jobs,
 	    .path = o->path, .argv = o->argv, .timeout = o->timeout,
 	    .grace = o->grace, .queue = q->name, .worker_fd = q->worker_fd,
 	    .die_with_owner = q->die_with_owner, .ended = owner_ended,
@@ -53,7 +54,7 @@ owner_init(struct owner *ow, const struct run_opts *o, struct queue *q)
 	    .policy = { o->max_attempts, o->backoff_base, o->backoff_cap } };
 	if ((ow->jobs = calloc(n, sizeof(*ow->jobs))) == NULL ||
 	    (ow->batch = calloc(n, sizeof(*ow->batch))) == NULL ||
-	    (ow->pfd = calloc(2 + n, sizeof(*ow->pfd))) == NULL ||
+	    (ow->pfd = calloc(2 + 2 * n, sizeof(*ow->pfd))) == NULL ||
 	    (ow->sup = sup_new(&sc)) == NULL || setup_signals(ow) == -1) {
 		int saved = errno;
 		owner_free(ow);

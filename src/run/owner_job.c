@@ -148,7 +148,8 @@ launch(struct owner *ow, int i)
 {
 	struct ojob *j = &ow->jobs[i];
 	struct sup_job sj = { .id = j->c.id, .path = j->c.path, .fd = j->c.fd,
-	    .logfd = j->c.logfd, .attempt = j->c.attempt };
+	    .logfd = j->c.logfd, .attempt = j->c.attempt,
+	    .payload = j->c.payload, .size = j->c.size };
 
 	j->busy = true;
 	ow->running++;

@@ -78,7 +78,7 @@ sup_new(const struct sup_conf *c)
 	}
 	/* restart_at 0: the workers start at the first sup_timers. */
 	for (int i = 0; s->workers != NULL && i < c->slots; i++)
-		worker_init(&s->workers[i]);
+		worker_init(&s->workers[i], c->inline_jobs);
 	/* Before any handler: each one's group is announced to it. */
 	if (c->die_with_owner && reaper_start(reaper_size(s)) == -1) {
 		int saved = errno;
@@ -237,7 +237,9 @@ sup_start(struct sup *s, int i, const struct sup_job *j)
 	strlcpy(sl->id, j->id, sizeof(sl->id));
 	sl->deadline = s->c.timeout ? sl->started + s->c.timeout : 0;
 	if (s->workers != NULL)
-		pid = worker_send(&s->workers[i], j->id, j->path);
+		pid = worker_send(&s->workers[i], &(struct worker_job){
+		    .id = j->id, .path = j->path, .mem = j->payload,
+		    .fd = j->fd, .size = j->size });
 	else
 		pid = spawn_handler(s, j);
 	if (pid == -1) {
@@ -413,12 +415,17 @@ sup_reap(struct sup *s)
  * Worker i answered its job.  A job being stopped (timeout, cancel,
  * shutdown) ignores late answers: its outcome comes from the worker's
  * exit, as in the exec mode.  A line with no job to answer ends the worker.
+ * With --inline, an answer given with some of the payload unread stands
+ * (as an exec'd handler's exit does, whatever it read), but what it left
+ * in its pipe would be read as the next job's head: it is stopped and
+ * started again before it can be handed another.
  */
 static void
 answered(void *arg, int i, const char *line)
 {
 	struct sup *s = arg;
 	struct slot *sl = &s->slots[i];
+	off_t unread;
 
 	if (sl->state != SLOT_RUNNING) {
 		if (s->workers[i].in == -1)
@@ -429,26 +436,56 @@ answered(void *arg, int i, const char *line)
 	}
 	if (sl->stop != STOP_NONE)
 		return;
+	if ((unread = worker_unread(&s->workers[i])) > 0) {
+		say_warn("job=%s: worker %d answered with %lld bytes or more of "
+		    "its job unread", vis_id(sl->id), i, (long long)unread);
+		worker_kill(&s->workers[i], i, "answer before its whole job",
+		    line);
+	}
 	end(s, i, END_REPLY, 0, line, 0);
 }
 
 int
 sup_pollfds(struct sup *s, struct pollfd *pfd)
 {
+	int n = s->c.slots;
+
 	if (s->workers == NULL)
 		return 0;
-	for (int i = 0; i < s->c.slots; i++)
+	for (int i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){ .fd = s->workers[i].out,
 		    .events = POLLIN };
-	return s->c.slots;
+	if (!s->c.inline_jobs)
+		return n;
+	/* A negative fd is skipped by poll(2): no frame waiting there. */
+	for (int i = 0; i < n; i++)
+		pfd[n + i] = (struct pollfd){ .fd =
+		    worker_pending(&s->workers[i]) ? s->workers[i].in : -1,
+		    .events = POLLOUT };
+	return 2 * n;
 }
 
+/*
+ * Answers first: one that came before its frame was written whole is
+ * told apart by what is still to write.  Then more of each frame, as
+ * its pipe takes it (the owner never blocks on a worker's full stdin
+ * while that worker blocks writing its answer to us).
+ */
 void
 sup_input(struct sup *s, const struct pollfd *pfd)
 {
-	for (int i = 0; s->workers != NULL && i < s->c.slots; i++)
+	const char *why;
+	int n = s->c.slots;
+
+	for (int i = 0; s->workers != NULL && i < n; i++)
 		if (pfd[i].revents & (POLLIN | POLLHUP))
 			worker_input(&s->workers[i], i, answered, s);
+	for (int i = 0; s->c.inline_jobs && i < n; i++)
+		if (pfd[n + i].fd != -1 &&
+		    (pfd[n + i].revents & (POLLOUT | POLLERR | POLLHUP)) &&
+		    worker_pending(&s->workers[i]) &&
+		    worker_flush(&s->workers[i], &why) == -1)
+			worker_kill(&s->workers[i], i, why, NULL);
 }
 
 static void

@@ -3,8 +3,8 @@
  * once, one per slot, either one process per job or through N persistent
  * workers; it enforces timeouts, the grace period, cancel and shutdown,
  * reaps children and restarts workers that die.  It knows a job only as
- * an ID, a file for stdin, a log for stdout and stderr, and an attempt
- * number.  When a handler ends it says how (struct attempt_end) through
+ * an ID, a file for stdin (or, for --inline workers, its payload), a log
+ * for stdout and stderr, and an attempt number.  When a handler ends it says how (struct attempt_end) through
  * the callback it was given; what that means is outcome.c's, where the job
  * goes the queue's.
  */
@@ -18,6 +18,7 @@
 struct sup_conf {
 	int		 slots;
 	bool		 persistent;
+	bool		 inline_jobs;	/* the workers' payloads on their pipe */
 	const char	*path;		/* the handler, resolved */
 	char *const	*argv;		/* its arguments; "{}": the job's path */
 	msec_t		 timeout;	/* 0: none */
@@ -36,6 +37,9 @@ struct sup_job {
 	int		 fd;		/* stdin */
 	int		 logfd;		/* stdout and stderr */
 	int		 attempt;
+	/* --inline: the payload, size bytes in memory, or NULL: from fd */
+	const char	*payload;
+	off_t		 size;
 };
 
 struct sup;
@@ -86,7 +90,10 @@ bool	 sup_done(struct sup *s);
  * dying before it answered is never success: END_WORKER_DIED.
  */
 void	 sup_reap(struct sup *s);
-/* Each worker's stdout, for poll(2): fills pfd[0..slots-1], returns how many. */
+/*
+ * Each worker's stdout, for poll(2), and with --inline its stdin while a
+ * frame waits for room there: fills pfd[0..2*slots-1], returns how many.
+ */
 int	 sup_pollfds(struct sup *s, struct pollfd *pfd);
 /* What poll(2) said of the descriptors sup_pollfds gave. */
 void	 sup_input(struct sup *s, const struct pollfd *pfd);

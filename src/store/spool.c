@@ -116,6 +116,9 @@ spool_init(const char *path, const char *group)
 	for (int i = 0; i < ST_NDIRS; i++)
 		if (init_dir(root, state_names[i], dir_mode(i, group), gid) == -1)
 			goto out;
+	/* Unique keys' files (store/unique.c): submitters write them too. */
+	if (init_dir(root, "unique", dir_mode(ST_NEW, group), gid) == -1)
+		goto out;
 	for (int i = 0; i < ST_NDIRS; i++)
 		if (fsync_path(root, state_names[i]) == -1)
 			goto out;

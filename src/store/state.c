@@ -124,6 +124,89 @@ fail:
 }
 
 int
+state_write_tmp(struct spool *sp, int src, const char *name, msec_t at,
+    int *where)
+{
+	int fd, saved;
+
+	*where = ST_TMP;
+	fd = openat(sp->dir[ST_TMP], name, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, spool_fmode(sp, ST_NEW));
+	if (fd == -1)
+		return -1;
+	if (copy_fd(src, fd) == -1) {
+		*where = errno == EBADF || errno == EISDIR ? -1 : ST_TMP;
+		goto fail;
+	}
+	/* In tmp/ the file is ours: a failure here is a real error. */
+	if ((at > 0 && stamp(sp, ST_TMP, name, fd, at) == -1) ||
+	    fsync(fd) == -1 || close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	unlinkat(sp->dir[ST_TMP], name, 0);
+	errno = saved;
+	return -1;
+}
+
+int
+state_place(struct spool *sp, const char *name, msec_t at)
+{
+	return move(sp, ST_TMP, name, at > 0 ? ST_DEFER : ST_NEW, name, true);
+}
+
+/* tmp/tmpname and dir/id trade places: the job is never out of dir. */
+static int
+exchange(struct spool *sp, const char *tmpname, int dir, const char *id)
+{
+	if (renameat2(sp->dir[ST_TMP], tmpname, sp->dir[dir], id,
+	    RENAME_EXCHANGE) == -1)
+		return -1;
+	sp->dirty |= 1u << dir | 1u << ST_TMP;
+	return 0;
+}
+
+int
+state_replace(struct spool *sp, const char *tmpname, const char *id, int from,
+    msec_t at)
+{
+	int to = at > 0 ? ST_DEFER : ST_NEW;
+
+	/*
+	 * new/ to defer/: the waiting job is deferred first, as it is (its
+	 * time set to at, then one rename), and its bytes traded in defer/.
+	 * A crash between the steps leaves the old job waiting, in new/
+	 * sorted by at or in defer/ until at: never out of both.  A claim
+	 * racing us wins (ENOENT: the caller looks again) or finds none.
+	 */
+	if (from == ST_NEW && to == ST_DEFER) {
+		if (stamp(sp, ST_NEW, id, -1, at) == -1 ||
+		    move(sp, ST_NEW, id, ST_DEFER, id, true) == -1)
+			return -1;
+		from = ST_DEFER;
+	}
+	if (exchange(sp, tmpname, from, id) == -1)
+		return -1;
+	/*
+	 * defer/ to new/: the new bytes are in defer/ under their own time
+	 * (their write, past), so they are due now: moved on here, or by the
+	 * owner's next look at defer/ (ENOENT: it was first), or after a
+	 * crash by the next owner.  Either way the job is due.
+	 */
+	if (from != to && move(sp, from, id, to, id, true) == -1 &&
+	    errno != ENOENT)
+		say_warn("%s/defer/%s: left in defer/, due now: %s", sp->path,
+		    id, strerror(errno));
+	unlinkat(sp->dir[ST_TMP], tmpname, 0);
+	return 0;
+}
+
+int
 state_unsubmit(struct spool *sp, const char *id, int from)
 {
 	if (move(sp, from, id, ST_TMP, id, false) == -1)
@@ -245,4 +328,14 @@ int
 state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
 {
 	return state_aside(sp, ST_NEW, name, out, len);
+}
+
+int
+state_release_tick(struct spool *sp, int dirfd, const char *id)
+{
+	if (renameat2(dirfd, id, sp->dir[ST_NEW], id, RENAME_NOREPLACE) == -1)
+		return -1;
+	/* The plan's directory is synced by the caller, after all its moves. */
+	sp->dirty |= 1u << ST_NEW;
+	return 0;
 }

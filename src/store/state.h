@@ -19,6 +19,32 @@
 int	 state_submit(struct spool *sp, int src, const char *id, msec_t at,
 	    int *where);
 
+/*
+ * Unique keys' submit (cli/cmd_submit_unique.c) in steps, so that the
+ * key's lock is held only around the renames: write src to tmp/name (its
+ * mtime at when at > 0) and fsync it, as state_submit does (*where the
+ * same); then one of state_place (tmp/name -> new/ or defer/),
+ * state_replace, or an unlinkat of tmp/name.  0, or -1 with errno set.
+ */
+int	 state_write_tmp(struct spool *sp, int src, const char *name, msec_t at,
+	    int *where);
+/* tmp/name -> new/name (at 0) or defer/name; EEXIST: the ID is taken. */
+int	 state_place(struct spool *sp, const char *name, msec_t at);
+
+/*
+ * A waiting job's bytes and time replaced (--on-duplicate replace) by
+ * tmp/tmpname's (state_write_tmp), under the same ID, in new/ (at 0) or
+ * defer/.  In the same directory one renameat2(RENAME_EXCHANGE), whose
+ * old bytes land in tmp/tmpname and go; from new/ to defer/, the old
+ * job deferred first (time, then rename) and then exchanged; from defer/
+ * to new/, exchanged, then moved on.  At no instant is the job out of
+ * both (spool-layout.md, "Unique keys").  0, or -1 with errno
+ * set, tmp/tmpname left for the caller; ENOENT: from/id is not there any
+ * more (claimed, promoted, cancelled).
+ */
+int	 state_replace(struct spool *sp, const char *tmpname, const char *id,
+	    int from, msec_t at);
+
 /* new -> cur.  ENOENT means another process moved it first: not an error. */
 int	 state_claim(struct spool *sp, const char *id);
 
@@ -92,5 +118,14 @@ int	 state_aside(struct spool *sp, int st, const char *name, char *out,
  */
 int	 state_leave(struct spool *sp, const char *id, int to, int fd,
 	    msec_t when, char *aside, size_t len);
+
+/*
+ * A recurring job's tick, staged by `chute tick` in its schedule's plan
+ * (directory dirfd, file id: spool-layout.md, "Recurring jobs") -> new/,
+ * marked for spool_sync.  The staged file moves, so of two calls one
+ * finds nothing (ENOENT: not an error, the tick is in new/ already);
+ * EEXIST: new/ holds a job of that ID, and the staged file stays.
+ */
+int	 state_release_tick(struct spool *sp, int dirfd, const char *id);
 
 #endif

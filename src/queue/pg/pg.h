@@ -13,12 +13,14 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	8		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	11		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
 					   5: finished jobs in a table of their own;
 					   6: names compared as bytes (COLLATE "C");
 					   7: a job's times finite;
-					   8: priorities, keys, limits */
+					   8: priorities, keys, limits; 9: retention;
+					   10: unique keys;
+					   11: recurring jobs (schedules, ticks) */
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created," \
 	" claimed, priority, key"
@@ -84,7 +86,11 @@
 
 #define PG_GROUP_MS		20		/* outcomes wait for company, at most */
 #define PG_GROUP_MAX		1000		/* ... or until this many wait */
-#define PG_PREPARED		12		/* statements a connection prepares */
+#define PG_PREPARED		16		/* statements a connection prepares */
+#define PG_SWEEP_ROWS		500		/* finished jobs a retention sweep removes */
+#define PG_SWEEP_ROWS_S		"500"
+#define PG_SWEEP_MIN_MS		1000		/* retention sweeps: at most this often... */
+#define PG_SWEEP_MAX_MS		60000		/* ...at least this often (an eighth of it) */
 #define PG_READ_ONLY		"25006"		/* a standby's refusal to write */
 #define PG_UNIQUE_VIOLATION	"23505"	/* SQLSTATE unique_violation */
 
@@ -324,5 +330,22 @@ void	 pg_cancel_note(char *buf, size_t len, const char *queue,
 	    const char *id);
 /* The ID a payload cancels in queue, or NULL: it is no cancel of queue's. */
 const char	*pg_cancel_of(const char *payload, const char *queue);
+/*
+ * How long queue keeps its finished jobs (chute.queues, version 9), into
+ * *r (KEEP_FOREVER: NULL, or no row); or set to *r, the workers told by
+ * "retention QUEUE" on PG_CHANNEL in the same transaction.  0, or -1
+ * (pg_fail says why).
+ */
+int	 pg_retention(struct pg *pg, const char *queue, struct retention *r);
+int	 pg_set_retention(struct pg *pg, const char *queue,
+	    const struct retention *r);
+/*
+ * A job of a queue kept 0 that ended and left the database at once is
+ * told on PG_ENDED_CHANNEL as "ended/STATE/QUEUE/ID" (queue_pg_outcome.c),
+ * for `chute wait`, which LISTENs there (no worker does).  The ID it
+ * names in queue, its state into *st; NULL: no such payload of queue's.
+ */
+#define PG_ENDED_CHANNEL	"chute_ended"
+const char	*pg_ended_of(const char *payload, const char *queue, int *st);
 
 #endif

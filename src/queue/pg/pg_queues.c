@@ -2,13 +2,15 @@
  * pg_queues.c: a queue paused and resumed (chute.queues), for `chute
  * pause URL`, `chute resume URL`, and the views that show it or act on it
  * (top, web).  The claim's own check of the pause is queue_pg_claim.c's.
- * And the words of a cancel's notification (pg.h).
+ * And the words of a cancel's notification (pg.h); a queue's retention
+ * (version 9), read and set, and the words of a job's end it removed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
+#include "store/spool.h"
 #include "queue/pg/pg.h"
 
 /*
@@ -87,4 +89,83 @@ pg_cancel_of(const char *payload, const char *queue)
 	    strncmp(payload + 7, queue, ql) != 0 || payload[7 + ql] != '/')
 		return NULL;
 	return payload + 8 + ql;
+}
+
+/* ---- retention ---- */
+
+int
+pg_retention(struct pg *pg, const char *queue, struct retention *r)
+{
+	static const char sql[] = "SELECT coalesce(keep_done, -1),"
+	    " coalesce(keep_failed, -1) FROM chute.queues WHERE queue = $1";
+	const char *p[1] = { queue };
+	PGresult *res = pg_exec(pg, sql, 1, p);
+	int n;
+
+	r->done = r->failed = KEEP_FOREVER;
+	if (res == NULL)
+		return -1;
+	if ((n = pg_rows(res, 2, 1, NULL)) == -1) {
+		PQclear(res);
+		return -1;
+	}
+	if (n == 1) {
+		r->done = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		r->failed = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+		if (r->done < 0)
+			r->done = KEEP_FOREVER;
+		if (r->failed < 0)
+			r->failed = KEEP_FOREVER;
+	}
+	PQclear(res);
+	return 0;
+}
+
+/*
+ * The row made if the queue has none (as a pause does), the workers told
+ * once it is committed: they read it again (queue_pg_retain.c).
+ */
+int
+pg_set_retention(struct pg *pg, const char *queue, const struct retention *r)
+{
+	static const char sql[] =
+	    "WITH up AS (INSERT INTO chute.queues (queue, keep_done, keep_failed)"
+	    " VALUES ($1, $2::bigint, $3::bigint) ON CONFLICT (queue) DO UPDATE"
+	    " SET keep_done = EXCLUDED.keep_done,"
+	    " keep_failed = EXCLUDED.keep_failed RETURNING queue)"
+	    " SELECT pg_notify('" PG_CHANNEL "', 'retention ' || queue) FROM up";
+	char d[24], f[24];
+	const char *p[3] = { queue, NULL, NULL };
+	PGresult *res;
+
+	snprintf(d, sizeof(d), "%lld", (long long)r->done);
+	snprintf(f, sizeof(f), "%lld", (long long)r->failed);
+	if (r->done != KEEP_FOREVER)
+		p[1] = d;
+	if (r->failed != KEEP_FOREVER)
+		p[2] = f;
+	if ((res = pg_exec(pg, sql, 3, p)) == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
+const char *
+pg_ended_of(const char *payload, const char *queue, int *st)
+{
+	const char *s;
+	size_t ql = strlen(queue), sl;
+
+	if (strncmp(payload, "ended/", 6) != 0)
+		return NULL;
+	s = payload + 6;
+	sl = strcspn(s, "/");
+	for (*st = ST_FIRST; *st < ST_END; (*st)++)
+		if (state_terminal(*st) && strlen(state_names[*st]) == sl &&
+		    strncmp(s, state_names[*st], sl) == 0)
+			break;
+	if (*st == ST_END || s[sl] != '/' || strncmp(s + sl + 1, queue,
+	    ql) != 0 || s[sl + 1 + ql] != '/')
+		return NULL;
+	return s + sl + 2 + ql;
 }

@@ -13,6 +13,7 @@
 
 #include "base/chute.h"
 #include "base/sched.h"
+#include "base/tick.h"
 #include "queue/pg/pg.h"
 
 /* Any constant; it only keeps two inits from interleaving. */
@@ -75,7 +76,8 @@ static const char schema[] =
 /* purge --older-than. */
 "CREATE INDEX IF NOT EXISTS jobs_finished ON chute.jobs (queue, run_at)"
 " WHERE state IN ('done', 'failed');\n"
-/* The job's bytes, written once and never updated. */
+/* The job's bytes, written once (replaced only by submit --unique
+ * --on-duplicate replace of a waiting job: version 10). */
 "CREATE TABLE IF NOT EXISTS chute.payloads (\n"
 "  queue text NOT NULL,\n"
 "  id text NOT NULL,\n"
@@ -387,7 +389,7 @@ QUEUES_FINITE ");\n"
  * (their WHEN), so its path is the one of before, by the new index.
  * Idempotent: IF NOT EXISTS, CREATE OR REPLACE.
  */
-#define KEY_CHECK	"octet_length(key) BETWEEN 1 AND 64 AND" \
+#define JOB_KEY_CHECK	"octet_length(key) BETWEEN 1 AND 64 AND" \
 	" key ~ '^[-A-Za-z0-9._:@+]+$'"
 _Static_assert(KEY_MAX == 64 && PRIO_MIN == -100 && PRIO_MAX == 100,
     "schema8 says 64 and -100..100");
@@ -395,7 +397,7 @@ static const char schema8[] =
 "ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS priority smallint NOT NULL"
 " DEFAULT 0 CONSTRAINT live_priority CHECK (priority BETWEEN -100 AND 100),"
 " ADD COLUMN IF NOT EXISTS key text COLLATE \"C\" CONSTRAINT live_key CHECK ("
-KEY_CHECK "),"
+JOB_KEY_CHECK "),"
 " ADD COLUMN IF NOT EXISTS parked boolean NOT NULL DEFAULT false;\n"
 "ALTER TABLE chute.finished ADD COLUMN IF NOT EXISTS priority smallint"
 " NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS key text COLLATE \"C\";\n"
@@ -418,7 +420,7 @@ KEY_CHECK "),"
 "  queue text COLLATE \"C\" NOT NULL,\n"
 "  scope text NOT NULL CHECK (scope IN ('key', 'default', 'all')),\n"
 "  key text COLLATE \"C\" NOT NULL DEFAULT '' CHECK ((scope = 'key') ="
-" (key <> '') AND (key = '' OR " KEY_CHECK ")),\n"
+" (key <> '') AND (key = '' OR " JOB_KEY_CHECK ")),\n"
 "  max integer NOT NULL DEFAULT 0 CHECK (max BETWEEN 0 AND 100000),\n"
 "  rate_n integer NOT NULL DEFAULT 0 CHECK (rate_n BETWEEN 0 AND 100000),\n"
 "  rate_ms bigint NOT NULL DEFAULT 0 CHECK (rate_ms BETWEEN 0 AND 86400000"
@@ -690,6 +692,110 @@ KEY_CHECK "),"
 " FOR EACH ROW WHEN (OLD.key IS NOT NULL) EXECUTE FUNCTION chute.key_out();\n";
 
 /*
+ * Version 9: how long a queue keeps its finished jobs (`chute
+ * retention`), in ms per state, in its row of chute.queues: NULL keeps
+ * them until purged (the default, and every row an older version made);
+ * 0 not at all (the outcome statement leaves them out of
+ * chute.finished).  The workers read it when they connect and when
+ * `retention QUEUE` is notified, and remove what is past it
+ * (queue_pg_retain.c).  Two columns added without a default: no rewrite,
+ * and a second run finds them and adds nothing, their checks included.
+ * Independent of version 8's additions.
+ */
+static const char schema9[] =
+"ALTER TABLE chute.queues"
+" ADD COLUMN IF NOT EXISTS keep_done bigint CHECK (keep_done >= 0),"
+" ADD COLUMN IF NOT EXISTS keep_failed bigint CHECK (keep_failed >= 0);\n";
+
+/*
+ * Version 10: unique keys (issue 37; fleet.md, "Unique keys").  A key is
+ * held by one job at a time, its row in chute.unique_keys, whose primary
+ * key makes a second insert of the key wait for the first's transaction
+ * and then find it (ON CONFLICT DO NOTHING): exact across hosts, and a
+ * submit that fails takes its row with it.  held_while is the states the
+ * submitter chose, and the row goes in the same statement that moves its
+ * job out of them, by the triggers below: a claim (waiting: new or
+ * defer), the move out of chute.live (active: finished, cancelled), the
+ * purge of its payload (kept, by the foreign key's cascade).  The
+ * triggers' WHEN reads only the row: a job without a key costs no call.
+ * unique_key on chute.live is what they read; on chute.payloads, the key
+ * a job was submitted with, for status, from submit to purge.  Idempotent
+ * and independent of versions 8 and 9.
+ */
+#define KEY_CHECK	"ukey ~ '^[A-Za-z0-9._:@+-]{1,64}$'"
+_Static_assert(KEY_MAX == 64, "KEY_CHECK says 64, as key_valid()");
+static const char schema10[] =
+"CREATE TABLE IF NOT EXISTS chute.unique_keys (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  ukey text COLLATE \"C\" NOT NULL CHECK (" KEY_CHECK "),\n"
+"  id text COLLATE \"C\" NOT NULL,\n"
+"  held_while text NOT NULL"
+" CHECK (held_while IN ('active', 'waiting', 'kept')),\n"
+"  PRIMARY KEY (queue, ukey),\n"
+"  UNIQUE (queue, id),\n"
+"  FOREIGN KEY (queue, id) REFERENCES chute.payloads (queue, id)"
+" ON DELETE CASCADE\n"
+");\n"
+"ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS unique_key text COLLATE \"C\";\n"
+"ALTER TABLE chute.payloads ADD COLUMN IF NOT EXISTS unique_key text"
+" COLLATE \"C\";\n"
+"CREATE OR REPLACE FUNCTION chute.unique_free() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$\n"
+"BEGIN\n"
+" DELETE FROM chute.unique_keys WHERE queue = OLD.queue"
+" AND ukey = OLD.unique_key AND id = OLD.id AND (held_while = 'waiting'"
+" OR (TG_OP = 'DELETE' AND held_while = 'active'));\n"
+" RETURN NULL;\n"
+"END $f$;\n"
+"CREATE OR REPLACE TRIGGER live_unique_claimed AFTER UPDATE OF state"
+" ON chute.live FOR EACH ROW WHEN (OLD.unique_key IS NOT NULL"
+" AND NEW.state = 'cur' AND OLD.state <> 'cur')"
+" EXECUTE FUNCTION chute.unique_free();\n"
+"CREATE OR REPLACE TRIGGER live_unique_left AFTER DELETE ON chute.live"
+" FOR EACH ROW WHEN (OLD.unique_key IS NOT NULL)"
+" EXECUTE FUNCTION chute.unique_free();\n";
+
+/*
+ * Version 11: recurring jobs (fleet.md, "Recurring jobs").
+ * chute.schedules: a row per schedule of a queue, its grid (tick k at the
+ * epoch + offset_ms + k * every_ms), its catch-up mode, its payload, when
+ * it was declared (since_ms) and the last tick made (last_ms, NULL until
+ * the first).  chute.ticks: a row per tick made, its (queue, name,
+ * tick_ms) unique, inserted in the transaction that inserts the tick's
+ * job (whose ID, NAME@YYYYMMDDTHHMMSS.mmmZ, is unique in the queue too)
+ * and moves last_ms, under the schedule row's lock: a tick is made once
+ * whatever the number of schedulers.  Ticks older than the last hundred
+ * of their schedule are deleted by the pass that makes a new one: last_ms
+ * alone keeps those from being made again.  Times are ms since the epoch
+ * by the server's clock.  Idempotent, and new tables only: nothing is
+ * rewritten.
+ */
+static const char schema11[] =
+"CREATE TABLE IF NOT EXISTS chute.schedules (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  name text COLLATE \"C\" NOT NULL"
+" CHECK (name ~ '^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$'),\n"
+"  every_ms bigint NOT NULL CHECK (every_ms BETWEEN 50 AND 316224000000),\n"
+"  offset_ms bigint NOT NULL CHECK (offset_ms >= 0 AND offset_ms < every_ms),\n"
+"  catch_up text NOT NULL CHECK (catch_up IN ('skip', 'once', 'all')),\n"
+"  payload bytea NOT NULL,\n"
+"  since_ms bigint NOT NULL,\n"
+"  last_ms bigint,\n"
+"  PRIMARY KEY (queue, name)\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS chute.ticks (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  name text COLLATE \"C\" NOT NULL,\n"
+"  tick_ms bigint NOT NULL,\n"
+"  id text COLLATE \"C\" NOT NULL,\n"
+"  made timestamptz NOT NULL DEFAULT now(),\n"
+"  PRIMARY KEY (queue, name, tick_ms),\n"
+"  FOREIGN KEY (queue, name) REFERENCES chute.schedules ON DELETE CASCADE\n"
+");\n";
+_Static_assert(TICK_EVERY_MAX == 316224000000LL, "schema11 says 3660 days");
+_Static_assert(TICK_EVERY_MIN == 50, "schema11 says 50 ms");
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -750,6 +856,9 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema8, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema9, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema10, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema11, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

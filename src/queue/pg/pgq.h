@@ -94,6 +94,11 @@ struct pgq {
 	/* Views are owed a notification (pgq_moved), debounced from view_at. */
 	bool		 view_owed;
 	msec_t		 view_at;
+	/* The queue's retention, as last read; "retention QUEUE" heard, or
+	 * connected: read it again; the next sweep (mono; INT64_MAX: none). */
+	struct retention keep;
+	bool		 keep_heard;
+	msec_t		 next_sweep;
 };
 
 /*
@@ -209,6 +214,12 @@ void	 pgq_recover(struct pgq *pq, msec_t mono);
  * as claimed ahead.  How many, or -1 (the connection's state says why).
  */
 int	 pgq_claim_take(struct pgq *pq, PGresult *r);
+
+/* queue_pg_retain.c */
+/* Read the queue's retention again; said when it changes. */
+void	 pgq_keep_check(struct pgq *pq, msec_t mono);
+/* Remove a batch of finished jobs past their retention (due: next_sweep). */
+void	 pgq_sweep(struct pgq *pq, msec_t mono);
 
 /* queue_pg_outcome.c */
 /*

@@ -75,6 +75,8 @@ notifies(struct pgq *pq)
 			pq->wake = true;
 		else if (about_us(pq, e, "pause") || about_us(pq, e, "resume"))
 			pq->pause_heard = true;
+		else if (about_us(pq, e, "retention"))
+			pq->keep_heard = true;
 		else if ((id = pg_cancel_of(e, pq->pg.queue)) != NULL)
 			for (size_t i = 0; i < pq->nheld; i++)
 				if (strcmp(pq->held[i]->id, id) == 0)
@@ -162,6 +164,13 @@ pq_due(struct queue *q, msec_t mono)
 		if (pq->up)
 			pause_check(pq);
 	}
+	if (pq->up && pq->keep_heard) {
+		pgq_await_outcomes(pq);	/* one statement at a time */
+		if (pq->up)
+			pgq_keep_check(pq, mono);
+	}
+	if (pq->up && mono >= pq->next_sweep)
+		pgq_sweep(pq, mono);
 	if (pq->up && pq->next_renew != 0 && mono >= pq->next_renew) {
 		pgq_renew(pq, mono);
 		pgq_count_waiting(pq);	/* a busy worker's claims are never short */
@@ -205,6 +214,8 @@ pq_next(struct queue *q, msec_t mono)
 			t = pq->wake ? mono : pq->next_poll;
 		if (t > pq->next_recover)
 			t = pq->next_recover;
+		if (t > pq->next_sweep)
+			t = pq->next_sweep;
 		if (pq->next_renew != 0 && t > pq->next_renew)
 			t = pq->next_renew;
 		if (pq->view_owed && !pq->flushing && !pq->claiming &&
@@ -435,6 +446,8 @@ queue_pg_open(const struct pg *pg, const struct pgq_opts *o,
 	pq->done_t0 = mono_ms();
 	pq->claim_take = pgq_claim_take;
 	pq->dirfd = -1;
+	pq->keep.done = pq->keep.failed = KEEP_FOREVER;
+	pq->next_sweep = INT64_MAX;
 	pq->pumps = pumps_new(PG_LOG_CAP);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(pq->worker, sizeof(pq->worker), "%s:%ld", host, (long)getpid());
@@ -555,6 +568,7 @@ reconnect(struct pgq *pq, msec_t mono)
 	pq->wake = true;
 	pq->starved = true;	/* ask at once, whatever the slots did */
 	pq->pause_heard = true;	/* paused or resumed while we were away? */
+	pq->keep_heard = true;	/* its retention too */
 	pq->next_recover = mono;
 	/* Our row in chute.workers, and the leases we hold, at once. */
 	pgq_renew(pq, mono);

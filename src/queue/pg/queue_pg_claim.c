@@ -73,6 +73,21 @@ write_job(struct pgq *pq, struct claim *c, const char *body, size_t len)
 }
 
 /*
+ * An --inline worker gets the payload on its pipe: kept in memory until
+ * the claim is released, and no local file at all (the three system
+ * calls of write_job and release's unlink, and an inode, per job).
+ */
+static int
+keep_job(struct claim *c, const char *body, size_t len)
+{
+	if ((c->payload = malloc(len > 0 ? len : 1)) == NULL)
+		return -1;
+	memcpy(c->payload, body, len);
+	c->size = (off_t)len;
+	return 0;
+}
+
+/*
  * The attempt's log, fresh.  Under --persistent only chute writes to it
  * (its own short lines: the worker's stderr stays the owner's), so it is
  * kept in memory (claim.logmem): a file in dir costs an inode of the
@@ -335,14 +350,19 @@ queue_pg_take(struct queue *q, PGresult *r, int n)
 			}
 			continue;
 		}
-		if (PQgetisnull(r, i, 3) || write_job(pq, c, PQgetvalue(r, i, 3),
-		    (size_t)PQgetlength(r, i, 3)) == -1) {
-			say_err("job=%s: no local copy: %s; it goes back after its "
-			    "lease", vis_id(c->id), PQgetisnull(r, i, 3) ?
+		if (PQgetisnull(r, i, 3) || (pq->c.inline_jobs ?
+		    keep_job(c, PQgetvalue(r, i, 3),
+		    (size_t)PQgetlength(r, i, 3)) :
+		    write_job(pq, c, PQgetvalue(r, i, 3),
+		    (size_t)PQgetlength(r, i, 3))) == -1) {
+			say_err("job=%s: no %s: %s; it goes back after its "
+			    "lease", vis_id(c->id), pq->c.inline_jobs ?
+			    "copy in memory" : "local copy", PQgetisnull(r, i, 3) ?
 			    "no payload" : strerror(errno));
 			if (c->fd != -1)
 				close(c->fd);
 			free(c->path);
+			free(c->payload);
 			continue;
 		}
 		pq->nahead++;
@@ -652,8 +672,10 @@ pgq_forget_ahead(struct pgq *pq, struct claim *c)
 {
 	if (c->fd != -1)
 		close(c->fd);
-	unlinkat(pq->dirfd, c->id, 0);
+	if (!pq->c.inline_jobs)
+		unlinkat(pq->dirfd, c->id, 0);
 	free(c->path);
+	free(c->payload);
 }
 
 /*

@@ -66,7 +66,7 @@
 #define HIT(f)	"j.ctid = ANY (ARRAY(SELECT ctid FROM hit WHERE " f "))" \
 		" AND j.worker = $9 AND j.token = ($3::bigint[])[" K "]"
 /*
- * FLUSH_SQL(FIN, LOGS, STRAYS): the statement, in two forms.  The plain
+ * FLUSH_SQL(KEEP, FIN, DROP, LOGS, STRAYS): the statement, in four forms.  The plain
  * one (flush_sql) is every batch's; a stray row under an ending job's ID
  * (in chute.finished, or in chute.logs ahead of its sequence) fails it
  * with unique_violation, and that batch is sent again at once in the
@@ -74,8 +74,14 @@
  * ON CONFLICT and the RETURNING it needs cost every job about 3 us of
  * the server's CPU when every batch paid them (persistent-2x2, 100,000
  * jobs: 31 against 28), for rows only a role sharing ours can plant.
+ * A queue that keeps done or failed jobs 0 (chute.queues, version 9:
+ * $10, the states not kept, pgq_dropped) has the forms that leave those
+ * jobs out of chute.finished (KEEP) and delete their payloads and the
+ * logs of their earlier attempts (DROP), each end told on
+ * PG_ENDED_CHANNEL for `chute wait` (pg.h); a queue that keeps both
+ * sends the plain form, as before, at the same cost.
  */
-#define FLUSH_SQL(FIN, LOGS, STRAYS) \
+#define FLUSH_SQL(KEEP, FIN, DROP, LOGS, STRAYS) \
     /* Each token's row: one probe of jobs_claimed (queue, token) each. */ \
     "WITH hit AS MATERIALIZED (SELECT x.ctid, o.t IN ('done', 'failed')" \
     " AS ends FROM unnest($3::bigint[], $4::text[]) AS o(token, t)" \
@@ -92,7 +98,7 @@
     " THEN 0 ELSE 1 END, ($7::text[])[k], size, created, claimed," \
     " priority, key," \
     " CASE WHEN ($8::text[])[k] <> '' THEN decode(($8::text[])[k], 'hex')" \
-    " END FROM gone" FIN ")," \
+    " END FROM gone" KEEP FIN ")" DROP "," \
     /* defer, or new (handed back): the row stays, its log in chute.logs. */ \
     " rec AS (UPDATE chute.live j SET state = ($4::text[])[" K "]," \
     " run_at = CASE ($4::text[])[" K "] WHEN 'new' THEN j.run_at" \
@@ -114,15 +120,45 @@
     " SELECT o.n, NULL::text FROM unnest($2::text[]) WITH ORDINALITY AS" \
     " o(id, n) WHERE o.id IN (SELECT id FROM rec)" \
     " UNION ALL SELECT k, NULL FROM gone" STRAYS
-static const char flush_sql[] = FLUSH_SQL("", "", "");
-static const char flush_sql_stray[] = FLUSH_SQL(PG_FINISHED_STRAY
-    /* Which rows replaced a stray one: only those are updated, and an
-     * updated row's version carries our transaction's lock in xmax. */
-    " RETURNING id, xmax <> '0'::xid AS stray", PG_LOGS_STRAY,
-    " UNION ALL SELECT NULL, id FROM fin WHERE stray");
+/* Which rows replaced a stray one: only those are updated, and an
+ * updated row's version carries our transaction's lock in xmax. */
+#define FIN_STRAY	PG_FINISHED_STRAY " RETURNING id, xmax <> '0'::xid AS stray"
+#define STRAYS		" UNION ALL SELECT NULL, id FROM fin WHERE stray"
+#define NOT_KEPT(k)	"($4::text[])[" k "] = ANY ($10::text[])"
+#define KEEP		" WHERE NOT " NOT_KEPT("k")
+#define DROP \
+    ", dropped AS (DELETE FROM chute.payloads x USING gone WHERE" \
+    " x.queue = $1 AND x.id = gone.id AND " NOT_KEPT("gone.k") \
+    " RETURNING pg_notify('" PG_ENDED_CHANNEL "', 'ended/' ||" \
+    " ($4::text[])[gone.k] || '/' || $1 || '/' || x.id))," \
+    " unlogged AS (DELETE FROM chute.logs x USING gone WHERE" \
+    " x.queue = $1 AND x.id = gone.id AND " NOT_KEPT("gone.k") ")"
+static const char flush_sql[] = FLUSH_SQL("", "", "", "", "");
+static const char flush_sql_stray[] = FLUSH_SQL("", FIN_STRAY, "",
+    PG_LOGS_STRAY, STRAYS);
+static const char flush_sql_drop[] = FLUSH_SQL(KEEP, "", DROP, "", "");
+static const char flush_sql_drop_stray[] = FLUSH_SQL(KEEP, FIN_STRAY, DROP,
+    PG_LOGS_STRAY, STRAYS);
+#undef FIN_STRAY
+#undef STRAYS
+#undef NOT_KEPT
+#undef KEEP
+#undef DROP
 #undef FLUSH_SQL
 #undef HIT
 #undef K
+
+/*
+ * The states the queue keeps 0 (queue_pg_retain.c read them), as the
+ * text[] of flush_sql_drop, or NULL: it keeps both (the plain form).
+ */
+static const char *
+dropped(const struct pgq *pq)
+{
+	if (pq->keep.done == 0)
+		return pq->keep.failed == 0 ? "{done,failed}" : "{done}";
+	return pq->keep.failed == 0 ? "{failed}" : NULL;
+}
 
 /* Pending outcomes in the order of their tokens (flush_sql's search). */
 static int
@@ -138,7 +174,7 @@ static int
 flush_send(struct pgq *pq)
 {
 	struct pg_tarr a[7] = { { 0 } };
-	const char *p[9];
+	const char *p[10], *sql;
 	char d[24];
 	int rc = 0;
 
@@ -163,8 +199,12 @@ flush_send(struct pgq *pq)
 	p[8] = pq->worker;
 	/* libpq copies the parameters into its buffer: a[] can go. */
 	pq->flush_stray = pq->stray_next;
-	if (rc == 0 && pg_send(&pq->pg, pq->flush_stray ? flush_sql_stray :
-	    flush_sql, 9, NULL, p, NULL, NULL) == 0) {
+	if ((p[9] = dropped(pq)) != NULL)
+		sql = pq->flush_stray ? flush_sql_drop_stray : flush_sql_drop;
+	else
+		sql = pq->flush_stray ? flush_sql_stray : flush_sql;
+	if (rc == 0 && pg_send(&pq->pg, sql, p[9] != NULL ? 10 : 9, NULL, p,
+	    NULL, NULL) == 0) {
 		pq->flushing = true;
 		pq->nsent = pq->npend;
 	} else {
@@ -418,7 +458,10 @@ pq_release(struct queue *q, struct claim *c)
 	if (c->logfd != -1)
 		close(c->logfd);
 	free(c->logbuf);
-	unlinkat(pq->dirfd, c->id, 0);
+	free(c->payload);
+	/* An --inline worker's job had no local copy: nothing to remove. */
+	if (!pq->c.inline_jobs)
+		unlinkat(pq->dirfd, c->id, 0);
 	if (!pq->c.persistent) {
 		snprintf(name, sizeof(name), ".%s.log", c->id);
 		unlinkat(pq->dirfd, name, 0);

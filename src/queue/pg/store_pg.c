@@ -5,12 +5,14 @@
  * connection is made at open, its schema checked.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
@@ -68,16 +70,18 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 {
 	static const char sql[] = "SELECT state, attempts, last,"
 	    " to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
-	    " priority, coalesce(key, '')"
+	    " (SELECT unique_key FROM chute.payloads p WHERE p.queue = $1"
+	    " AND p.id = $2), priority, coalesce(key, '')"
 	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
 	struct pg *pg = pg_of(s);
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = pg_exec(pg, sql, 2, p);
+	const char *why;
 
 	memset(j, 0, sizeof(*j));
 	if (r == NULL)
 		return pg_fail(pg, "status");
-	if (PQntuples(r) == 0 || PQnfields(r) != 6 ||
+	if (PQntuples(r) == 0 || PQnfields(r) != 7 ||
 	    (j->state = state_from_name(PQgetvalue(r, 0, 0))) == ST_NONE) {
 		PQclear(r);
 		return EXIT_NO;
@@ -86,8 +90,11 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	strlcpy(j->last, PQgetvalue(r, 0, 2), sizeof(j->last));
 	if (j->state == ST_DEFER)
 		strlcpy(j->next, PQgetvalue(r, 0, 3), sizeof(j->next));
-	j->prio = atoi(PQgetvalue(r, 0, 4));
-	strlcpy(j->key, PQgetvalue(r, 0, 5), sizeof(j->key));
+	/* The key it was submitted with (schema 10): one of ours, checked. */
+	if (!PQgetisnull(r, 0, 4) && key_valid(PQgetvalue(r, 0, 4), &why))
+		strlcpy(j->unique, PQgetvalue(r, 0, 4), sizeof(j->unique));
+	j->prio = atoi(PQgetvalue(r, 0, 5));
+	strlcpy(j->key, PQgetvalue(r, 0, 6), sizeof(j->key));
 	PQclear(r);
 	return 0;
 }
@@ -198,6 +205,73 @@ sp_list(struct store *s, int state,
 
 /* ---- wait ---- */
 
+/*
+ * The ends told on PG_ENDED_CHANNEL (pg.h) for the IDs waited for (one
+ * wait per process: the command's), and which of them a look found
+ * live: a job of a queue kept 0 leaves the database in its outcome
+ * statement, and its notification is then all that says how it ended.
+ */
+static struct {
+	char *const	*ids;
+	int		 n, *told;
+	bool		*live;
+} ended;
+
+static void
+ended_take(struct pg *pg)
+{
+	PGnotify *nt;
+	const char *id;
+	int st;
+
+	while ((nt = PQnotifies(pg->conn)) != NULL) {
+		if ((id = pg_ended_of(nt->extra, pg->queue, &st)) != NULL)
+			for (int i = 0; i < ended.n; i++)
+				if (strcmp(ended.ids[i], id) == 0)
+					ended.told[i] = st;
+		PQfreemem(nt);
+	}
+}
+
+/*
+ * A job seen live is gone: its end's notification may come a moment
+ * after the commit the look saw (the server signals listeners after
+ * the commit is visible).  Wait for it, ENDED_WAIT_MS at most.
+ */
+#define ENDED_WAIT_MS	2000
+static void
+ended_await(struct pg *pg, int i)
+{
+	msec_t until = mono_ms() + ENDED_WAIT_MS, left;
+	struct pollfd pfd = { .fd = PQsocket(pg->conn), .events = POLLIN };
+
+	while (ended.told[i] == 0 && (left = until - mono_ms()) > 0) {
+		if (poll(&pfd, 1, (int)left) == -1 && errno != EINTR)
+			return;
+		if (PQconsumeInput(pg->conn) == 0)
+			return;
+		ended_take(pg);
+	}
+}
+
+static int
+ended_track(char *const *ids, int n)
+{
+	if (ended.ids == ids)
+		return 0;
+	free(ended.told);
+	free(ended.live);
+	ended.told = calloc(n, sizeof(*ended.told));
+	ended.live = calloc(n, sizeof(*ended.live));
+	if (ended.told == NULL || ended.live == NULL) {
+		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
+		return EX_SOFTWARE;
+	}
+	ended.ids = ids;
+	ended.n = n;
+	return 0;
+}
+
 static int
 sp_states(struct store *s, char *const *ids, int n, int *st)
 {
@@ -207,7 +281,10 @@ sp_states(struct store *s, char *const *ids, int n, int *st)
 	const char *p[2] = { pg->queue, NULL };
 	char *arr;
 	PGresult *r;
+	int rc;
 
+	if ((rc = ended_track(ids, n)) != 0)
+		return rc;
 	if ((arr = pg_text_array((const char *const *)ids, n)) == NULL) {
 		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
 		return EX_SOFTWARE;
@@ -217,20 +294,34 @@ sp_states(struct store *s, char *const *ids, int n, int *st)
 	free(arr);
 	if (r == NULL)
 		return pg_fail(pg, "wait");
+	ended_take(pg);
 	for (int i = 0; i < n; i++) {
 		st[i] = ST_NONE;
 		for (int k = 0; k < PQntuples(r); k++)
 			if (strcmp(PQgetvalue(r, k, 0), ids[i]) == 0)
 				st[i] = state_from_name(PQgetvalue(r, k, 1));
+		if (st[i] == ST_NONE && ended.live[i])
+			ended_await(pg, i);
+		if (st[i] == ST_NONE && ended.told[i] != 0)
+			st[i] = ended.told[i];
+		ended.live[i] = st[i] != ST_NONE && !state_terminal(st[i]);
 	}
 	PQclear(r);
 	return 0;
 }
 
-/* No watch: the states are polled, from every 50 ms up to every second. */
+/*
+ * No watch: the states are polled, from every 50 ms up to every second;
+ * and the ends of jobs that leave at once (pg.h: PG_ENDED_CHANNEL) are
+ * listened for from before the first look.
+ */
 static int
 sp_wait_start(struct store *s, void **w)
 {
+	struct pg *pg = pg_of(s);
+
+	if (pg_cmd(pg, "LISTEN " PG_ENDED_CHANNEL, 0, NULL) == -1)
+		return pg_fail(pg, "wait");
 	if ((*w = malloc(sizeof(msec_t))) == NULL) {
 		fprintf(stderr, "chute: wait: %s\n", strerror(errno));
 		return EX_SOFTWARE;
@@ -253,6 +344,9 @@ static void
 sp_wait_end(struct store *s, void *w)
 {
 	free(w);
+	free(ended.told);
+	free(ended.live);
+	memset(&ended, 0, sizeof(ended));
 }
 
 /* ---- acts ---- */
@@ -423,6 +517,26 @@ sp_workers(struct store *s, const struct store_workers_out *o, int *cut)
 	return pg_workers_read(pg_of(s), o, cut);
 }
 
+/* ---- retention ---- */
+
+static int
+sp_retention(struct store *s, struct retention *r)
+{
+	struct pg *pg = pg_of(s);
+
+	return pg_retention(pg, pg->queue, r) == -1 ? pg_fail(pg,
+	    "retention") : 0;
+}
+
+static int
+sp_set_retention(struct store *s, const struct retention *r)
+{
+	struct pg *pg = pg_of(s);
+
+	return pg_set_retention(pg, pg->queue, r) == -1 ? pg_fail(pg,
+	    "retention") : 0;
+}
+
 const struct store_ops store_pg_ops = {
 	.usage = "URL [--queue NAME]",
 	.missing = "no postgresql:// URI given",
@@ -461,4 +575,6 @@ const struct store_ops store_pg_ops = {
 	.purge = sp_purge,
 	.limits = sp_limits,
 	.set_limit = sp_set_limit,
+	.retention = sp_retention,
+	.set_retention = sp_set_retention,
 };

@@ -21,6 +21,7 @@
 #include "store/joblog.h"
 #include "store/lock.h"
 #include "store/pause.h"
+#include "store/retain.h"
 #include "store/ready.h"
 #include "store/spool.h"
 #include "store/state.h"
@@ -105,6 +106,8 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 	if (ev->state == WATCH_ROOT) {
 		if (strcmp(ev->name, PAUSE_FILE) == 0)
 			pause_look(sq);
+		else if (strcmp(ev->name, RETAIN_FILE) == 0)
+			spoolq_retain_look(sq);
 		return;
 	}
 
@@ -191,17 +194,20 @@ sq_due(struct queue *q, msec_t mono)
 	if (sq->scan != NULL)
 		spoolq_scan_step(sq, SCAN_CHUNK);
 	recheck(sq, mono);
+	spoolq_retain_step(sq, mono);
 	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
 		spoolq_defer_due(sq);
 	if (mono >= sq->next_rescan) {
 		sq->next_rescan = mono + RESCAN_MS;
 		pause_look(sq);
+		spoolq_retain_look(sq);
 		spoolq_scan_new(sq, false);
 		spoolq_scan_defer(sq);
 	}
 	if (sq->rescan) {
 		sq->rescan = false;
 		pause_look(sq);
+		spoolq_retain_look(sq);
 		spoolq_scan_new(sq, true);
 		spoolq_scan_defer(sq);
 	}
@@ -220,6 +226,7 @@ sq_next(struct queue *q, msec_t mono)
 	t = min_ms(t, nameq_min_key(sq->orphans));
 	if (sq->next_defer != 0)
 		t = min_ms(t, mono + (sq->next_defer - now_ms()));
+	t = min_ms(t, spoolq_retain_next(sq, mono));
 	/* forward's loop waits for this, not for commit's answer. */
 	return min_ms(t, sq->commit_due);
 }
@@ -279,9 +286,12 @@ sq_close(struct queue *q)
 	/* Its fsyncs end first; what it was not given is done here. */
 	sq->sp.dirty |= keeper_stop(&sq->keeper);
 	spool_sync(&sq->sp);
+	if (sq->sp.root != -1)
+		spoolq_retain_last(sq);
 	joblog_pool_close(&sq->pool);
 	if (sq->scan != NULL)
 		closedir(sq->scan);
+	spoolq_retain_close(sq);
 	watch_close(sq->w);
 	nameq_free(sq->ready);
 	nameq_free(sq->waiting);
@@ -315,6 +325,8 @@ spoolq_new(const struct queue_conf *c)
 	sq->sp.root = -1;
 	sq->sp.lock = -1;
 	sq->pool.dir = -1;
+	sq->keep.done = sq->keep.failed = KEEP_FOREVER;
+	sq->keep_next = INT64_MAX;
 	sq->wlock = -1;
 	sq->window = WINDOW;
 	sq->commit_due = INT64_MAX;
@@ -345,6 +357,7 @@ sq_start(struct queue *q)
 	struct spoolq *sq = (struct spoolq *)q;
 
 	pause_look(sq);
+	spoolq_retain_look(sq);
 	spoolq_workers_find_old(sq);
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);

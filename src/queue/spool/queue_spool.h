@@ -71,6 +71,13 @@ struct spoolq {
 	bool		 scan_again;	/* restart it when it ends */
 	struct timespec	 scan_mtime;
 	msec_t		 scan_started;
+	/* SPOOL/retention, as last read; a pass over done/ or failed/
+	 * removing what is past it (queue_spool_retain.c). */
+	struct retention keep;
+	bool		 keep_bad;	/* said once: it cannot be read */
+	DIR		*keep_dir;	/* the pass in progress, of keep_st */
+	int		 keep_st;
+	msec_t		 keep_next;	/* monotonic: the next pass */
 };
 
 /*
@@ -121,6 +128,14 @@ typedef bool	 spoolq_take_fn(struct spoolq *sq, const char *name,
  */
 int	 spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
 	    spoolq_take_fn *take_one);
+/*
+ * queue_spool_unique.c: may new/name run as far as its unique key goes
+ * (a ",u=KEY" in its name)?  False when it was refused to failed/ (the
+ * key held by another job) or must be looked at again (the key's flock
+ * busy, an error: said): it went where it had to.
+ */
+bool	 spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags);
+
 /*
  * Open and check new/name for a claim (ready_checkb, with flags).  True
  * with *fd, *st and *btime filled in when the job is ready; otherwise it
@@ -224,6 +239,25 @@ bool	 spoolq_busy(struct spoolq *sq, const char *name, unsigned flags,
 void	 spoolq_unbusy(struct spoolq *sq, const char *name);
 /* --drain ends: one line per job it leaves held in new/. */
 void	 spoolq_said_held(struct spoolq *sq);
+
+/* queue_spool_retain.c */
+/* Read SPOOL/retention again (the start, an event, a rescan). */
+void	 spoolq_retain_look(struct spoolq *sq);
+/*
+ * Due: a bounded step (RETAIN_CHUNK names) of the pass over done/ and
+ * failed/ that removes the jobs past their retention, and their logs;
+ * when the next step is due (monotonic; INT64_MAX: never).
+ */
+void	 spoolq_retain_step(struct spoolq *sq, msec_t mono);
+msec_t	 spoolq_retain_next(struct spoolq *sq, msec_t mono);
+/* The pass in progress, if any, ends. */
+void	 spoolq_retain_close(struct spoolq *sq);
+/*
+ * At a clean stop, with a state kept 0: one pass (RETAIN_LAST_STEPS steps
+ * at most), so that the jobs that ended in the last turns do not stay
+ * until the next owner.
+ */
+void	 spoolq_retain_last(struct spoolq *sq);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *sq);

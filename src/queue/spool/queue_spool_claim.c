@@ -319,6 +319,10 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	}
 	if (!spoolq_ready(sq, name, flags, &fd, &st, &btime))
 		return false;
+	if (!spoolq_unique_ok(sq, name, flags)) {
+		close(fd);
+		return false;
+	}
 	if (state_claim(&sq->sp, name) == -1) {
 		int saved = errno;
 
@@ -337,6 +341,7 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 		return false;
 	}
 	spoolq_hold(sq, c, name, fd);
+	c->size = st.st_size;	/* an --inline worker's LENGTH */
 	c->path = spool_jobpath(&sq->sp, ST_CUR, name);
 	spoolq_open_log(sq, c);
 	if (c->path == NULL && c->logfd != -1) {

@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/lock.h"
 #include "store/pause.h"
+#include "store/retain.h"
 #include "store/spool.h"
 #include "store/watch.h"
 #include "queue/page.h"
@@ -136,6 +138,18 @@ forwarded(struct spool *sp, const char *id, char *buf, size_t len)
 	return found != NULL;
 }
 
+/* The ,u=KEY of a job's name (its unique key), "" none. */
+static void
+unique_of(const char *id, char *buf, size_t len)
+{
+	struct jobattr a;
+	const char *why;
+
+	buf[0] = '\0';
+	if (jobattr_parse(id, &a, &why) == 0)
+		strlcpy(buf, a.unique, len);
+}
+
 /* The directory it is in, its log's attempts and last outcome. */
 static int
 ss_job(struct store *s, const char *id, struct store_job *j)
@@ -159,6 +173,7 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 		j->held = (long)holder;
 	if (j->state == ST_DONE)
 		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
+	unique_of(id, j->unique, sizeof(j->unique));
 	return 0;
 }
 
@@ -248,11 +263,61 @@ ss_list(struct store *s, int state,
 
 /* ---- wait ---- */
 
+/*
+ * What the wait's watch saw arrive in a terminal state, for the IDs it
+ * waits for (one wait per process: the command's): a job removed by the
+ * retention right after it ended (0) is gone by the next look, and its
+ * arrival is then all that says how it ended.
+ */
+static struct {
+	struct watch	*w;
+	char *const	*ids;
+	int		 n, *seen;
+} ended;
+
+static void
+ended_event(void *arg, const struct watch_event *ev)
+{
+	if (ev->kind != W_ARRIVED || ev->state < ST_FIRST ||
+	    !state_terminal(ev->state))
+		return;
+	for (int i = 0; i < ended.n; i++)
+		if (strcmp(ended.ids[i], ev->name) == 0)
+			ended.seen[i] = ev->state;
+}
+
+/* The watch's events so far: -1 with errno (EPROTO costs nothing). */
+static int
+ended_read(void)
+{
+	if (ended.w == NULL || watch_read(ended.w, ended_event, NULL) == 0 ||
+	    errno == EPROTO)
+		return 0;
+	return -1;
+}
+
 static int
 ss_states(struct store *s, char *const *ids, int n, int *st)
 {
+	if (ended.ids != ids) {
+		free(ended.seen);
+		if ((ended.seen = calloc(n, sizeof(*ended.seen))) == NULL) {
+			fprintf(stderr, "chute: wait: %s\n", strerror(errno));
+			return EX_SOFTWARE;
+		}
+		ended.ids = ids;
+		ended.n = n;
+	}
+	/* Before the look: an arrival it would miss was already seen. */
+	if (ended_read() == -1) {
+		fprintf(stderr, "chute: %s: inotify: %s\n", sp_of(s)->path,
+		    strerror(errno));
+		return EX_IOERR;
+	}
 	for (int i = 0; i < n; i++)
-		st[i] = spool_locate(sp_of(s), ids[i], NULL);
+		if ((st[i] = spool_locate(sp_of(s), ids[i], NULL)) == ST_NONE &&
+		    ended.seen[i] != 0)
+			st[i] = ended.seen[i];
 	return 0;
 }
 
@@ -263,19 +328,16 @@ ss_wait_start(struct store *s, void **w)
 	int watched[ST_NSTATES];
 
 	if ((*w = watch_open(sp_of(s), watched, states_where(JS_TERMINAL,
-	    JS_TERMINAL, watched))) != NULL)
+	    JS_TERMINAL, watched))) != NULL) {
+		ended.w = *w;
 		return 0;
+	}
 	fprintf(stderr, "chute: %s: inotify: %s\n", sp_of(s)->path,
 	    strerror(errno));
 	return EX_IOERR;
 }
 
-static void
-ignore_event(void *arg, const struct watch_event *ev)
-{
-}
-
-/* Sleep on the watch; its events only say: look again. */
+/* Sleep on the watch; its events say: look again (and what arrived). */
 static int
 ss_wait_nap(struct store *s, void *w, msec_t max)
 {
@@ -287,12 +349,6 @@ ss_wait_nap(struct store *s, void *w, msec_t max)
 		    strerror(errno));
 		return EX_SOFTWARE;
 	}
-	/* EPROTO, a malformed buffer, costs nothing: we look again. */
-	if (watch_read(w, ignore_event, NULL) == -1 && errno != EPROTO) {
-		fprintf(stderr, "chute: %s: inotify: %s\n", sp_of(s)->path,
-		    strerror(errno));
-		return EX_IOERR;
-	}
 	return 0;
 }
 
@@ -300,6 +356,8 @@ static void
 ss_wait_end(struct store *s, void *w)
 {
 	watch_close(w);
+	free(ended.seen);
+	memset(&ended, 0, sizeof(ended));
 }
 
 /* ---- acts ---- */
@@ -520,6 +578,29 @@ ss_stats(struct store *s, struct store_stats *st)
 	return spool_stats_read(sp_of(s), st);
 }
 
+/* ---- retention ---- */
+
+static int
+ss_retention(struct store *s, struct retention *r)
+{
+	if (spool_retention(sp_of(s), r) == 0)
+		return 0;
+	fprintf(stderr, "chute: %s/" RETAIN_FILE ": %s\n", sp_of(s)->path,
+	    strerror(errno));
+	return errno == EINVAL ? EX_CONFIG : EX_IOERR;
+}
+
+static int
+ss_set_retention(struct store *s, const struct retention *r)
+{
+	if (spool_retention_set(sp_of(s), r) == 0)
+		return 0;
+	fprintf(stderr, "chute: %s/" RETAIN_FILE ": %s%s\n", sp_of(s)->path,
+	    strerror(errno), errno == EACCES || errno == EPERM ?
+	    " (the spool's owner may, and root)" : "");
+	return EX_IOERR;
+}
+
 const struct store_ops store_spool_ops = {
 	.usage = "SPOOL",
 	.missing = "no spool given",
@@ -552,4 +633,6 @@ const struct store_ops store_spool_ops = {
 	.retry = ss_retry,
 	.set_pause = ss_set_pause,
 	.purge = ss_purge,
+	.retention = ss_retention,
+	.set_retention = ss_set_retention,
 };
