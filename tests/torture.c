@@ -10,8 +10,9 @@
  *             -o build/torture tests/torture.c tests/torture_pg.c \
  *             $(pkg-config --libs libbsd-overlay)
  * Run:    build/torture [--rounds N] [--chute PATH] [--seed S] [--flaky] [--keep]
- *         build/torture --pgsql [--freeze] [--keys] ...: the same against the PostgreSQL
- *         queue, a fleet of workers on a throwaway cluster (torture_pg.c)
+ *         build/torture --pgsql [--freeze] [--keys] ...: the same against
+ *         the PostgreSQL queue, a fleet of workers on a throwaway cluster
+ *         (torture_pg.c)
  *
  * The seed fixes every random choice this program makes (kill moments,
  * submission mixes, the handler's behaviour per job and attempt); the
