@@ -2144,7 +2144,7 @@ check_all_pg(void)
 static void
 limit_set(const char *key, int max)
 {
-	char n[16], *argv[8], *out, how[32];
+	char n[16], k[16], *argv[8], *out, how[32];
 	int ac = 0, rc;
 
 	snprintf(n, sizeof(n), "%d", max);
@@ -2152,8 +2152,9 @@ limit_set(const char *key, int max)
 	argv[ac++] = "limit";
 	argv[ac++] = pg.url;
 	if (key != NULL) {
+		strlcpy(k, key, sizeof(k));
 		argv[ac++] = "--key";
-		argv[ac++] = (char *)key;
+		argv[ac++] = k;
 	} else {
 		argv[ac++] = "--default";
 	}
