@@ -25,7 +25,7 @@ static const struct cmd own[] = {
 	{ "init", pgcmd_init, "URL" },
 	{ "submit", pgcmd_submit,
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] "
-	    UNIQUE_USAGE " [FILE...]" },
+	    SCHED_USAGE " " UNIQUE_USAGE " [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
 	    " [--persistent] [--inline] [--lease DUR] [--prefetch N] [--poll DUR]"
