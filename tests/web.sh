@@ -716,6 +716,12 @@ queue_part() {
 	echo ok | "$chute" submit "$url" --id n5 >/dev/null
 	check "a job submitted to the queue shows without a reload (LISTEN)" \
 		eval 'until_ok 10000 counts_match "$url" && b_is "window.stayed" here'
+	echo ok | "$chute" submit "$url" --id qk1 --key qkey --priority -4 >/dev/null
+	b_ok "open $base/job?id=qk1"
+	check "the queue's job page shows its priority and key" \
+		eval 'b_is "document.getElementById(\"prio\").textContent" -4 &&
+		    b_is "document.getElementById(\"key\").textContent" qkey'
+	b_ok "open $base/"
 	for id in "${hostile[@]}"; do
 		b_ok "open $base/job?id=$(urlenc "$id")"
 		check "the queue's job $id: its ID and log as text, nothing run" \
