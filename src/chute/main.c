@@ -11,6 +11,7 @@
 #include "base/sched.h"
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "cli/submit_after.h"
 #include "queue/store.h"
 
 /*
@@ -55,7 +56,7 @@ static const struct cmd own[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
 	{ "submit", cmd_submit,
 	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] "
-	    UNIQUE_USAGE " [FILE...]" },
+	    UNIQUE_USAGE " " AFTER_USAGE " [FILE...]" },
 	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--inline] [--if-unowned] [--syslog[=FACILITY]]"

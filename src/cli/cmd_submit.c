@@ -16,6 +16,7 @@
 #include "base/id.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "cli/submit_after.h"
 #include "cli/submit_unique.h"
 #include "store/spool.h"
 #include "store/state.h"
@@ -29,6 +30,7 @@ struct submit {
 	int		 nids;
 	int		 rc;
 	struct uq_opts	 u;		/* --unique and its modes */
+	struct af_opts	 a;		/* --after and its mode */
 };
 
 static int
@@ -96,6 +98,7 @@ parse(int argc, char **argv, struct submit *sb)
 		{ "delay", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, 'a' },
 		UQ_LONGOPTS,
+		AF_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *err;
@@ -104,7 +107,8 @@ parse(int argc, char **argv, struct submit *sb)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if ((r = uq_option(&sb->u, c, optarg)) != 1) {
+		if ((r = uq_option(&sb->u, c, optarg)) != 1 ||
+		    (r = af_option(&sb->a, c, optarg)) != 1) {
 			if (r != 0)
 				return r;
 			continue;
@@ -138,6 +142,9 @@ parse(int argc, char **argv, struct submit *sb)
 		return usage_error("submit", "no spool given");
 	if (sb->id != NULL && argc - optind > 2)
 		return usage_error("submit", "--id with more than one input");
+	if ((r = af_check(&sb->a, argc - optind - 1, sb->u.key != NULL,
+	    sb->at != 0)) != 0)
+		return r;
 	return uq_check(&sb->u, argc - optind - 1);
 }
 
@@ -149,10 +156,14 @@ cmd_submit(int argc, char **argv)
 	char **files;
 	int nfiles, rc, st;
 
-	if ((rc = parse(argc, argv, &sb)) != 0)
+	if ((rc = parse(argc, argv, &sb)) != 0) {
+		af_free(&sb.a);
 		return rc;
-	if ((rc = spool_open_or_say(&sb.sp, argv[optind])) != 0)
+	}
+	if ((rc = spool_open_or_say(&sb.sp, argv[optind])) != 0) {
+		af_free(&sb.a);
 		return rc;
+	}
 	files = argc - optind > 1 ? argv + optind + 1 : stdin_only;
 	nfiles = argc - optind > 1 ? argc - optind - 1 : 1;
 	if (sb.u.key != NULL) {
@@ -163,6 +174,10 @@ cmd_submit(int argc, char **argv)
 		fprintf(stderr, "chute: %s: job exists (%s)\n", sb.id,
 		    state_names[st]);
 		sb.rc = EXIT_NO;
+		goto out;
+	}
+	if (sb.a.given) {
+		sb.rc = af_submit_spool(&sb.sp, &sb.a, files[0], sb.id);
 		goto out;
 	}
 	if ((sb.ids = calloc(nfiles, sizeof(sb.ids[0]))) == NULL) {
@@ -185,6 +200,7 @@ cmd_submit(int argc, char **argv)
 	sb.rc = cmd_flush_stdout(sb.rc);
 out:
 	free(sb.ids);
+	af_free(&sb.a);
 	spool_close(&sb.sp);
 	return sb.rc;
 }
