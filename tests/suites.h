@@ -26,4 +26,5 @@ Suite	*pg_view_suite(void);
 Suite	*forward_suite(void);
 Suite	*metrics_suite(void);
 Suite	*unique_suite(void);
+Suite	*after_suite(void);
 #endif

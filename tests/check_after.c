@@ -1,0 +1,260 @@
+/*
+ * check_after.c: dependencies and batches (issue 37), end to end: a batch
+ * of 1,000 jobs and a final job submitted --after all of them runs once,
+ * after all, while its owner is killed -9 twice and started again; a job
+ * waited for that fails fails its dependents naming it (and a chain of
+ * them), or lets them run with --after-failed run; a job finished before
+ * the submit counts at once; cancel of a waiting job and of a job waited
+ * for; retry of a dependent; unknown IDs and bad lists refused with one
+ * line and nothing written.
+ */
+#include <sys/stat.h>
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "t_cli.h"
+
+#define NBATCH	1000
+
+/* Records "ID ATTEMPT" in the journal; a job whose ID starts bad fails. */
+static const char *
+h_order(void)
+{
+	return t_handler("h_order",
+	    "cat > /dev/null\n"
+	    "echo \"$CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/journal\"\n"
+	    "case $CHUTE_ID in bad*) exit 1;; esac\n");
+}
+
+/* The journal's line number (0 first) of id's first start; -1 none. */
+static int
+first_line(char *const *lines, int n, const char *id)
+{
+	size_t l = strlen(id);
+
+	for (int i = 0; i < n; i++)
+		if (strncmp(lines[i], id, l) == 0 && lines[i][l] == ' ')
+			return i;
+	return -1;
+}
+
+/* The journal split into lines (*n of them); free(*text) after. */
+static char **
+journal_lines(char **text, int *n)
+{
+	char **v = NULL, *p, *save = NULL;
+
+	*n = 0;
+	*text = t_slurp(RP("journal"));
+	EXPECT(*text != NULL, "no journal");
+	for (p = strtok_r(*text, "\n", &save); p; p = strtok_r(NULL, "\n",
+	    &save)) {
+		v = realloc(v, sizeof(*v) * (size_t)(*n + 1));
+		v[(*n)++] = p;
+	}
+	return v;
+}
+
+static int
+count_entries(const char *dir)
+{
+	return t_entries(P("%s/%s", T.spool, dir));
+}
+
+START_TEST(test_a_batch_of_1000_then_one_final_job_runs_once_after_all)
+{
+	char *text, **lines, ids[64];
+	int n, code, last = -1, fin, kills = 0;
+	FILE *argf;
+	pid_t owner;
+
+	/* The batch: one submit of 1,000 files, its IDs collected. */
+	argf = fopen(RP("batch.sh"), "we");
+	EXPECT(argf != NULL, "batch.sh");
+	fprintf(argf, "#!/bin/sh\nset -e\ncd '%s'\nmkdir -p in\n"
+	    "i=0; while [ $i -lt %d ]; do echo $i > in/$i; i=$((i+1)); done\n"
+	    "'%s' submit '%s' in/* > ids\n", T.root, NBATCH, T.bin, T.spool);
+	fclose(argf);
+	EXPECT(system(P("sh '%s'", RP("batch.sh"))) == 0, "the batch");
+	text = t_slurp(RP("ids"));
+	EXPECT(text && t_nlines(text) == NBATCH, "%d IDs printed",
+	    text ? t_nlines(text) : -1);
+	free(text);
+	t_write(RP("final.in"), "final\n");
+	code = CHUTE("submit", T.spool, "--id", "final", "--after-file",
+	    RP("ids"), RP("final.in"));
+	EXPECT(code == 0 && strcmp(T.out, "final\n") == 0, "final: %d %s",
+	    code, T.err);
+	EXPECT(t_exists(SP("wait", "final")) && t_exists(P("%s/after/final",
+	    T.spool)), "final waits, its list beside it");
+	EXPECT(strstr(t_status("final"), " wait ") &&
+	    strstr(t_status("final"), ",+997"), "status: %s",
+	    t_status("final"));
+	/* Killed -9 twice while the batch runs, then let drain. */
+	for (int at = 300; at <= 700; at += 400) {
+		owner = OWNER("-j", "4", "--", h_order());
+		WAIT_UNTIL(t_journal_total() >= at, 60000, "%d started",
+		    at);
+		EXPECT(kill(owner, SIGKILL) == 0, "kill -9");
+		t_reap(owner, 10000, "the killed owner");
+		kills++;
+		EXPECT(t_exists(SP("wait", "final")), "final still waits "
+		    "after kill %d", kills);
+	}
+	EXPECT(DRAIN("-j", "4", "--", h_order()) == 0, "drain");
+	lines = journal_lines(&text, &n);
+	/* Each of the batch started before the final; the final once. */
+	text = t_slurp(RP("ids"));
+	for (int i = 0; i < NBATCH; i++) {
+		char *l = t_line(text, i);
+		int at;
+
+		snprintf(ids, sizeof(ids), "%.*s", (int)strcspn(l, "\n"), l);
+		at = first_line(lines, n, ids);
+		EXPECT(at >= 0, "%s never ran", ids);
+		if (at > last)
+			last = at;
+	}
+	fin = first_line(lines, n, "final");
+	EXPECT(fin > last, "final started at line %d, the batch's last at %d",
+	    fin, last);
+	EXPECT(t_journal_count("final") == 1, "final ran %d times",
+	    t_journal_count("final"));
+	EXPECT(t_exists(SP("done", "final")), "final done");
+	EXPECT(count_entries("wait") == 0, "wait/ empty");
+	free(lines);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_a_failed_dependency_fails_its_dependents_or_lets_them_run)
+{
+	char *st;
+
+	t_submit_as("bad1", "x\n");
+	t_submit_as("ok1", "x\n");
+	t_write(RP("in"), "w\n");
+	EXPECT(CHUTE("submit", T.spool, "--id", "w1", "--after", "bad1,ok1",
+	    RP("in")) == 0, "w1: %s", T.err);
+	EXPECT(CHUTE("submit", T.spool, "--id", "w2", "--after", "bad1",
+	    "--after-failed", "run", RP("in")) == 0, "w2: %s", T.err);
+	/* A chain: w3 waits for w1, which will fail. */
+	EXPECT(CHUTE("submit", T.spool, "--id", "w3", "--after", "w1",
+	    RP("in")) == 0, "w3: %s", T.err);
+	EXPECT(DRAIN("--", h_order()) == 0, "drain");
+	st = t_status("w1");
+	EXPECT(t_token(st, "failed") && strstr(st, "dependency failed: bad1"),
+	    "w1: %s", st);
+	EXPECT(t_journal_count("w1") == 0, "w1 never ran");
+	st = t_status("w3");
+	EXPECT(t_token(st, "failed") && strstr(st, "dependency failed: w1"),
+	    "w3: %s", st);
+	EXPECT(t_exists(SP("done", "w2")) && t_journal_count("w2") == 1,
+	    "w2 ran anyway: %s", t_status("w2"));
+	/* Finished before the submit: counts at once. */
+	EXPECT(CHUTE("submit", T.spool, "--id", "w4", "--after", "ok1",
+	    RP("in")) == 0 && CHUTE("submit", T.spool, "--id", "w5",
+	    "--after", "bad1", RP("in")) == 0, "w4, w5: %s", T.err);
+	EXPECT(DRAIN("--", h_order()) == 0, "drain");
+	EXPECT(t_exists(SP("done", "w4")), "w4: %s", t_status("w4"));
+	EXPECT(t_exists(SP("failed", "w5")), "w5: %s", t_status("w5"));
+	/* Retry of a dependent: it waits again (failed -> wait), and as
+	 * bad1 is still failed, fails again naming it. */
+	EXPECT(CHUTE("retry", T.spool, "w5") == 0 &&
+	    strstr(T.out, "failed->wait"), "retry w5: %s %s", T.out, T.err);
+	EXPECT(t_exists(SP("wait", "w5")), "w5 waits again");
+	EXPECT(DRAIN("--", h_order()) == 0, "drain");
+	EXPECT(strstr(t_status("w5"), "dependency failed: bad1"), "w5: %s",
+	    t_status("w5"));
+}
+END_TEST
+
+START_TEST(test_cancel_of_a_waiting_job_and_of_a_job_waited_for)
+{
+	pid_t owner;
+	char *st;
+
+	t_write(RP("in"), "x\n");
+	EXPECT(CHUTE("submit", T.spool, "--id", "later", "--delay", "1h",
+	    RP("in")) == 0, "later: %s", T.err);
+	EXPECT(CHUTE("submit", T.spool, "--id", "w1", "--after", "later",
+	    RP("in")) == 0 && CHUTE("submit", T.spool, "--id", "w2",
+	    "--after", "later", RP("in")) == 0, "w1, w2: %s", T.err);
+	owner = OWNER("--", h_order());
+	t_await_lock(owner, 10000);
+	/* A waiting job cancelled: wait -> failed, never run. */
+	EXPECT(CHUTE("cancel", T.spool, "w1") == 0 &&
+	    strstr(T.out, "wait->failed"), "cancel w1: %s %s", T.out, T.err);
+	/* The job waited for cancelled by another process: w2 follows. */
+	EXPECT(CHUTE("cancel", T.spool, "later") == 0, "cancel: %s", T.err);
+	WAIT_UNTIL(t_exists(SP("failed", "w2")), 10000, "w2 failed: %s",
+	    t_log_of(owner));
+	st = t_status("w2");
+	EXPECT(strstr(st, "dependency failed: later"), "w2: %s", st);
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+	EXPECT(t_journal_total() == 0, "nothing ran");
+}
+END_TEST
+
+START_TEST(test_unknown_ids_and_bad_lists_are_refused_with_nothing_written)
+{
+	char big[10 * 1024 + 1], ctl[] = "a\001b";
+	int code;
+
+	t_submit_as("there", "x\n");
+	t_write(RP("in"), "x\n");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	code = CHUTE("submit", T.spool, "--after", "there,nope", RP("in"));
+	EXPECT(code == 1 && t_nlines(T.err) == 1 && strstr(T.err, "nope") &&
+	    strstr(T.err, "no such job"), "unknown: %d %s", code, T.err);
+	code = CHUTE("submit", T.spool, "--after", ctl, RP("in"));
+	EXPECT(code == 64 && t_nlines(T.err) == 1 && !strchr(T.err, '\001'),
+	    "control bytes: %d %s", code, T.err);
+	code = CHUTE("submit", T.spool, "--after", big, RP("in"));
+	EXPECT(code == 64 && t_nlines(T.err) == 1 && strlen(T.err) < 200,
+	    "10 kB: %d %s", code, t_snip(T.err));
+	t_write(RP("list"), "there\n../x\n");
+	code = CHUTE("submit", T.spool, "--after-file", RP("list"), RP("in"));
+	EXPECT(code == 64 && strstr(T.err, "ID number 2"), "a bad line: %d "
+	    "%s", code, T.err);
+	code = CHUTE("submit", T.spool, "--after", "there", "--unique", "k",
+	    RP("in"));
+	EXPECT(code == 64, "--after with --unique: %d", code);
+	code = CHUTE("submit", T.spool, "--after-failed", "run", RP("in"));
+	EXPECT(code == 64, "--after-failed alone: %d", code);
+	code = CHUTE("submit", T.spool, "--after", "there", "--after-failed",
+	    "maybe", RP("in"));
+	EXPECT(code == 64, "--after-failed maybe: %d", code);
+	code = CHUTE("submit", T.spool, "--after", "there", "--id", "there",
+	    RP("in"));
+	EXPECT(code == 1 && strstr(T.err, "job exists"), "its own ID: %d %s",
+	    code, T.err);
+	EXPECT(count_entries("wait") == 0 && count_entries("tmp") == 0 &&
+	    count_entries("after") == 0 && count_entries("new") == 1,
+	    "nothing written: wait %d tmp %d after %d new %d",
+	    count_entries("wait"), count_entries("tmp"),
+	    count_entries("after"), count_entries("new"));
+}
+END_TEST
+
+Suite *
+after_suite(void)
+{
+	Suite *s = suite_create("after");
+	TCase *tc = t_tcase(t_cli_setup, t_cli_teardown, "after_spool", 300);
+
+	tcase_add_test(tc, test_a_batch_of_1000_then_one_final_job_runs_once_after_all);
+	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run);
+	tcase_add_test(tc, test_cancel_of_a_waiting_job_and_of_a_job_waited_for);
+	tcase_add_test(tc, test_unknown_ids_and_bad_lists_are_refused_with_nothing_written);
+	suite_add_tcase(s, tc);
+	return s;
+}
