@@ -6,7 +6,8 @@
  * them), or lets them run with --after-failed run; a job finished before
  * the submit counts at once; cancel of a waiting job and of a job waited
  * for; retry of a dependent; unknown IDs and bad lists refused with one
- * line and nothing written.
+ * line and nothing written; on a spool and in a real PostgreSQL queue,
+ * whose workers are killed -9 meanwhile.
  */
 #include <sys/stat.h>
 #include <check.h>
@@ -20,6 +21,8 @@
 
 #include "suites.h"
 #include "t_cli.h"
+#include "t_fleet.h"
+#include "t_pg.h"
 
 #define NBATCH	1000
 
@@ -68,19 +71,20 @@ count_entries(const char *dir)
 	return t_entries(P("%s/%s", T.spool, dir));
 }
 
-START_TEST(test_a_batch_of_1000_then_one_final_job_runs_once_after_all)
+/* 1,000 jobs into store in one submit, their IDs into root/ids; then
+ * the final job --after-file them. */
+static void
+submit_batch(const char *store)
 {
-	char *text, **lines, ids[64];
-	int n, code, last = -1, fin, kills = 0;
+	char *text;
 	FILE *argf;
-	pid_t owner;
+	int code;
 
-	/* The batch: one submit of 1,000 files, its IDs collected. */
 	argf = fopen(RP("batch.sh"), "we");
 	EXPECT(argf != NULL, "batch.sh");
 	fprintf(argf, "#!/bin/sh\nset -e\ncd '%s'\nmkdir -p in\n"
 	    "i=0; while [ $i -lt %d ]; do echo $i > in/$i; i=$((i+1)); done\n"
-	    "'%s' submit '%s' in/* > ids\n", T.root, NBATCH, T.bin, T.spool);
+	    "'%s' submit '%s' in/* > ids\n", T.root, NBATCH, T.bin, store);
 	fclose(argf);
 	EXPECT(system(P("sh '%s'", RP("batch.sh"))) == 0, "the batch");
 	text = t_slurp(RP("ids"));
@@ -88,32 +92,25 @@ START_TEST(test_a_batch_of_1000_then_one_final_job_runs_once_after_all)
 	    text ? t_nlines(text) : -1);
 	free(text);
 	t_write(RP("final.in"), "final\n");
-	code = CHUTE("submit", T.spool, "--id", "final", "--after-file",
+	code = CHUTE("submit", store, "--id", "final", "--after-file",
 	    RP("ids"), RP("final.in"));
 	EXPECT(code == 0 && strcmp(T.out, "final\n") == 0, "final: %d %s",
 	    code, T.err);
-	EXPECT(t_exists(SP("wait", "final")) && t_exists(P("%s/after/final",
-	    T.spool)), "final waits, its list beside it");
-	EXPECT(strstr(t_status("final"), " wait ") &&
-	    strstr(t_status("final"), ",+997"), "status: %s",
-	    t_status("final"));
-	/* Killed -9 twice while the batch runs, then let drain. */
-	for (int at = 300; at <= 700; at += 400) {
-		owner = OWNER("-j", "4", "--", h_order());
-		WAIT_UNTIL(t_journal_total() >= at, 60000, "%d started",
-		    at);
-		EXPECT(kill(owner, SIGKILL) == 0, "kill -9");
-		t_reap(owner, 10000, "the killed owner");
-		kills++;
-		EXPECT(t_exists(SP("wait", "final")), "final still waits "
-		    "after kill %d", kills);
-	}
-	EXPECT(DRAIN("-j", "4", "--", h_order()) == 0, "drain");
+	EXPECT(CHUTE("status", store, "final") == 0 && strstr(T.out,
+	    " wait ") && strstr(T.out, ",+997"), "status: %s", T.out);
+}
+
+/* Every job of the batch started before the final, which started once. */
+static void
+expect_final_last(void)
+{
+	char *text, **lines, ids[64];
+	int n, last = -1, fin;
+
 	lines = journal_lines(&text, &n);
-	/* Each of the batch started before the final; the final once. */
-	text = t_slurp(RP("ids"));
+	char *idtext = t_slurp(RP("ids"));
 	for (int i = 0; i < NBATCH; i++) {
-		char *l = t_line(text, i);
+		char *l = t_line(idtext, i);
 		int at;
 
 		snprintf(ids, sizeof(ids), "%.*s", (int)strcspn(l, "\n"), l);
@@ -127,10 +124,34 @@ START_TEST(test_a_batch_of_1000_then_one_final_job_runs_once_after_all)
 	    fin, last);
 	EXPECT(t_journal_count("final") == 1, "final ran %d times",
 	    t_journal_count("final"));
-	EXPECT(t_exists(SP("done", "final")), "final done");
-	EXPECT(count_entries("wait") == 0, "wait/ empty");
 	free(lines);
 	free(text);
+	free(idtext);
+}
+
+START_TEST(test_a_batch_of_1000_then_one_final_job_runs_once_after_all)
+{
+	int kills = 0;
+	pid_t owner;
+
+	submit_batch(T.spool);
+	EXPECT(t_exists(SP("wait", "final")) && t_exists(P("%s/after/final",
+	    T.spool)), "final waits, its list beside it");
+	/* Killed -9 twice while the batch runs, then let drain. */
+	for (int at = 300; at <= 700; at += 400) {
+		owner = OWNER("-j", "4", "--", h_order());
+		WAIT_UNTIL(t_journal_total() >= at, 60000, "%d started",
+		    at);
+		EXPECT(kill(owner, SIGKILL) == 0, "kill -9");
+		t_reap(owner, 10000, "the killed owner");
+		kills++;
+		EXPECT(t_exists(SP("wait", "final")), "final still waits "
+		    "after kill %d", kills);
+	}
+	EXPECT(DRAIN("-j", "4", "--", h_order()) == 0, "drain");
+	expect_final_last();
+	EXPECT(t_exists(SP("done", "final")), "final done");
+	EXPECT(count_entries("wait") == 0, "wait/ empty");
 }
 END_TEST
 
@@ -245,6 +266,116 @@ START_TEST(test_unknown_ids_and_bad_lists_are_refused_with_nothing_written)
 }
 END_TEST
 
+
+/* ---- a queue ---- */
+
+/* A worker of the queue: -j 4, a 2 s lease (a killed one's jobs soon run). */
+static pid_t
+qworker(const char *log, bool drain)
+{
+	if (drain)
+		return t_spawn((const char *const[]){ T.bin, "run", t_uri,
+		    "-j", "4", "--lease", "2s", "--drain", "--", h_order(),
+		    NULL }, NULL, RP(log), RP(log), NULL);
+	return t_spawn((const char *const[]){ T.bin, "run", t_uri, "-j", "4",
+	    "--lease", "2s", "--", h_order(), NULL }, NULL, RP(log), RP(log),
+	    NULL);
+}
+
+START_TEST(test_a_batch_of_1000_then_one_final_job_runs_once_in_a_queue)
+{
+	pid_t a, b, d;
+
+	submit_batch(t_uri);
+	EXPECT(t_sqln("SELECT waiting FROM chute.live WHERE id = 'final'"
+	    " AND state = 'wait'") == NBATCH, "final waits for 1,000");
+	/* Two workers, each killed -9 in turn while the batch runs. */
+	a = qworker("wa.log", false);
+	b = qworker("wb.log", false);
+	WAIT_UNTIL(t_journal_total() >= 300, 60000, "300 started");
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 a");
+	t_reap(a, 10000, "worker a");
+	WAIT_UNTIL(t_journal_total() >= 650, 60000, "650 started");
+	EXPECT(kill(b, SIGKILL) == 0, "kill -9 b");
+	t_reap(b, 10000, "worker b");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE id = 'final'"
+	    " AND state = 'wait'") == 1, "final still waits");
+	d = qworker("wd.log", true);
+	EXPECT(t_reap(d, 120000, "the draining worker") == 0, "drain: %s",
+	    t_log_of(d));
+	expect_final_last();
+	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE id = 'final'"
+	    " AND state = 'done'") == 1, "final done");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.after WHERE id = 'final'"
+	    " AND NOT settled") == 0, "every edge settled");
+}
+END_TEST
+
+START_TEST(test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_queue)
+{
+	pid_t d;
+
+	t_fleet_submit("default", "bad1", "x\n");
+	t_fleet_submit("default", "ok1", "x\n");
+	t_write(RP("in"), "w\n");
+	EXPECT(CHUTE("submit", t_uri, "--id", "w1", "--after", "bad1,ok1",
+	    RP("in")) == 0, "w1: %s", T.err);
+	EXPECT(CHUTE("submit", t_uri, "--id", "w2", "--after", "bad1",
+	    "--after-failed", "run", RP("in")) == 0, "w2: %s", T.err);
+	EXPECT(CHUTE("submit", t_uri, "--id", "w3", "--after", "w1",
+	    RP("in")) == 0, "w3: %s", T.err);
+	d = qworker("wd.log", true);
+	EXPECT(t_reap(d, 60000, "drain") == 0, "drain: %s", t_log_of(d));
+	EXPECT(CHUTE("status", t_uri, "w1") == 0 && strstr(T.out,
+	    " failed ") && strstr(T.out, "dependency failed: bad1"), "w1: %s",
+	    T.out);
+	EXPECT(CHUTE("status", t_uri, "w3") == 0 && strstr(T.out,
+	    "dependency failed: w1"), "w3: %s", T.out);
+	EXPECT(t_journal_count("w1") == 0 && t_journal_count("w3") == 0,
+	    "neither ran");
+	EXPECT(t_journal_count("w2") == 1 && t_sqln("SELECT count(*) FROM"
+	    " chute.finished WHERE id = 'w2' AND state = 'done'") == 1,
+	    "w2 ran anyway");
+	/* Ended before the submit: at once, without a worker. */
+	EXPECT(CHUTE("submit", t_uri, "--id", "w4", "--after", "ok1",
+	    RP("in")) == 0 && t_sqln("SELECT count(*) FROM chute.live WHERE"
+	    " id = 'w4' AND state = 'new'") == 1, "w4 new: %s", T.err);
+	EXPECT(CHUTE("submit", t_uri, "--id", "w5", "--after", "bad1",
+	    RP("in")) == 0 && t_sqln("SELECT count(*) FROM chute.finished"
+	    " WHERE id = 'w5' AND state = 'failed'") == 1, "w5 failed: %s",
+	    T.err);
+}
+END_TEST
+
+START_TEST(test_cancel_and_bad_lists_in_a_queue)
+{
+	char ctl[] = "a\001b";
+	int code;
+
+	t_write(RP("in"), "x\n");
+	EXPECT(CHUTE("submit", t_uri, "--id", "later", "--delay", "1h",
+	    RP("in")) == 0, "later: %s", T.err);
+	EXPECT(CHUTE("submit", t_uri, "--id", "w1", "--after", "later",
+	    RP("in")) == 0 && CHUTE("submit", t_uri, "--id", "w2", "--after",
+	    "later", RP("in")) == 0, "w1, w2: %s", T.err);
+	EXPECT(CHUTE("cancel", t_uri, "w1") == 0 && strstr(T.out,
+	    "wait->failed"), "cancel w1: %s %s", T.out, T.err);
+	/* The job waited for cancelled: w2 fails in the same transaction. */
+	EXPECT(CHUTE("cancel", t_uri, "later") == 0, "cancel: %s", T.err);
+	EXPECT(CHUTE("status", t_uri, "w2") == 0 && strstr(T.out, " failed ")
+	    && strstr(T.out, "dependency failed: later"), "w2: %s", T.out);
+	/* Refused, nothing written. */
+	code = CHUTE("submit", t_uri, "--after", "later,nope", RP("in"));
+	EXPECT(code == 1 && t_nlines(T.err) == 1 && strstr(T.err, "nope"),
+	    "unknown: %d %s", code, T.err);
+	code = CHUTE("submit", t_uri, "--after", ctl, RP("in"));
+	EXPECT(code == 64 && t_nlines(T.err) == 1, "control bytes: %d %s",
+	    code, T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.payloads") == 3 &&
+	    t_sqln("SELECT count(*) FROM chute.after") == 2, "nothing written");
+}
+END_TEST
+
 Suite *
 after_suite(void)
 {
@@ -255,6 +386,14 @@ after_suite(void)
 	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run);
 	tcase_add_test(tc, test_cancel_of_a_waiting_job_and_of_a_job_waited_for);
 	tcase_add_test(tc, test_unknown_ids_and_bad_lists_are_refused_with_nothing_written);
+	suite_add_tcase(s, tc);
+	if (t_pg_skip())
+		return s;
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "after_pg", 300);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_a_batch_of_1000_then_one_final_job_runs_once_in_a_queue);
+	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_queue);
+	tcase_add_test(tc, test_cancel_and_bad_lists_in_a_queue);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -25,7 +25,7 @@ pgcmd_submit_after(struct pg *pg, const struct af_opts *a, const char *id,
 	static const Oid types[5] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_BYTEA,
 	    PG_OID_TEXT_ARR, PG_OID_TEXT };
 	static const int fmts[5] = { 0, 0, 1, 1, 0 };
-	struct pg_arr deps;
+	struct pg_arr deps = { 0 };
 	const char *v[5], *st;
 	int lens[5] = { 0 }, rc = 0;
 	PGresult *r;
