@@ -344,6 +344,15 @@ START_TEST(test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_q
 	    RP("in")) == 0 && t_sqln("SELECT count(*) FROM chute.finished"
 	    " WHERE id = 'w5' AND state = 'failed'") == 1, "w5 failed: %s",
 	    T.err);
+	/* Retry of a dependent: waits again; fails again while bad1 has. */
+	EXPECT(CHUTE("retry", t_uri, "w1") == 0 && strstr(T.out,
+	    "failed->wait") && t_sqln("SELECT count(*) FROM chute.finished"
+	    " WHERE id = 'w1' AND state = 'failed'") == 1, "w1 again: %s %s",
+	    T.out, T.err);
+	EXPECT(CHUTE("retry", t_uri, "bad1") == 0 && CHUTE("retry", t_uri,
+	    "w1") == 0 && t_sqln("SELECT waiting FROM chute.live WHERE"
+	    " id = 'w1' AND state = 'wait'") == 1, "w1 waits for bad1: %s",
+	    T.err);
 }
 END_TEST
 
