@@ -385,6 +385,32 @@ START_TEST(test_cancel_and_bad_lists_in_a_queue)
 }
 END_TEST
 
+/*
+ * chute forward leaves a spool's waiting job in wait/, saying so: its
+ * dependencies are the spool's jobs, not the queue's.
+ */
+START_TEST(test_forward_leaves_waiting_jobs_in_the_spool)
+{
+	pid_t fw;
+
+	t_submit_as("a", "x\n");
+	t_write(RP("in"), "w\n");
+	EXPECT(CHUTE("submit", T.spool, "--id", "w", "--after", "a",
+	    RP("in")) == 0, "w: %s", T.err);
+	fw = t_spawn((const char *const[]){ T.bin, "forward", T.spool, t_uri,
+	    "--drain", NULL }, NULL, RP("fw.log"), RP("fw.log"), NULL);
+	EXPECT(t_reap(fw, 30000, "forward") == 0, "forward: %s",
+	    t_log_of(fw));
+	EXPECT(t_exists(SP("done", "a")) && t_exists(SP("wait", "w")),
+	    "a forwarded, w left waiting");
+	EXPECT(strstr(t_log_of(fw), "job=w waits in wait/") &&
+	    strstr(t_log_of(fw), "not forwarded"), "its line: %s",
+	    t_log_of(fw));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs") == 1, "only a in the "
+	    "queue");
+}
+END_TEST
+
 Suite *
 after_suite(void)
 {
@@ -403,6 +429,7 @@ after_suite(void)
 	tcase_add_test(tc, test_a_batch_of_1000_then_one_final_job_runs_once_in_a_queue);
 	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_queue);
 	tcase_add_test(tc, test_cancel_and_bad_lists_in_a_queue);
+	tcase_add_test(tc, test_forward_leaves_waiting_jobs_in_the_spool);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -461,6 +461,9 @@ static const char schema12[] =
 "END $$;\n"
 "ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS waiting integer,"
 " ADD COLUMN IF NOT EXISTS after_run boolean;\n"
+/* The views' count of the waiting jobs (pg_view.c): a range of its own. */
+"CREATE INDEX IF NOT EXISTS live_wait ON chute.live (queue, id)"
+" WHERE state = 'wait';\n"
 "CREATE TABLE IF NOT EXISTS chute.after (\n"
 "  queue text COLLATE \"C\" NOT NULL,\n"
 "  id text COLLATE \"C\" NOT NULL,\n"
