@@ -2051,16 +2051,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 10: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 12: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 11");
+	t_sql("UPDATE chute.version SET version = 13");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 11") == 78 &&
-	    strstr(t_log_of(w), "schema version 11, this chute speaks 10: "
-	    "upgrade chute") != NULL, "on version 11: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 13") == 78 &&
+	    strstr(t_log_of(w), "schema version 13, this chute speaks 12: "
+	    "upgrade chute") != NULL, "on version 13: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
