@@ -267,6 +267,33 @@ START_TEST(test_unknown_ids_and_bad_lists_are_refused_with_nothing_written)
 END_TEST
 
 
+/*
+ * A spool made before wait/ and after/: the first chute that may makes
+ * them (here the submit; an owner always may), and nothing else changes.
+ */
+START_TEST(test_a_spool_made_before_wait_gets_it)
+{
+	pid_t owner;
+
+	EXPECT(rmdir(P("%s/wait", T.spool)) == 0 &&
+	    rmdir(P("%s/after", T.spool)) == 0, "an older spool");
+	t_submit_as("a", "x\n");
+	EXPECT(CHUTE("ls", T.spool) == 0 && strstr(T.out, " a"), "ls: %s",
+	    T.err);
+	t_write(RP("in"), "w\n");
+	EXPECT(CHUTE("submit", T.spool, "--id", "w", "--after", "a",
+	    RP("in")) == 0, "w: %s", T.err);
+	EXPECT(t_exists(SP("wait", "w")) && t_exists(P("%s/after/w",
+	    T.spool)), "made, and w waits");
+	owner = OWNER("--", h_order());
+	WAIT_UNTIL(t_exists(SP("done", "w")), 10000, "w ran: %s",
+	    t_log_of(owner));
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+	EXPECT(t_journal_count("a") == 1 && t_journal_count("w") == 1,
+	    "each ran once");
+}
+END_TEST
+
 /* ---- a queue ---- */
 
 /* A worker of the queue: -j 4, a 2 s lease (a killed one's jobs soon run). */
@@ -421,6 +448,7 @@ after_suite(void)
 	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run);
 	tcase_add_test(tc, test_cancel_of_a_waiting_job_and_of_a_job_waited_for);
 	tcase_add_test(tc, test_unknown_ids_and_bad_lists_are_refused_with_nothing_written);
+	tcase_add_test(tc, test_a_spool_made_before_wait_gets_it);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
 		return s;
