@@ -48,7 +48,10 @@ after_dir(struct spool *sp, bool make)
 		return -1;
 	if (mkdirat(sp->root, AFTER_DIR, 0700) == -1 && errno != EEXIST)
 		return -1;
-	/* The umask may have cut the mode; chmod is not cut. */
+	/* new/'s owner and group (root's submit must not keep the owner
+	 * from removing lists), then its mode, which the umask may cut. */
+	(void)fchownat(sp->root, AFTER_DIR, s.st_uid, s.st_gid,
+	    AT_SYMLINK_NOFOLLOW);
 	(void)fchmodat(sp->root, AFTER_DIR, s.st_mode & 07777, 0);
 	return openat(sp->root, AFTER_DIR, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC);

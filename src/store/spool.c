@@ -169,7 +169,14 @@ open_wait(struct spool *sp)
 	    errno != EEXIST)
 		return errno == EACCES || errno == EPERM || errno == EROFS ?
 		    -2 : -1;
-	/* The umask may have cut the mode; chmod is not cut. */
+	/*
+	 * new/'s owner and group, so that root's `chute ls` of an older
+	 * spool does not leave its owner a wait/ it cannot rename out of;
+	 * then the mode, which the umask may have cut (chmod is not cut,
+	 * and comes after the chown, which may clear the setgid bit).
+	 */
+	(void)fchownat(sp->root, state_names[ST_WAIT], s.st_uid, s.st_gid,
+	    AT_SYMLINK_NOFOLLOW);
 	(void)fchmodat(sp->root, state_names[ST_WAIT], s.st_mode & 07777, 0);
 	return openat(sp->root, state_names[ST_WAIT], O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC);
