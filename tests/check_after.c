@@ -294,6 +294,85 @@ START_TEST(test_a_spool_made_before_wait_gets_it)
 }
 END_TEST
 
+/* The fault shim holds the call it was told to (its log says so). */
+static bool
+shim_held(void)
+{
+	char *log = t_slurp(RP("faults"));
+	bool held = log != NULL && strstr(log, "injected HOLD") != NULL;
+
+	free(log);
+	return held;
+}
+
+/*
+ * submit --after killed -9 at each of its two renames (after/.ID ->
+ * after/ID, tmp/ID -> wait/ID), held there by the fault shim: no job is
+ * left waiting, nothing was printed, an owner runs nothing for it, and
+ * the same --id goes in afterwards (the orphan list is overwritten, and
+ * its tmp/ file gone as an owner removes it after 36 h).
+ */
+START_TEST(test_a_submit_killed_at_either_rename_leaves_no_job)
+{
+	static const char *const call[] = { "renameat:1:HOLD",
+	    "renameat2:1:HOLD" };
+	static const char *const path[] = { "/after/", "/wait/" };
+	const char *lib = getenv("CHUTE_FAULT_LIB");
+	int code;
+	pid_t p, owner;
+
+	if (lib == NULL) {
+		fprintf(stderr, "check_after: the crash of submit: skipped: "
+		    "CHUTE_FAULT_LIB is not set\n");
+		return;
+	}
+	EXPECT(mkfifo(RP("stall"), 0600) == 0, "mkfifo: %s", strerror(errno));
+	t_submit_as("a", "x\n");
+	t_write(RP("in"), "w\n");
+	for (int i = 0; i < 2; i++) {
+		unlink(RP("faults"));
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("CHUTE_FAULT", call[i], 1);
+		setenv("CHUTE_FAULT_PATH", path[i], 1);
+		setenv("CHUTE_FAULT_HOLD", RP("stall"), 1);
+		setenv("CHUTE_FAULT_LOG", RP("faults"), 1);
+		p = t_spawn((const char *const[]){ T.bin, "submit", T.spool,
+		    "--id", "w", "--after", "a", RP("in"), NULL }, NULL,
+		    RP("out"), RP("out.err"), NULL);
+		unsetenv("LD_PRELOAD");
+		unsetenv("CHUTE_FAULT");
+		unsetenv("CHUTE_FAULT_PATH");
+		unsetenv("CHUTE_FAULT_HOLD");
+		unsetenv("CHUTE_FAULT_LOG");
+		WAIT_UNTIL(t_poll_exit(p, &code) || shim_held(), 10000,
+		    "rename %d held, or the submit done", i);
+		EXPECT(shim_held(), "rename %d was held: %s", i,
+		    t_slurp(RP("out.err")));
+		kill(p, SIGKILL);
+		t_reap(p, 5000, "the killed submit");
+		char *out = t_slurp(RP("out"));
+		EXPECT(!t_exists(SP("wait", "w")) && (out == NULL ||
+		    out[0] == '\0'), "kill at rename %d: no job waits, no ID "
+		    "printed", i);
+		free(out);
+	}
+	owner = OWNER("--", h_order());
+	WAIT_UNTIL(t_exists(SP("done", "a")), 10000, "a ran");
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+	EXPECT(t_journal_count("w") == 0 && !t_exists(SP("new", "w")) &&
+	    !t_exists(SP("done", "w")) && !t_exists(SP("failed", "w")),
+	    "nothing ran for w, and there is no job w");
+	/* tmp/w, as the owner removes it after 36 h; after/w is left. */
+	unlink(SP("tmp", "w"));
+	EXPECT(t_exists(P("%s/after/w", T.spool)), "the orphan list");
+	EXPECT(CHUTE("submit", T.spool, "--id", "w", "--after", "a",
+	    RP("in")) == 0 && t_exists(SP("wait", "w")), "w goes in: %s",
+	    T.err);
+	EXPECT(DRAIN("--", h_order()) == 0 && t_exists(SP("done", "w")),
+	    "and runs: %s", t_status("w"));
+}
+END_TEST
+
 /* ---- a queue ---- */
 
 /* A worker of the queue: -j 4, a 2 s lease (a killed one's jobs soon run). */
@@ -449,6 +528,7 @@ after_suite(void)
 	tcase_add_test(tc, test_cancel_of_a_waiting_job_and_of_a_job_waited_for);
 	tcase_add_test(tc, test_unknown_ids_and_bad_lists_are_refused_with_nothing_written);
 	tcase_add_test(tc, test_a_spool_made_before_wait_gets_it);
+	tcase_add_test(tc, test_a_submit_killed_at_either_rename_leaves_no_job);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
 		return s;
