@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
 #include <stdio.h>
@@ -517,6 +518,61 @@ START_TEST(test_forward_leaves_waiting_jobs_in_the_spool)
 }
 END_TEST
 
+/*
+ * The race the submit's lock closes: a submit --after whose transaction
+ * is still open while the job it waits for ends.  The end (here a cancel)
+ * must wait for the submit's commit, and its trigger then sees the new
+ * edge: the waiting job fails naming it.  Without the FOR KEY SHARE the
+ * cancel went through at once and the waiting job waited forever.
+ */
+START_TEST(test_an_end_during_a_submit_waits_for_it_and_settles_its_edge)
+{
+	char *out;
+	pid_t psql, c;
+	FILE *f = NULL;
+	int fd;
+
+	t_fleet_submit("default", "d", "x\n");
+	EXPECT(mkfifo(RP("sql"), 0600) == 0, "mkfifo: %s", strerror(errno));
+	/* A writer before the reader: psql never finds the FIFO at EOF. */
+	signal(SIGPIPE, SIG_IGN);
+	fd = open(RP("sql"), O_RDWR | O_CLOEXEC);
+	EXPECT(fd != -1 && (f = fdopen(fd, "w")) != NULL, "open the fifo: %s",
+	    strerror(errno));
+	psql = t_spawn((const char *const[]){ "/bin/sh", "-c",
+	    "exec psql -X -q -At -w \"$1\"", "sh", t_uri, NULL }, RP("sql"),
+	    RP("psql.out"), RP("psql.err"), NULL);
+	setvbuf(f, NULL, _IONBF, 0);
+	EXPECT(fprintf(f, "BEGIN;\nSELECT chute.submit_after('default', 'w',"
+	    " 'x', ARRAY['d'], false);\n") > 0, "psql: %s",
+	    t_slurp(RP("psql.err")));
+	/* Its answer is in psql's buffer: the session idle in its
+	 * transaction says the call returned. */
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM pg_stat_activity WHERE"
+	    " datname = current_database() AND state = 'idle in transaction'"
+	    " AND query LIKE '%submit_after%'") == 1, 20000, "the submit's "
+	    "call: %s; psql %s; %s", t_slurp(RP("psql.err")), t_alive(psql) ?
+	    "alive" : "gone", t_sql("SELECT string_agg(state || ':' || query,"
+	    " ' | ') FROM pg_stat_activity WHERE datname = current_database()"));
+	c = t_spawn((const char *const[]){ T.bin, "cancel", t_uri, "d", NULL },
+	    NULL, RP("cancel.out"), RP("cancel.out"), NULL);
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM pg_stat_activity WHERE"
+	    " wait_event_type = 'Lock' AND query LIKE '%DELETE FROM chute.live%'")
+	    == 1, 20000, "the cancel waits for the submit's commit");
+	fprintf(f, "COMMIT;\n");
+	fclose(f);
+	EXPECT(t_reap(c, 20000, "cancel") == 0, "cancel: %s",
+	    t_log_of(c));
+	t_reap(psql, 20000, "psql");
+	out = t_slurp(RP("psql.out"));
+	EXPECT(out != NULL && strcmp(out, "wait\n") == 0, "the submit "
+	    "said: %s", out);
+	free(out);
+	EXPECT(CHUTE("status", t_uri, "w") == 0 && strstr(T.out, " failed ") &&
+	    strstr(T.out, "dependency failed: d"), "w: %s", T.out);
+}
+END_TEST
+
 Suite *
 after_suite(void)
 {
@@ -538,6 +594,7 @@ after_suite(void)
 	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_queue);
 	tcase_add_test(tc, test_cancel_and_bad_lists_in_a_queue);
 	tcase_add_test(tc, test_forward_leaves_waiting_jobs_in_the_spool);
+	tcase_add_test(tc, test_an_end_during_a_submit_waits_for_it_and_settles_its_edge);
 	suite_add_tcase(s, tc);
 	return s;
 }
