@@ -43,6 +43,7 @@ main(void)
 		srunner_add_suite(sr, unique_suite());
 		srunner_add_suite(sr, recurring_suite());
 		srunner_add_suite(sr, limits_suite());
+		srunner_add_suite(sr, after_suite());
 	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -78,10 +78,11 @@ START_TEST(test_each_state_is_its_directory_and_tmp_and_log_are_none)
 	nl = states_where(JS_TERMINAL, 0, live);
 	nt = states_where(JS_TERMINAL, JS_TERMINAL, term);
 	ck_assert_int_eq(nl + nt, ST_NSTATES);
-	ck_assert_int_eq(nl, 3);
-	ck_assert_int_eq(live[0], ST_NEW);
-	ck_assert_int_eq(live[1], ST_CUR);
-	ck_assert_int_eq(live[2], ST_DEFER);
+	ck_assert_int_eq(nl, 4);
+	ck_assert_int_eq(live[0], ST_WAIT);
+	ck_assert_int_eq(live[1], ST_NEW);
+	ck_assert_int_eq(live[2], ST_CUR);
+	ck_assert_int_eq(live[3], ST_DEFER);
 	ck_assert_int_eq(nt, 2);
 	ck_assert_int_eq(term[0], ST_DONE);
 	ck_assert_int_eq(term[1], ST_FAILED);

@@ -47,7 +47,10 @@ done
 for v in $vars; do
 	has "Ev $v" || missing+=("variable $v")
 done
-for d in tmp new cur defer done failed log; do
+# The states' directories from their table (src/base/jobstate.h), and the rest.
+states=$(sed -n 's/^[[:space:]]*X(ST_[A-Z]*,[[:space:]]*"\([a-z]*\)".*/\1/p' src/base/jobstate.h)
+[ -n "$states" ] || missing+=("(no state found in src/base/jobstate.h)")
+for d in tmp $states log unique after; do
 	has "Pa $d/" || has "$d/" || missing+=("directory $d/")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -29,4 +29,5 @@ Suite	*metrics_suite(void);
 Suite	*unique_suite(void);
 Suite	*recurring_suite(void);
 Suite	*limits_suite(void);
+Suite	*after_suite(void);
 #endif

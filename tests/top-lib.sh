@@ -37,7 +37,7 @@ top_start() {
 	check "the shell in the pane shows its prompt" screen '^\$ ?$'
 	type_line "S=\$(stty -g); $chute top $1; echo top-exit=\$? tty-same=\$([ \"\$S\" = \"\$(stty -g)\" ] && echo yes)"
 	check "chute top shows the empty counts" \
-		screen '^new 0 +cur 0 +defer 0 +done 0 +failed 0'
+		screen '^wait 0 +new 0 +cur 0 +defer 0 +done 0 +failed 0'
 	check "the view is on the alternate screen" until_ok 10000 alt 1
 	check "the view fits 80 columns: its key line is the 24th" \
 		until_ok 10000 keys_on 24

@@ -38,13 +38,13 @@ top_start "$spool"
 
 submit b1 block && submit b2 block && submit f1 fail
 check "three submitted jobs appear in new/ with no key pressed" \
-	screen '^new 3 +cur 0 '
+	screen '^wait 0 +new 3 +cur 0 '
 
 "$chute" run "$spool" -j 2 --max-attempts 1 -- "$tmp/handler" \
 	2> "$tmp/owner.log" &
 owner=$!
 check "an owner's two claims show as two running jobs" \
-	screen '^new 1 +cur 2 '
+	screen '^wait 0 +new 1 +cur 2 '
 running() { screen "^ +[0-9]+s +$1 *\$"; }
 check "the running list names them with their elapsed time" \
 	eval 'running b1 && running b2'
@@ -54,7 +54,7 @@ check "... and the owner's row its host, pid and running jobs" \
 
 touch "$tmp/release-b1" "$tmp/release-b2"
 check "finished jobs move the counts to done/ and failed/" \
-	screen '^new 0 +cur 0 +defer 0 +done 2 +failed 1'
+	screen '^wait 0 +new 0 +cur 0 +defer 0 +done 2 +failed 1'
 check "the failure is listed with its reason" screen '^ +[0-9]+s +1 +exit=3 +f1 *$'
 check "throughput counts the three jobs of the last minute" \
 	screen '^last minute: 2 done, 1 failed, 0\.05/s'
@@ -81,7 +81,7 @@ tm send-keys -t top r
 check "r retries the selected failed job" screen '^b3 failed->new$'
 check "... which runs again" running b3
 touch "$tmp/release-b3"
-check "... and finishes in done/" screen '^new 0 +cur 0 +defer 0 +done 3 +failed 1'
+check "... and finishes in done/" screen '^wait 0 +new 0 +cur 0 +defer 0 +done 3 +failed 1'
 
 # ---- keys: a key at its limit (set while the owner runs), in a list ----
 "$chute" limit "$spool" --key cust --max 1 > /dev/null
@@ -95,14 +95,14 @@ check "the keys' list: the key at its limit, 1 running, 2 waiting, max 1" \
 check "... and no second job of it runs" eval '! running "k2,k=cust"'
 touch "$tmp/release-k1,k=cust" "$tmp/release-k2,k=cust" "$tmp/release-k3,k=cust"
 check "... then its jobs run one at a time to done/" \
-	screen '^new 0 +cur 0 +defer 0 +done 6 +failed 1'
+	screen '^wait 0 +new 0 +cur 0 +defer 0 +done 6 +failed 1'
 check "... and the keys' list is gone with them" until_ok 10000 hasnt '^KEY '
 
 # ---- leaving ----
 top_leave "$spool" 'done 6 +failed 1'
 
 # ---- without a terminal ----
-top_summary "$spool" 'new 0 +cur 0 +defer 0 +done 6 +failed 1'
+top_summary "$spool" 'wait 0 +new 0 +cur 0 +defer 0 +done 6 +failed 1'
 
 # A queue's view is tests/top_pg.sh's; here only one no server answers.
 "$chute" top postgresql://127.0.0.1:1/none > "$tmp/screen" 2>&1

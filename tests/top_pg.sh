@@ -55,14 +55,14 @@ top_start "$url"
 check "the title names the queue" screen '^chute top .*--queue default +0 workers'
 
 submit b1 block && submit b2 block && submit f1 fail
-check "three submitted jobs appear with no key pressed" screen '^new 3 +cur 0 '
+check "three submitted jobs appear with no key pressed" screen '^wait 0 +new 3 +cur 0 '
 
 # --prefetch 0: it claims only what it starts, as an owner of a spool.
 "$chute" run "$url" -j 2 --prefetch 0 --max-attempts 1 -- "$tmp/handler" \
 	2> "$tmp/worker.log" &
 worker=$!
 me=$(hostname):$worker
-check "a worker's two claims show as two running jobs" screen '^new 1 +cur 2 '
+check "a worker's two claims show as two running jobs" screen '^wait 0 +new 1 +cur 2 '
 running() { screen "^ +[0-9]+s +$me +[0-9]+[sm] +$1 *\$"; }
 check "the running list names them with their worker ($me), elapsed time and lease" \
 	eval 'running b1 && running b2'
@@ -72,7 +72,7 @@ check "... and the title counts it" screen '--queue default +1 worker '
 
 touch "$tmp/release-b1" "$tmp/release-b2"
 check "finished jobs move the counts to done and failed" \
-	screen '^new 0 +cur 0 +defer 0 +done 2 +failed 1'
+	screen '^wait 0 +new 0 +cur 0 +defer 0 +done 2 +failed 1'
 check "the failure is listed with its reason" screen '^ +[0-9]+s +1 +exit=3 +f1 *$'
 check "throughput counts the three jobs of the last minute" \
 	screen '^last minute: 2 done, 1 failed, 0\.05/s'
@@ -93,17 +93,17 @@ check "r retries the selected failed job" screen '^b3 failed->new$'
 check "... and its log says who" eval '"$chute" log "$url" b3 | grep -q "reset by \`chute top\`"'
 check "... which runs again" running b3
 touch "$tmp/release-b3"
-check "... and finishes in done" screen '^new 0 +cur 0 +defer 0 +done 3 +failed 1'
+check "... and finishes in done" screen '^wait 0 +new 0 +cur 0 +defer 0 +done 3 +failed 1'
 
 # ---- the server goes away and comes back ----
 pg_down
 check "the server gone: the view says so" screen '^lost the server at [0-9:]+, connecting again'
-check "... and still shows what it knew" has '^new 0 +cur 0 +defer 0 +done 3 +failed 1'
+check "... and still shows what it knew" has '^wait 0 +new 0 +cur 0 +defer 0 +done 3 +failed 1'
 pg_up
 check "the server back: the view connects again" until_ok 20000 hasnt '^lost the server'
 submit n1 ok
 check "... and follows the queue again: a job submitted runs and is counted" \
-	screen '^new 0 +cur 0 +defer 0 +done 4 +failed 1'
+	screen '^wait 0 +new 0 +cur 0 +defer 0 +done 4 +failed 1'
 
 # ---- paused ----
 "$chute" pause "$url" > /dev/null
@@ -123,7 +123,7 @@ check "... and the title counts none" screen '--queue default +0 workers '
 top_leave "$url" 'done 4 +failed 1'
 
 # ---- without a terminal ----
-top_summary "$url" 'new 0 +cur 0 +defer 0 +done 4 +failed 1'
+top_summary "$url" 'wait 0 +new 0 +cur 0 +defer 0 +done 4 +failed 1'
 pg_down
 "$chute" top "$url" > "$tmp/screen" 2>&1
 rc=$?

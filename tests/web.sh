@@ -347,7 +347,7 @@ check "the overview loads, the browser giving the credentials it is asked for" \
 	b_ok "open $base/"
 counts_match() {
 	local st
-	for st in new cur defer done failed; do
+	for st in wait new cur defer done failed; do
 		b "eval document.getElementById('c-$st').textContent"
 		[ "$reply" = "$(stat_of $st "${1:-$spool}")" ] || return 1
 	done

@@ -16,10 +16,14 @@
  *   JS_TERMINAL  a job's end: `wait` waits for it, `purge` removes from
  *                it; a job in any other state is live: the owner watches
  *                it and `cancel` takes it from there to failed
- *   JS_SUBMIT    a submitter renames into it (new/, defer/): its directory
- *                is group-writable when the spool is shared with a group
+ *   JS_SUBMIT    a submitter renames into it (wait/, new/, defer/): its
+ *                directory is group-writable when the spool is shared
+ *                with a group
+ * wait: a job submitted with --after, until the jobs it waits for end
+ * (spool-layout.md, "Dependencies").
  */
 #define JOBSTATES(X) \
+	X(ST_WAIT,	"wait",		JS_SUBMIT) \
 	X(ST_NEW,	"new",		JS_SUBMIT) \
 	X(ST_CUR,	"cur",		0) \
 	X(ST_DEFER,	"defer",	JS_SUBMIT) \

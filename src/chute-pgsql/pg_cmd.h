@@ -20,6 +20,14 @@ int	 pgcmd_init(int argc, char **argv);
  * database has are printed at the end, in input order.
  */
 int	 pgcmd_submit(int argc, char **argv);
+/*
+ * submit --after: the job id, of body, waiting for a's jobs (chute.
+ * submit_after): prints the ID; EXIT_NO after one line for a job that is
+ * not the queue's or an ID taken; nothing written then.
+ */
+struct af_opts;
+int	 pgcmd_submit_after(struct pg *pg, const struct af_opts *a,
+	    const char *id, const char *body, size_t len);
 struct uq_opts;
 /*
  * pg_cmd_unique.c: submit with u's unique key the one job body under id

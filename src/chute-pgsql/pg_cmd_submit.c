@@ -17,6 +17,7 @@
 #include "cli/cmd.h"
 #include "store/spool.h"
 #include "cli/listing.h"
+#include "cli/submit_after.h"
 #include "cli/submit_unique.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
@@ -40,6 +41,7 @@ struct submit {
 	struct pg_arr	 did, body;	/* the batch */
 	long long	 bytes;
 	struct uq_opts	 u;		/* --unique and its modes */
+	struct af_opts	 a;		/* --after and its mode */
 };
 
 /* The whole input, at most PG_MAX_JOB bytes.  NULL (errno EFBIG: too big). */
@@ -251,6 +253,38 @@ submit_unique(struct pg *pg, struct submit *sb, const char *file)
 	return rc;
 }
 
+/* --after: the one input, read whole, waiting for its jobs. */
+static int
+submit_after(struct pg *pg, struct submit *sb, const char *file)
+{
+	bool is_stdin = strcmp(file, "-") == 0;
+	char id[NAME_MAX + 1], *body;
+	size_t len;
+	int fd, rc;
+
+	if (sb->id != NULL)
+		strlcpy(id, sb->id, sizeof(id));
+	else
+		id_generate(id, sizeof(id));
+	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
+	    == -1) {
+		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
+		return EX_NOINPUT;
+	}
+	body = slurp(fd, &len);
+	if (!is_stdin)
+		close(fd);
+	if (body == NULL) {
+		fprintf(stderr, "chute: %s: %s\n", file, errno == EFBIG ?
+		    "larger than the limit of a job in a PostgreSQL queue" :
+		    strerror(errno));
+		return EX_NOINPUT;
+	}
+	rc = pgcmd_submit_after(pg, &sb->a, id, body, len);
+	free(body);
+	return rc;
+}
+
 /* One option of submit; 0, or an exit status (said). */
 static int
 submit_option(void *arg, int c, char *v)
@@ -270,7 +304,8 @@ submit_option(void *arg, int c, char *v)
 		sb->key = v;
 		return 0;
 	}
-	if ((rc = uq_option(&sb->u, c, v)) != 1)
+	if ((rc = uq_option(&sb->u, c, v)) != 1 ||
+	    (rc = af_option(&sb->a, c, v)) != 1)
 		return rc;
 	if (c == 'i') {
 		sb->id = v;
@@ -297,6 +332,7 @@ submit_parse(int argc, char **argv, struct submit *sb)
 		{ "priority", required_argument, NULL, 'p' },
 		{ "key", required_argument, NULL, 'k' },
 		UQ_LONGOPTS,
+		AF_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int rc;
@@ -306,6 +342,9 @@ submit_parse(int argc, char **argv, struct submit *sb)
 		return rc;
 	if (sb->id != NULL && argc - optind > 1)
 		return usage_error("submit", "--id with more than one input");
+	if ((rc = af_check(&sb->a, argc - optind, sb->u.key != NULL,
+	    sb->delay >= 0 || sb->at >= 0)) != 0)
+		return rc;
 	return uq_check(&sb->u, argc - optind);
 }
 
@@ -325,8 +364,10 @@ pgcmd_submit(int argc, char **argv)
 	int rc, r, n;
 
 	if ((rc = pgcmd_take(&argc, argv, "submit", &pg, true)) != 0 ||
-	    (rc = submit_parse(argc, argv, &sb)) != 0)
+	    (rc = submit_parse(argc, argv, &sb)) != 0) {
+		af_free(&sb.a);
 		return rc;
+	}
 	files = optind < argc ? argv + optind : stdin_only;
 	n = optind < argc ? argc - optind : 1;
 	if ((sb.ids = calloc((size_t)n, sizeof(*sb.ids))) == NULL)
@@ -335,9 +376,11 @@ pgcmd_submit(int argc, char **argv)
 		free(sb.ids);
 		return pgcmd_done(&pg, rc ? rc : pg_fail(&pg, "connect"));
 	}
-	if (sb.u.key != NULL) {
-		rc = submit_unique(&pg, &sb, files[0]);
+	if (sb.u.key != NULL || sb.a.given) {
+		rc = sb.a.given ? submit_after(&pg, &sb, files[0]) :
+		    submit_unique(&pg, &sb, files[0]);
 		free(sb.ids);
+		af_free(&sb.a);
 		return pgcmd_done(&pg, rc);
 	}
 	batch_begin(&sb);

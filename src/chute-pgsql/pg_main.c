@@ -13,6 +13,7 @@
 #include "base/chute.h"
 #include "cli/cmd.h"
 #include "cli/schedule.h"
+#include "cli/submit_after.h"
 #include "queue/store.h"
 #include "chute-pgsql/pg_cmd.h"
 
@@ -25,7 +26,7 @@ static const struct cmd own[] = {
 	{ "init", pgcmd_init, "URL" },
 	{ "submit", pgcmd_submit,
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] "
-	    SCHED_USAGE " " UNIQUE_USAGE " [FILE...]" },
+	    SCHED_USAGE " " UNIQUE_USAGE " " AFTER_USAGE " [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
 	    " [--persistent] [--inline] [--lease DUR] [--prefetch N] [--poll DUR]"

@@ -6,7 +6,7 @@
 // ID or a reason is shown as the characters it is.
 "use strict";
 (function () {
-	var STATES = ["new", "cur", "defer", "done", "failed"];
+	var STATES = ["wait", "new", "cur", "defer", "done", "failed"];
 	var HOUR = 60, HEIGHT = 100;
 	var page = document.getElementById("overview");
 

@@ -46,7 +46,7 @@ read_query(const struct web_req *r, struct page_query *q)
 
 	if ((v = r->get(r->arg, "state")) != NULL &&
 	    (q->state = state_from_name(v)) == ST_NONE)
-		return "state: one of new, cur, defer, done, failed";
+		return "state: one of wait, new, cur, defer, done, failed";
 	if (r->get(r->arg, "prefix") != NULL &&
 	    !page_field(r, "prefix", false, q->prefix, sizeof(q->prefix)))
 		return "prefix: too long, or a control character";

@@ -12,6 +12,7 @@
 #include "base/chute.h"
 #include "cli/cmd.h"
 #include "cli/schedule.h"
+#include "cli/submit_after.h"
 #include "queue/store.h"
 
 /*
@@ -56,7 +57,7 @@ static const struct cmd own[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
 	{ "submit", cmd_submit,
 	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] " SCHED_USAGE
-	    " " UNIQUE_USAGE " [FILE...]" },
+	    " " UNIQUE_USAGE " " AFTER_USAGE " [FILE...]" },
 	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--inline] [--if-unowned] [--syslog[=FACILITY]]"

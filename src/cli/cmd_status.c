@@ -27,8 +27,8 @@ sched_words(int prio, const char *key, char *buf, size_t len)
 }
 
 /*
- * "ID STATE attempts=N [priority=P] [key=K] [unique=K] [last outcome]
- * [next=TIME]",
+ * "ID STATE attempts=N [priority=P] [key=K] [unique=K] [after=ID,...]
+ * [last outcome] [next=TIME]",
  * priority and key when given, or "unknown job"; a
  * job forwarded to a database queue says so, and where:
  * "ID forwarded attempts=N to QUEUE at URI as ID".
@@ -37,7 +37,7 @@ static int
 status_one(struct store *s, const char *id)
 {
 	struct store_job j = { .prio = PRIO_DEFAULT };
-	char text[4 * sizeof(j.last) + 1], tail[64] = "", sched[192] = "";
+	char text[4 * sizeof(j.last) + 1], tail[64] = "", sched[1024] = "";
 	int rc;
 
 	if ((rc = s->ops->job(s, id, &j)) == EXIT_NO)
@@ -62,6 +62,9 @@ status_one(struct store *s, const char *id)
 	if (j.unique[0] != '\0')	/* after the other words: issue 37 */
 		snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
 		    " unique=%s", j.unique);
+	if (j.after[0] != '\0')	/* submit --after */
+		snprintf(sched + strlen(sched), sizeof(sched) - strlen(sched),
+		    " after=%s", j.after);
 	printf("%s %s attempts=%lld%s%s%s%s\n", id, state_names[j.state],
 	    j.attempts, sched, j.last[0] ? " " : "", text, tail);
 	return 0;

@@ -19,6 +19,7 @@
 #include "base/sched.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "cli/submit_after.h"
 #include "cli/submit_unique.h"
 #include "store/spool.h"
 #include "store/state.h"
@@ -34,6 +35,7 @@ struct submit {
 	int		 nids;
 	int		 rc;
 	struct uq_opts	 u;		/* --unique and its modes */
+	struct af_opts	 a;		/* --after and its mode */
 };
 
 static int
@@ -111,6 +113,7 @@ parse(int argc, char **argv, struct submit *sb)
 		{ "delay", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, 'a' },
 		UQ_LONGOPTS,
+		AF_LONGOPTS,
 		{ "priority", required_argument, NULL, 'p' },
 		{ "key", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
@@ -121,7 +124,8 @@ parse(int argc, char **argv, struct submit *sb)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if ((r = uq_option(&sb->u, c, optarg)) != 1) {
+		if ((r = uq_option(&sb->u, c, optarg)) != 1 ||
+		    (r = af_option(&sb->a, c, optarg)) != 1) {
 			if (r != 0)
 				return r;
 			continue;
@@ -190,35 +194,68 @@ check_attributes(struct submit *sb)
 }
 
 /*
- * --unique: its own path (cmd_submit_unique.c), given the ID with the
- * priority and key in it (,u=KEY goes after them), or NULL for one it
- * makes itself.
+ * The ID for --unique's and --after's own paths: --id's, or NULL for one
+ * they make, unless a priority or key must be in it (,u=KEY goes after
+ * them): then into buf (NAME_MAX + 1).  0, or an exit status.
  */
 static int
-submit_unique(struct submit *sb, const char *file)
+named_id(const struct submit *sb, char *buf, const char **id)
 {
-	char base[NAME_MAX + 1], named[NAME_MAX + 1];
+	char base[NAME_MAX + 1];
 
+	*id = sb->id;
 	if (sb->prio == PRIO_DEFAULT && sb->key == NULL)
-		return uq_submit_spool(&sb->sp, &sb->u, file, sb->id, sb->at);
+		return 0;
 	if (sb->id != NULL)
 		strlcpy(base, sb->id, sizeof(base));
 	else
 		id_generate(base, sizeof(base));
-	if (jobattr_name(base, sb->prio, sb->key, named, sizeof(named)) == -1) {
+	if (jobattr_name(base, sb->prio, sb->key, buf, NAME_MAX + 1) == -1) {
 		fprintf(stderr, "chute: %s: %s\n", base, strerror(errno));
 		return EX_SOFTWARE;
 	}
-	return uq_submit_spool(&sb->sp, &sb->u, file, named, sb->at);
+	*id = buf;
+	return 0;
+}
+
+/* --unique: its own path (cmd_submit_unique.c). */
+static int
+submit_unique(struct submit *sb, const char *file)
+{
+	char buf[NAME_MAX + 1];
+	const char *id;
+	int rc;
+
+	if ((rc = named_id(sb, buf, &id)) != 0)
+		return rc;
+	return uq_submit_spool(&sb->sp, &sb->u, file, id, sb->at);
+}
+
+/* --after: its own path (cmd_submit_after.c). */
+static int
+submit_after(struct submit *sb, const char *file)
+{
+	char buf[NAME_MAX + 1];
+	const char *id;
+	int rc;
+
+	if ((rc = named_id(sb, buf, &id)) != 0)
+		return rc;
+	return af_submit_spool(&sb->sp, &sb->a, file, id);
 }
 
 static int
 parse_rest(int argc, struct submit *sb)
 {
+	int r;
+
 	if (optind >= argc)
 		return usage_error("submit", "no spool given");
 	if (sb->id != NULL && argc - optind > 2)
 		return usage_error("submit", "--id with more than one input");
+	if ((r = af_check(&sb->a, argc - optind - 1, sb->u.key != NULL,
+	    sb->at != 0)) != 0)
+		return r;
 	return uq_check(&sb->u, argc - optind - 1);
 }
 
@@ -231,10 +268,14 @@ cmd_submit(int argc, char **argv)
 	int nfiles, rc, st;
 
 	if ((rc = parse(argc, argv, &sb)) != 0 ||
-	    (rc = parse_rest(argc, &sb)) != 0)
+	    (rc = parse_rest(argc, &sb)) != 0) {
+		af_free(&sb.a);
 		return rc;
-	if ((rc = spool_open_or_say(&sb.sp, argv[optind])) != 0)
+	}
+	if ((rc = spool_open_or_say(&sb.sp, argv[optind])) != 0) {
+		af_free(&sb.a);
 		return rc;
+	}
 	files = argc - optind > 1 ? argv + optind + 1 : stdin_only;
 	nfiles = argc - optind > 1 ? argc - optind - 1 : 1;
 	if (sb.u.key != NULL) {
@@ -245,6 +286,10 @@ cmd_submit(int argc, char **argv)
 		fprintf(stderr, "chute: %s: job exists (%s)\n", sb.id,
 		    state_names[st]);
 		sb.rc = EXIT_NO;
+		goto out;
+	}
+	if (sb.a.given) {
+		sb.rc = submit_after(&sb, files[0]);
 		goto out;
 	}
 	if ((sb.ids = calloc(nfiles, sizeof(sb.ids[0]))) == NULL) {
@@ -267,6 +312,7 @@ cmd_submit(int argc, char **argv)
 	sb.rc = cmd_flush_stdout(sb.rc);
 out:
 	free(sb.ids);
+	af_free(&sb.a);
 	spool_close(&sb.sp);
 	return sb.rc;
 }

@@ -48,6 +48,8 @@ struct store_job {
 	int		 prio;		/* PRIO_DEFAULT unless given */
 	char		 key[KEY_MAX + 1];	/* "" none */
 	char		 unique[KEY_MAX + 1];	/* its unique key; "" none */
+	/* What it waits (or waited) for: "ID,ID,ID,+N" and ",run", or "". */
+	char		 after[700];
 };
 
 /* The store's pause, as status and stats show it. */

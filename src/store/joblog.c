@@ -256,6 +256,10 @@ parse_line(const char *p, size_t len, struct joblog_info *ji)
 		strlcpy(ji->last, "cancelled", sizeof(ji->last));
 		return;
 	}
+	if (strncmp(text, "dependency ", 11) == 0) {	/* wait -> failed */
+		strlcpy(ji->last, text, sizeof(ji->last));
+		return;
+	}
 	if (strncmp(text, "rejected", 8) == 0) {
 		strlcpy(ji->last, "rejected", sizeof(ji->last));
 		return;

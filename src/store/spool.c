@@ -119,6 +119,9 @@ spool_init(const char *path, const char *group)
 	/* Unique keys' files (store/unique.c): submitters write them too. */
 	if (init_dir(root, "unique", dir_mode(ST_NEW, group), gid) == -1)
 		goto out;
+	/* Dependency lists (store/after.c): written by submitters too. */
+	if (init_dir(root, "after", dir_mode(ST_NEW, group), gid) == -1)
+		goto out;
 	for (int i = 0; i < ST_NDIRS; i++)
 		if (fsync_path(root, state_names[i]) == -1)
 			goto out;
@@ -143,6 +146,42 @@ out:
 	return rc;
 }
 
+/*
+ * wait/ in a spool made before it (store/after.c's state): made here with
+ * new/'s mode and group, as unique/ is, by the first chute that may (the
+ * owner always may).  One that may not (a reader, a group's submitter)
+ * goes on without it: nothing can be waiting there, and the scans and
+ * lookups of a descriptor of -1 find nothing (spool_scan, spool_locate).
+ */
+static int
+open_wait(struct spool *sp)
+{
+	struct stat s;
+	int fd;
+
+	fd = openat(sp->root, state_names[ST_WAIT], O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1 || errno != ENOENT)
+		return fd;
+	if (fstat(sp->dir[ST_NEW], &s) == -1)
+		return -1;
+	if (mkdirat(sp->root, state_names[ST_WAIT], 0700) == -1 &&
+	    errno != EEXIST)
+		return errno == EACCES || errno == EPERM || errno == EROFS ?
+		    -2 : -1;
+	/*
+	 * new/'s owner and group, so that root's `chute ls` of an older
+	 * spool does not leave its owner a wait/ it cannot rename out of;
+	 * then the mode, which the umask may have cut (chmod is not cut,
+	 * and comes after the chown, which may clear the setgid bit).
+	 */
+	(void)fchownat(sp->root, state_names[ST_WAIT], s.st_uid, s.st_gid,
+	    AT_SYMLINK_NOFOLLOW);
+	(void)fchmodat(sp->root, state_names[ST_WAIT], s.st_mode & 07777, 0);
+	return openat(sp->root, state_names[ST_WAIT], O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+}
+
 int
 spool_open(struct spool *sp, const char *path)
 {
@@ -160,11 +199,17 @@ spool_open(struct spool *sp, const char *path)
 	if (sp->root == -1)
 		goto fail;
 	for (int i = 0; i < ST_NDIRS; i++) {
+		if (i == ST_WAIT)
+			continue;
 		sp->dir[i] = openat(sp->root, state_names[i],
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sp->dir[i] == -1)
 			goto fail;
 	}
+	if ((sp->dir[ST_WAIT] = open_wait(sp)) == -1)
+		goto fail;
+	if (sp->dir[ST_WAIT] == -2)
+		sp->dir[ST_WAIT] = -1;
 	return 0;
 fail:
 	spool_close(sp);
@@ -285,6 +330,8 @@ spool_scan(struct spool *sp, int st, int (*fn)(void *, const char *),
 	DIR *d;
 	int fd, rc = 0;
 
+	if (sp->dir[st] == -1 && st == ST_WAIT)
+		return 0;	/* an old spool's, that we may not make: empty */
 	fd = openat(sp->dir[st], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1 || (d = fdopendir(fd)) == NULL) {
 		if (fd != -1)
@@ -314,7 +361,7 @@ int
 spool_sync(struct spool *sp)
 {
 	for (int i = 0; i < ST_NDIRS; i++) {
-		if (!(sp->dirty & 1u << i))
+		if (!(sp->dirty & 1u << i) || sp->dir[i] == -1)
 			continue;
 		if (spool_fsync_dir(sp, i) == -1)
 			return -1;

@@ -207,6 +207,31 @@ state_replace(struct spool *sp, const char *tmpname, const char *id, int from,
 }
 
 int
+state_place_wait(struct spool *sp, const char *name)
+{
+	return move(sp, ST_TMP, name, ST_WAIT, name, true);
+}
+
+int
+state_wake(struct spool *sp, const char *id)
+{
+	/*
+	 * Not marked for fsync, as a promotion is not: lost to a power
+	 * loss, the job is back in wait/, where the next owner finds its
+	 * jobs ended and wakes it again.
+	 */
+	return move(sp, ST_WAIT, id, ST_NEW, id, false);
+}
+
+int
+state_wait_fail(struct spool *sp, const char *id)
+{
+	/* Best effort: its mtime only ages it in failed/. */
+	(void)stamp(sp, ST_WAIT, id, -1, now_ms());
+	return move(sp, ST_WAIT, id, ST_FAILED, id, true);
+}
+
+int
 state_unsubmit(struct spool *sp, const char *id, int from)
 {
 	if (move(sp, from, id, ST_TMP, id, false) == -1)
@@ -269,6 +294,8 @@ state_cancel(struct spool *sp, const char *id, int *from)
 
 	for (int round = 0; round < 2; round++) {
 		for (int i = 0; i < n; i++) {
+			if (sp->dir[order[i]] == -1)
+				continue;	/* an old spool's wait/ */
 			/* Best effort: its mtime only ages it in failed/. */
 			(void)stamp(sp, order[i], id, -1, now_ms());
 			if (move(sp, order[i], id, ST_FAILED, id, true) == 0) {
@@ -287,6 +314,12 @@ int
 state_retry(struct spool *sp, const char *id)
 {
 	return move(sp, ST_FAILED, id, ST_NEW, id, true);
+}
+
+int
+state_retry_wait(struct spool *sp, const char *id)
+{
+	return move(sp, ST_FAILED, id, ST_WAIT, id, true);
 }
 
 int

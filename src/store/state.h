@@ -49,6 +49,18 @@ int	 state_replace(struct spool *sp, const char *tmpname, const char *id,
 int	 state_claim(struct spool *sp, const char *id);
 
 /*
+ * --after's submit: tmp/name (state_write_tmp, at 0) -> wait/name, once
+ * its list is durable in after/ (store/after.h).  EEXIST: taken.
+ */
+int	 state_place_wait(struct spool *sp, const char *name);
+
+/* wait -> new: every job it waited for ended (the owner's). */
+int	 state_wake(struct spool *sp, const char *id);
+
+/* wait -> failed: a job it waited for failed (the owner's). */
+int	 state_wait_fail(struct spool *sp, const char *id);
+
+/*
  * Take back a submission whose directory fsync failed: new/ID (or
  * defer/ID) -> tmp/ID, then unlink it, so a submitter told "failed" does
  * not see its job run.  ENOENT: an owner has already claimed it.
@@ -93,6 +105,9 @@ int	 state_cancel(struct spool *sp, const char *id, int *from);
 
 /* failed -> new; the caller has written the "reset" log line first. */
 int	 state_retry(struct spool *sp, const char *id);
+
+/* failed -> wait: the retry of a job with a dependency list. */
+int	 state_retry_wait(struct spool *sp, const char *id);
 
 /* new/name -> new/<derived ID> (state_aside). */
 int	 state_rename_new(struct spool *sp, const char *name, char *out,

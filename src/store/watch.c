@@ -56,6 +56,9 @@ watch_open(struct spool *sp, const int *states, int n)
 	if ((w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
 		goto fail;
 	for (int i = 0; i < n; i++) {
+		/* An old spool's wait/ its reader may not make: nothing there. */
+		if (sp->dir[states[i]] == -1)
+			continue;
 		char *p = spool_jobpath(sp, states[i], "");
 		if (p == NULL)
 			goto fail;

@@ -13,14 +13,15 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	11		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	12		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
 					   5: finished jobs in a table of their own;
 					   6: names compared as bytes (COLLATE "C");
 					   7: a job's times finite;
 					   8: priorities, keys, limits; 9: retention;
 					   10: unique keys;
-					   11: recurring jobs (schedules, ticks) */
+					   11: recurring jobs (schedules, ticks);
+					   12: dependencies */
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created," \
 	" claimed, priority, key"

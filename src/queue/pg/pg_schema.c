@@ -796,6 +796,184 @@ _Static_assert(TICK_EVERY_MAX == 316224000000LL, "schema11 says 3660 days");
 _Static_assert(TICK_EVERY_MIN == 50, "schema11 says 50 ms");
 
 /*
+ * Version 12: dependencies (issue 37; fleet.md, "Dependencies").  A job
+ * submitted with --after waits in chute.live in the state 'wait', with
+ * waiting, the number of its jobs not ended yet, and after_run, whether
+ * it runs when one of them fails (--after-failed run).  chute.after has
+ * an edge per job waited for, settled once, when that job leaves
+ * chute.live (its end: an outcome, a cancel; every DELETE from chute.live
+ * is one), by the statement trigger live_after_ended, in the transaction
+ * of that end: the dependents' counts go down, one that reaches 0 moves
+ * to new (and the workers are told), one whose job failed moves to
+ * chute.finished, failed, naming it, and its own dependents are settled
+ * in turn (the trigger fires for that DELETE too).  Nothing polls, and a
+ * worker killed before its outcome commits changes nothing.  The edges
+ * go with the waiting job's payload (purge), by the foreign key's
+ * cascade.  chute.submit_after is submit's one statement.  Idempotent,
+ * independent of versions 8, 9, 10 and 11.
+ */
+static const char schema12[] =
+"DO $$ BEGIN\n"
+" IF NOT EXISTS (SELECT FROM pg_constraint WHERE conname = 'live_state'"
+" AND conrelid = 'chute.live'::regclass"
+" AND pg_get_constraintdef(oid) LIKE '%''wait''%') THEN\n"
+"  ALTER TABLE chute.live DROP CONSTRAINT IF EXISTS jobs_state_check,"
+" DROP CONSTRAINT IF EXISTS live_state;\n"
+"  ALTER TABLE chute.live ADD CONSTRAINT live_state"
+" CHECK (state IN ('wait', 'new', 'cur', 'defer'));\n"
+" END IF;\n"
+"END $$;\n"
+"ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS waiting integer,"
+" ADD COLUMN IF NOT EXISTS after_run boolean;\n"
+/* The views' count of the waiting jobs (pg_view.c): a range of its own. */
+"CREATE INDEX IF NOT EXISTS live_wait ON chute.live (queue, id)"
+" WHERE state = 'wait';\n"
+"CREATE TABLE IF NOT EXISTS chute.after (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  id text COLLATE \"C\" NOT NULL,\n"
+"  after_id text COLLATE \"C\" NOT NULL,\n"
+"  settled boolean NOT NULL DEFAULT false,\n"
+"  run boolean NOT NULL DEFAULT false,\n"
+"  PRIMARY KEY (queue, id, after_id),\n"
+"  FOREIGN KEY (queue, id) REFERENCES chute.payloads (queue, id)"
+" ON DELETE CASCADE\n"
+");\n"
+/* The edges not settled, by the job waited for: the trigger's one probe. */
+"CREATE INDEX IF NOT EXISTS after_pending ON chute.after (queue, after_id)"
+" WHERE NOT settled;\n"
+/*
+ * How a job that left chute.live ended: its row in chute.finished, or,
+ * for a queue that keeps one state 0 (version 9: not in chute.finished),
+ * that state; 'gone' when both are kept 0 (it cannot be told).
+ */
+"CREATE OR REPLACE FUNCTION chute.after_end(q text, j text) RETURNS text"
+" LANGUAGE sql STABLE AS $f$\n"
+" SELECT coalesce((SELECT state FROM chute.finished WHERE queue = q"
+" AND id = j), (SELECT CASE WHEN keep_done = 0 AND keep_failed IS DISTINCT"
+" FROM 0 THEN 'done' WHEN keep_failed = 0 AND keep_done IS DISTINCT FROM 0"
+" THEN 'failed' END FROM chute.queues WHERE queue = q), 'gone')\n"
+"$f$;\n"
+"CREATE OR REPLACE FUNCTION chute.after_ended() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$\n"
+"DECLARE r record; st text;\n"
+"BEGIN\n"
+/* No edge waits: an end costs one probe of an empty index. */
+" IF NOT EXISTS (SELECT FROM chute.after WHERE NOT settled) THEN\n"
+"  RETURN NULL;\n"
+" END IF;\n"
+/* Each edge once; the dependents in order of their keys (no deadlock
+ * between two ends that share them). */
+" FOR r IN WITH e AS (UPDATE chute.after a SET settled = true FROM ended o"
+" WHERE a.queue = o.queue AND a.after_id = o.id AND NOT a.settled"
+" RETURNING a.queue, a.id, a.after_id)"
+" SELECT e.queue, e.id, count(*)::integer AS n, min(e.after_id) FILTER"
+" (WHERE chute.after_end(e.queue, e.after_id) <> 'done') AS bad"
+" FROM e GROUP BY e.queue, e.id ORDER BY e.queue, e.id\n"
+" LOOP\n"
+"  UPDATE chute.live SET waiting = waiting - r.n,"
+" state = CASE WHEN waiting - r.n <= 0 THEN 'new' ELSE 'wait' END,"
+" run_at = CASE WHEN waiting - r.n <= 0 THEN now() ELSE run_at END"
+" WHERE queue = r.queue AND id = r.id AND state = 'wait'"
+" AND (r.bad IS NULL OR after_run) RETURNING state INTO st;\n"
+"  IF FOUND THEN\n"
+"   IF st = 'new' THEN PERFORM pg_notify('" PG_CHANNEL "', r.queue); END IF;\n"
+"  ELSIF r.bad IS NOT NULL THEN\n"
+"   WITH g AS (DELETE FROM chute.live WHERE queue = r.queue AND id = r.id"
+" AND state = 'wait' RETURNING *)"
+" INSERT INTO chute.finished (" PG_FINISHED_COLS ") SELECT queue, id,"
+" 'failed', now(), attempts, 'dependency ' || CASE"
+" chute.after_end(r.queue, r.bad) WHEN 'failed' THEN 'failed: '"
+" ELSE 'is gone (not kept or purged): ' END || r.bad, size, created,"
+" claimed FROM g;\n"
+"  END IF;\n"
+" END LOOP;\n"
+" RETURN NULL;\n"
+"END $f$;\n"
+"CREATE OR REPLACE TRIGGER live_after_ended AFTER DELETE ON chute.live"
+" REFERENCING OLD TABLE AS ended FOR EACH STATEMENT"
+" EXECUTE FUNCTION chute.after_ended();\n"
+/*
+ * A job with edges back in chute.live as 'wait' with no count (chute
+ * retry: pg_retry_job) waits again: its edges looked at afresh, as
+ * chute.submit_after does, after the statement that put it there.
+ */
+"CREATE OR REPLACE FUNCTION chute.after_again() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$\n"
+"DECLARE lv text[]; bad text; r boolean;\n"
+"BEGIN\n"
+" SELECT coalesce(array_agg(id), '{}') INTO lv FROM (SELECT l.id FROM"
+" chute.live l JOIN chute.after a ON a.queue = l.queue AND a.after_id = l.id"
+" WHERE a.queue = NEW.queue AND a.id = NEW.id ORDER BY l.id"
+" FOR KEY SHARE OF l) x;\n"
+" UPDATE chute.after SET settled = NOT after_id = ANY (lv)"
+" WHERE queue = NEW.queue AND id = NEW.id;\n"
+" SELECT bool_or(a.run), min(a.after_id) FILTER (WHERE NOT a.after_id ="
+" ANY (lv) AND chute.after_end(a.queue, a.after_id) <> 'done')"
+" INTO r, bad FROM chute.after a WHERE a.queue = NEW.queue"
+" AND a.id = NEW.id;\n"
+" IF bad IS NOT NULL AND NOT r THEN\n"
+"  WITH g AS (DELETE FROM chute.live WHERE queue = NEW.queue"
+" AND id = NEW.id RETURNING *)"
+" INSERT INTO chute.finished (" PG_FINISHED_COLS ") SELECT queue, id,"
+" 'failed', now(), attempts, 'dependency ' || CASE"
+" chute.after_end(NEW.queue, bad) WHEN 'failed' THEN 'failed: '"
+" ELSE 'is gone (not kept or purged): ' END || bad, size, created,"
+" claimed FROM g;\n"
+" ELSE\n"
+"  UPDATE chute.live SET waiting = cardinality(lv), after_run = r,"
+" state = CASE WHEN cardinality(lv) = 0 THEN 'new' ELSE 'wait' END,"
+" run_at = now() WHERE queue = NEW.queue AND id = NEW.id;\n"
+"  IF cardinality(lv) = 0 THEN\n"
+"   PERFORM pg_notify('" PG_CHANNEL "', NEW.queue);\n"
+"  END IF;\n"
+" END IF;\n"
+" RETURN NULL;\n"
+"END $f$;\n"
+"CREATE OR REPLACE TRIGGER live_after_again AFTER INSERT ON chute.live"
+" FOR EACH ROW WHEN (NEW.state = 'wait' AND NEW.waiting IS NULL)"
+" EXECUTE FUNCTION chute.after_again();\n"
+/*
+ * submit --after, one call: 'unknown ID' (nothing written: not a job of
+ * the queue), 'exists', or the state the job starts in: wait, new (each
+ * of its jobs ended), failed (one failed, not --after-failed run).  The
+ * jobs waited for that are live are locked FOR KEY SHARE, in order,
+ * before they are counted: a claim and a renewal go on, but the DELETE
+ * that ends one waits for this commit, and its trigger then sees these
+ * edges.  One that left chute.live before the lock is counted ended.
+ */
+"CREATE OR REPLACE FUNCTION chute.submit_after(q text, j text, b bytea,"
+" deps text[], run boolean) RETURNS text LANGUAGE plpgsql AS $f$\n"
+"DECLARE unknown text; lv text[]; bad text; st text;\n"
+"BEGIN\n"
+" SELECT d INTO unknown FROM unnest(deps) d WHERE NOT EXISTS (SELECT FROM"
+" chute.payloads p WHERE p.queue = q AND p.id = d) LIMIT 1;\n"
+" IF unknown IS NOT NULL THEN RETURN 'unknown ' || unknown; END IF;\n"
+" SELECT coalesce(array_agg(id), '{}') INTO lv FROM (SELECT id FROM"
+" chute.live WHERE queue = q AND id = ANY (deps) ORDER BY id"
+" FOR KEY SHARE) x;\n"
+" SELECT min(d) INTO bad FROM (SELECT DISTINCT d FROM unnest(deps) d) x"
+" WHERE NOT d = ANY (lv) AND chute.after_end(q, d) <> 'done';\n"
+" INSERT INTO chute.payloads (queue, id, body) VALUES (q, j, b)"
+" ON CONFLICT DO NOTHING;\n"
+" IF NOT FOUND THEN RETURN 'exists'; END IF;\n"
+" INSERT INTO chute.after (queue, id, after_id, settled, run) SELECT"
+" DISTINCT q, j, d, NOT d = ANY (lv), run FROM unnest(deps) d;\n"
+" IF bad IS NOT NULL AND NOT run THEN\n"
+"  INSERT INTO chute.finished (" PG_FINISHED_COLS ") VALUES (q, j,"
+" 'failed', now(), 0, 'dependency ' || CASE chute.after_end(q, bad) WHEN"
+" 'failed' THEN 'failed: ' ELSE 'is gone (not kept or purged): ' END ||"
+" bad, octet_length(b), now(), NULL);\n"
+"  RETURN 'failed';\n"
+" END IF;\n"
+" st := CASE WHEN cardinality(lv) = 0 THEN 'new' ELSE 'wait' END;\n"
+" INSERT INTO chute.live (queue, id, state, run_at, size, waiting,"
+" after_run) VALUES (q, j, st, now(), octet_length(b), cardinality(lv),"
+" run);\n"
+" IF st = 'new' THEN PERFORM pg_notify('" PG_CHANNEL "', q); END IF;\n"
+" RETURN st;\n"
+"END $f$;\n";
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -859,6 +1037,7 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema9, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema10, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema11, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema12, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

@@ -42,11 +42,12 @@ ask(struct pg *pg, const char *sql, long long bound)
 /* ---- counts ---- */
 
 /*
- * One statement, six bounded counts, each a range of one partial index:
+ * One statement, seven bounded counts, each a range of one partial index:
  * the due jobs of jobs_due (new, and deferred ones whose time came), the
  * deferred ones still waiting (jobs_due past now(): no new job is ever
  * there, its run_at being its arrival), cur (jobs_claimed), failed
- * (jobs_failed), done and failed together (jobs_finished).  Each reads at
+ * (jobs_failed), done and failed together (jobs_finished), the jobs
+ * waiting for others (live_wait, schema 12).  Each reads at
  * most $2 = PGV_COUNT_MAX + 1 rows: each is in its index's order, so that
  * the plan is a scan of the index that stops at the LIMIT; without it the
  * planner took a bitmap scan of jobs_due, which reads every entry of the
@@ -66,7 +67,9 @@ static const char counts_sql[] =
     " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
     "  AND state = 'failed' ORDER BY run_at LIMIT $2::bigint) x),"
     " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
-    "  AND state IN ('done', 'failed') ORDER BY run_at LIMIT $2::bigint) y)";
+    "  AND state IN ('done', 'failed') ORDER BY run_at LIMIT $2::bigint) y),"
+    " (SELECT count(*) FROM (SELECT FROM chute.jobs WHERE queue = $1"
+    "  AND state = 'wait' ORDER BY id LIMIT $2::bigint) w)";
 
 /*
  * The planner's estimate of the jobs in state st, from the table's
@@ -140,11 +143,12 @@ pgv_counts(struct pg *pg, struct pgv_counts *c)
 	memset(c, 0, sizeof(*c));
 	if (r == NULL)
 		return -1;
-	if (pg_rows(r, 6, 1, NULL) != 1) {
+	if (pg_rows(r, 7, 1, NULL) != 1) {
 		PQclear(r);
 		return -1;
 	}
 	split_due(c, ll(r, 0, 0), ll(r, 0, 1), ll(r, 0, 2));
+	bounded(c, ST_WAIT, ll(r, 0, 6));
 	bounded(c, ST_CUR, ll(r, 0, 3));
 	bounded(c, ST_FAILED, ll(r, 0, 4));
 	split_finished(c, ll(r, 0, 5));

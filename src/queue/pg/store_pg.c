@@ -71,7 +71,15 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	static const char sql[] = "SELECT state, attempts, last,"
 	    " to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
 	    " (SELECT unique_key FROM chute.payloads p WHERE p.queue = $1"
-	    " AND p.id = $2), priority, coalesce(key, '')"
+	    " AND p.id = $2),"
+	    /* What it waits or waited for (schema 12): as a spool's. */
+	    " (SELECT array_to_string((array_agg(after_id ORDER BY after_id))"
+	    "[1:3], ',') || CASE WHEN count(*) > 3 THEN ',+' || count(*) - 3"
+	    " ELSE '' END FROM chute.after a WHERE a.queue = $1 AND a.id = $2"
+	    " HAVING count(*) > 0) || CASE WHEN (SELECT after_run FROM"
+	    " chute.live l WHERE l.queue = $1 AND l.id = $2) THEN ',run'"
+	    " ELSE '' END"
+	    ", priority, coalesce(key, '')"
 	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
 	struct pg *pg = pg_of(s);
 	const char *p[2] = { pg->queue, id };
@@ -81,7 +89,7 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	memset(j, 0, sizeof(*j));
 	if (r == NULL)
 		return pg_fail(pg, "status");
-	if (PQntuples(r) == 0 || PQnfields(r) != 7 ||
+	if (PQntuples(r) == 0 || PQnfields(r) != 8 ||
 	    (j->state = state_from_name(PQgetvalue(r, 0, 0))) == ST_NONE) {
 		PQclear(r);
 		return EXIT_NO;
@@ -93,8 +101,10 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	/* The key it was submitted with (schema 10): one of ours, checked. */
 	if (!PQgetisnull(r, 0, 4) && key_valid(PQgetvalue(r, 0, 4), &why))
 		strlcpy(j->unique, PQgetvalue(r, 0, 4), sizeof(j->unique));
-	j->prio = atoi(PQgetvalue(r, 0, 5));
-	strlcpy(j->key, PQgetvalue(r, 0, 6), sizeof(j->key));
+	if (!PQgetisnull(r, 0, 5))
+		vis_text(PQgetvalue(r, 0, 5), j->after, sizeof(j->after));
+	j->prio = atoi(PQgetvalue(r, 0, 6));
+	strlcpy(j->key, PQgetvalue(r, 0, 7), sizeof(j->key));
 	PQclear(r);
 	return 0;
 }

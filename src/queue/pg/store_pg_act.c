@@ -96,28 +96,33 @@ pg_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 	static const char sql[] =
 	    "WITH back AS (DELETE FROM chute.finished WHERE queue = $1"
 	    " AND id = $2 AND state = 'failed' RETURNING *),"
+	    /* A job with a dependency list waits again (schema 12). */
 	    " live AS (INSERT INTO chute.live (queue, id, state, run_at, size,"
-	    " created, claimed, priority, key) SELECT queue, id, 'new', now(),"
-	    " size, created, claimed, priority, key FROM back),"
+	    " created, claimed, priority, key) SELECT queue, id, CASE WHEN EXISTS"
+	    " (SELECT FROM chute.after a WHERE a.queue = back.queue AND a.id ="
+	    " back.id) THEN 'wait' ELSE 'new' END, now(), size, created, claimed,"
+	    " priority, key FROM back RETURNING state),"
 	    /* The last attempt's log, kept in the finished row, stays. */
 	    " kept AS (INSERT INTO chute.logs (queue, id, body) SELECT queue,"
 	    " id, log FROM back WHERE log IS NOT NULL" PG_LOGS_STRAY ")"
-	    " SELECT id FROM back";
+	    " SELECT state FROM live";
 	const char *p[2] = { pg->queue, id }, *n[1] = { pg->queue };
-	char text[256];
+	char text[256], to[8] = "new";
 	PGresult *r = pg_exec(pg, sql, 2, p);
 	int rows;
 
 	if (r == NULL)
 		return pg_fail_msg(pg, "retry", msg, len);
 	rows = PQntuples(r);
+	if (rows == 1 && strcmp(PQgetvalue(r, 0, 0), "wait") == 0)
+		strlcpy(to, "wait", sizeof(to));
 	PQclear(r);
 	if (rows == 0)
 		return pg_why_not(pg, id, "retry", msg, len);
 	snprintf(text, sizeof(text), "reset by %s", by);
 	pg_note(pg, id, text);
 	pg_cmd(pg, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, n);
-	snprintf(msg, len, "%s failed->new", id);
+	snprintf(msg, len, "%s failed->%s", id, to);
 	return 0;
 }
 

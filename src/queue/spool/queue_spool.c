@@ -145,6 +145,15 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 		if (ev->kind == W_LEFT)
 			left_cur(sq, ev->name);
 		break;
+	case ST_WAIT:
+		if (ev->kind != W_LEFT)
+			spoolq_after_arrived(sq, ev->name);
+		break;
+	case ST_FAILED:
+		/* Ours, or a cancel's: a job waited for may have ended. */
+		if (ev->kind != W_LEFT)
+			spoolq_after_ended(sq, ev->name);
+		break;
 	}
 }
 
@@ -216,6 +225,7 @@ sq_due(struct queue *q, msec_t mono)
 		spoolq_retain_look(sq);
 		spoolq_scan_new(sq, true);
 		spoolq_scan_defer(sq);
+		spoolq_after_scan(sq);
 	}
 }
 
@@ -269,6 +279,13 @@ sq_drained(struct queue *q)
 			spoolq_scan_defer(sq);
 		return false;
 	}
+	/* Waiting jobs wait for jobs of this spool: they end too.  Not
+	 * forward's: it leaves them in wait/ (queue_spool_after.c). */
+	if (!sq->c.in_place && !spool_empty(&sq->sp, ST_WAIT)) {
+		if (spoolq_after_waiting(sq) == 0)
+			spoolq_after_scan(sq);
+		return false;
+	}
 	spoolq_said_held(sq);
 	return true;
 }
@@ -304,6 +321,7 @@ sq_close(struct queue *q)
 	if (sq->scan != NULL)
 		closedir(sq->scan);
 	spoolq_retain_close(sq);
+	spoolq_after_close(sq);
 	watch_close(sq->w);
 	nameq_free(sq->ready);
 	nameq_free(sq->waiting);
@@ -396,6 +414,8 @@ sq_start(struct queue *q)
 		sq_prepare(q);
 	spoolq_scan_defer(sq);
 	spoolq_scan_new(sq, true);
+	/* After recovery: a job it moved to done/ or failed/ counts. */
+	spoolq_after_scan(sq);
 	sq->next_rescan = mono_ms() + RESCAN_MS;
 }
 
@@ -461,7 +481,7 @@ int
 queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
     struct queue **qp)
 {
-	int watched[ST_NSTATES], nwatched;
+	int watched[ST_NSTATES + 1], nwatched;
 	struct spoolq *sq;
 	int rc;
 
@@ -474,6 +494,8 @@ queue_spool_open(const char *path, bool wait, const struct queue_conf *c,
 		goto fail;
 	/* Watches first, then the scans: nothing arriving between is missed. */
 	nwatched = states_where(JS_TERMINAL, 0, watched);
+	/* failed/ too: a cancel there may end a job others wait for. */
+	watched[nwatched++] = ST_FAILED;
 	if ((sq->w = watch_open(&sq->sp, watched, nwatched)) == NULL ||
 	    watch_root(sq->w, &sq->sp) == -1) {
 		fprintf(stderr, "%s: %s: inotify: %s\n", getprogname(),

@@ -88,6 +88,8 @@ struct spoolq {
 	struct nameq	*alive;		/* orphans counted as running */
 	struct nameq	*unparked;	/* parked names given room, to admit */
 	unsigned	 nstarts;	/* claims made: each SCHED_FIFO_EVERYth the oldest */
+	/* Jobs in wait/ and the jobs they wait for (queue_spool_after.c). */
+	struct after_index *after;
 };
 
 /*
@@ -198,6 +200,20 @@ int	 sq_claim_in_place(struct queue *q, struct claim *const *c, int n);
 int	 sq_record_in_place(struct queue *q, struct claim *c,
 	    const struct outcome *out, msec_t when);
 void	 sq_release_in_place(struct queue *q, struct claim *c);
+
+/*
+ * queue_spool_after.c: jobs that wait for others.  A job seen in wait/
+ * (its event): its list read, and it is woken (wait -> new) or failed at
+ * once if what it waits for has ended already.
+ */
+void	 spoolq_after_arrived(struct spoolq *sq, const char *name);
+/* Job id reached done/ or failed/ (or was purged): its dependents settled. */
+void	 spoolq_after_ended(struct spoolq *sq, const char *id);
+/* wait/ read afresh, the index rebuilt (start, an inotify overflow). */
+void	 spoolq_after_scan(struct spoolq *sq);
+/* The waiting jobs known, not yet woken or failed. */
+size_t	 spoolq_after_waiting(struct spoolq *sq);
+void	 spoolq_after_close(struct spoolq *sq);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);

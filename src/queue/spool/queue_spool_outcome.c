@@ -53,6 +53,8 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	if (rc == 0) {
 		if (out->to == ST_DEFER)
 			spoolq_defer_arrived(sq, c->id);
+		else if (state_terminal(out->to))
+			spoolq_after_ended(sq, c->id);
 		return 0;
 	}
 	if (errno == ENOENT && c->logfd != -1) {

@@ -17,6 +17,7 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "store/retain.h"
+#include "store/after.h"
 #include "store/spool.h"
 #include "queue/spool/queue_spool.h"
 
@@ -164,11 +165,16 @@ remove_chunk(struct spoolq *sq, char (*names)[NAME_MAX + 1], ino_t *ino,
 	int dfd = sq->sp.dir[sq->keep_st];
 	struct stat st;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (unlinkat(sq->sp.dir[ST_LOG], names[i], 0) == -1 &&
 		    errno != ENOENT)
 			say_err("%s/log/%s: retention: %s", sq->sp.path,
 			    vis_id(names[i]), strerror(errno));
+		/* Its dependency list, if it waited: goes with it. */
+		if (after_remove(&sq->sp, names[i]) == -1)
+			say_err("%s/after/%s: retention: %s", sq->sp.path,
+			    vis_id(names[i]), strerror(errno));
+	}
 	if (spool_fsync_dir(&sq->sp, ST_LOG) == -1) {
 		say_err("%s/log/: fsync: %s; its jobs are kept for now",
 		    sq->sp.path, strerror(errno));

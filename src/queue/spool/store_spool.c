@@ -19,6 +19,7 @@
 #include "base/chute.h"
 #include "base/sched.h"
 #include "base/util.h"
+#include "store/after.h"
 #include "store/joblog.h"
 #include "store/lock.h"
 #include "store/pause.h"
@@ -158,6 +159,29 @@ name_attributes(const char *id, struct store_job *j)
 	strlcpy(j->unique, a.unique, sizeof(j->unique));
 }
 
+/*
+ * Its dependency list (after/ID), if any, as status shows it: the first
+ * three IDs and how many more, then ",run" if it runs after a failure.
+ */
+static void
+after_of(struct spool *sp, const char *id, char *buf, size_t len)
+{
+	struct after a;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (after_read(sp, id, &a) == -1)
+		return;
+	for (size_t i = 0; i < a.n && i < 3 && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "," : "",
+		    vis_id(a.ids[i]));
+	if (a.n > 3 && at < len)
+		at += (size_t)snprintf(buf + at, len - at, ",+%zu", a.n - 3);
+	if (a.mode == AFTER_RUN && at < len)
+		snprintf(buf + at, len - at, ",run");
+	after_free(&a);
+}
+
 /* The directory it is in, its log's attempts and last outcome. */
 static int
 ss_job(struct store *s, const char *id, struct store_job *j)
@@ -182,6 +206,7 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 	if (j->state == ST_DONE)
 		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
 	name_attributes(id, j);
+	after_of(sp_of(s), id, j->after, sizeof(j->after));
 	return 0;
 }
 

@@ -2,7 +2,8 @@
  * store_spool_act.c: a spool's jobs acted on (queue/store.h): cancel
  * (one rename to failed/: no owner is needed, one that runs the job
  * learns of it from inotify, IN_MOVED_FROM on cur/, and stops its
- * handler), retry (the attempts reset, then one rename back to new/),
+ * handler), retry (the attempts reset, then one rename back to new/, or
+ * to wait/ for a job with a dependency list),
  * pause and resume (SPOOL/paused), and purge (finished jobs older than a
  * duration, and their logs).
  */
@@ -16,6 +17,7 @@
 
 #include "base/chute.h"
 #include "base/util.h"
+#include "store/after.h"
 #include "store/joblog.h"
 #include "store/pause.h"
 #include "store/spool.h"
@@ -72,7 +74,17 @@ spool_retry_job(struct spool *sp, const char *id, const char *by, char *msg,
 		    strerror(errno));
 		return EX_IOERR;
 	}
-	if (state_retry(sp, id) == -1) {
+	/*
+	 * A job with a dependency list waits again (failed -> wait): the
+	 * owner looks at its jobs afresh, so a job it waited for that still
+	 * failed fails it again; retry that one first.
+	 */
+	struct after a;
+	bool waits = after_read(sp, id, &a) == 0;
+
+	if (waits)
+		after_free(&a);
+	if ((waits ? state_retry_wait(sp, id) : state_retry(sp, id)) == -1) {
 		saved = errno;
 		snprintf(msg, len, "%s: retry: %s", id, strerror(saved));
 		return saved == ENOENT || saved == EEXIST ? EXIT_NO : EX_IOERR;
@@ -81,7 +93,7 @@ spool_retry_job(struct spool *sp, const char *id, const char *by, char *msg,
 		snprintf(msg, len, "%s: fsync: %s", sp->path, strerror(errno));
 		return EX_IOERR;
 	}
-	snprintf(msg, len, "%s failed->new", id);
+	snprintf(msg, len, "%s failed->%s", id, waits ? "wait" : "new");
 	return 0;
 }
 
@@ -122,6 +134,13 @@ purge_cb(void *arg, const char *name)
 		return 0;
 	if (unlinkat(p->sp->dir[ST_LOG], name, 0) == -1 && errno != ENOENT)
 		return fail(p, ST_LOG, name);
+	/* Its dependency list, if it waited: never left to a later job. */
+	if (after_remove(p->sp, name) == -1) {
+		fprintf(stderr, "chute: %s/after/%s: %s\n", p->sp->path, name,
+		    strerror(errno));
+		p->rc = EX_IOERR;
+		return 0;
+	}
 	if (unlinkat(p->sp->dir[p->state], name, S_ISDIR(st.st_mode) ?
 	    AT_REMOVEDIR : 0) == -1 && errno != ENOENT)
 		return fail(p, p->state, name);
