@@ -544,7 +544,7 @@ START_TEST(test_an_end_during_a_submit_waits_for_it_and_settles_its_edge)
 	    RP("psql.out"), RP("psql.err"), NULL);
 	setvbuf(f, NULL, _IONBF, 0);
 	EXPECT(fprintf(f, "BEGIN;\nSELECT chute.submit_after('default', 'w',"
-	    " 'x', ARRAY['d'], false);\n") > 0, "psql: %s",
+	    " 'x', ARRAY['d'], false, 0::smallint, NULL);\n") > 0, "psql: %s",
 	    t_slurp(RP("psql.err")));
 	/* Its answer is in psql's buffer: the session idle in its
 	 * transaction says the call returned. */

@@ -27,7 +27,8 @@ int	 pgcmd_submit(int argc, char **argv);
  */
 struct af_opts;
 int	 pgcmd_submit_after(struct pg *pg, const struct af_opts *a,
-	    const char *id, const char *body, size_t len);
+	    const char *id, const char *body, size_t len, int prio,
+	    const char *key);
 struct uq_opts;
 /*
  * pg_cmd_unique.c: submit with u's unique key the one job body under id

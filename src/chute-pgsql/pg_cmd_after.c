@@ -16,18 +16,20 @@
 #include "chute-pgsql/pg_cmd.h"
 
 static const char after_sql[] =
-"SELECT chute.submit_after($1, $2, $3, $4::text[], $5::boolean)";
+"SELECT chute.submit_after($1, $2, $3, $4::text[], $5::boolean,"
+" $6::smallint, $7)";
 
 int
 pgcmd_submit_after(struct pg *pg, const struct af_opts *a, const char *id,
-    const char *body, size_t len)
+    const char *body, size_t len, int prio, const char *key)
 {
-	static const Oid types[5] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_BYTEA,
-	    PG_OID_TEXT_ARR, PG_OID_TEXT };
-	static const int fmts[5] = { 0, 0, 1, 1, 0 };
+	static const Oid types[7] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_BYTEA,
+	    PG_OID_TEXT_ARR, PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT };
+	static const int fmts[7] = { 0, 0, 1, 1, 0, 0, 0 };
 	struct pg_arr deps = { 0 };
-	const char *v[5], *st;
-	int lens[5] = { 0 }, rc = 0;
+	const char *v[7], *st;
+	char pb[16];
+	int lens[7] = { 0 }, rc = 0;
 	PGresult *r;
 
 	pg_arr_begin(&deps, PG_OID_TEXT);
@@ -44,9 +46,12 @@ pgcmd_submit_after(struct pg *pg, const struct af_opts *a, const char *id,
 	v[2] = body;
 	v[3] = deps.b;
 	v[4] = a->mode == AFTER_RUN ? "true" : "false";
+	snprintf(pb, sizeof(pb), "%d", prio);
+	v[5] = pb;
+	v[6] = key;		/* NULL: none */
 	lens[2] = (int)len;
 	lens[3] = (int)deps.len;
-	r = pg_send(pg, after_sql, 5, types, v, lens, fmts) == 0 ?
+	r = pg_send(pg, after_sql, 7, types, v, lens, fmts) == 0 ?
 	    pg_await(pg) : NULL;
 	free(deps.b);
 	if (pg_result(pg, r) != PGRES_TUPLES_OK || pg_rows(r, 1, 1, NULL) != 1) {

@@ -280,7 +280,7 @@ submit_after(struct pg *pg, struct submit *sb, const char *file)
 		    strerror(errno));
 		return EX_NOINPUT;
 	}
-	rc = pgcmd_submit_after(pg, &sb->a, id, body, len);
+	rc = pgcmd_submit_after(pg, &sb->a, id, body, len, sb->prio, sb->key);
 	free(body);
 	return rc;
 }
