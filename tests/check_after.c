@@ -463,6 +463,46 @@ START_TEST(test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_q
 }
 END_TEST
 
+/*
+ * Keys and dependencies together (schema versions 8 and 12): key K runs
+ * at most 1.  x (K) runs, held; c (K) and b (K, priority 9, --after c) are
+ * parked behind it.  When x ends, K's place goes to c, which may run,
+ * never to b, which waits for c: when a job in wait could be admitted, b
+ * took the place by its priority and waited for c, parked behind it, for
+ * ever.
+ */
+START_TEST(test_a_keyed_job_that_waits_takes_no_place_of_its_key)
+{
+	pid_t w;
+
+	EXPECT(CHUTE("limit", t_uri, "--key", "K", "--max", "1") == 0,
+	    "limit: %s", T.err);
+	t_write(RP("in"), "x\n");
+	EXPECT(CHUTE("submit", t_uri, "--id", "x", "--key", "K", RP("in")) ==
+	    0, "x: %s", T.err);
+	w = t_spawn((const char *const[]){ T.bin, "run", t_uri, "-j", "2",
+	    "--", h_block(), NULL }, NULL, RP("w.log"), RP("w.log"), NULL);
+	WAIT_UNTIL(t_handler_pid("x") > 0, 30000, "x to run: %s",
+	    t_log_of(w));
+	EXPECT(CHUTE("submit", t_uri, "--id", "c", "--key", "K", RP("in")) ==
+	    0, "c: %s", T.err);
+	EXPECT(CHUTE("submit", t_uri, "--id", "b", "--key", "K", "--priority",
+	    "9", "--after", "c", RP("in")) == 0, "b: %s", T.err);
+	EXPECT(CHUTE("status", t_uri, "b") == 0 && strstr(T.out, " wait ") &&
+	    strstr(T.out, "priority=9 key=K"), "b waits: %s", T.out);
+	t_release();
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.finished WHERE id IN"
+	    " ('x', 'c', 'b') AND state = 'done'") == 3, 30000, "x, c and b "
+	    "done: %s", t_sql("SELECT string_agg(id || ':' || state || ':' ||"
+	    " parked::text, ' ') FROM chute.live"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE id = 'b'"
+	    " AND priority = 9 AND key = 'K'") == 1, "b kept its priority and "
+	    "key");
+	kill(w, SIGTERM);
+	t_reap(w, 20000, "worker");
+}
+END_TEST
+
 START_TEST(test_cancel_and_bad_lists_in_a_queue)
 {
 	char ctl[] = "a\001b";
@@ -593,6 +633,7 @@ after_suite(void)
 	tcase_add_test(tc, test_a_batch_of_1000_then_one_final_job_runs_once_in_a_queue);
 	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run_in_a_queue);
 	tcase_add_test(tc, test_cancel_and_bad_lists_in_a_queue);
+	tcase_add_test(tc, test_a_keyed_job_that_waits_takes_no_place_of_its_key);
 	tcase_add_test(tc, test_forward_leaves_waiting_jobs_in_the_spool);
 	tcase_add_test(tc, test_an_end_during_a_submit_waits_for_it_and_settles_its_edge);
 	suite_add_tcase(s, tc);
