@@ -1455,9 +1455,33 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 	    "stats of the default shows no retention: %s", T.out);
 	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
-	    " Invalid argument"), "a file not in its form: %s", T.err);
+	    " not lines 'done DUR' and 'failed DUR'; `chute retention SPOOL "
+	    "--done DUR --failed DUR` writes it anew") && t_nlines(T.err) == 1,
+	    "a file not in its form: %s", T.err);
+	EXPECT(CHUTE("retention", T.spool, "--done", "7d") == 78,
+	    "set one state over it: the other is not known");
+	/* A FIFO and a symbolic link: said as such, and both set repairs. */
+	unlink(P("%s/retention", T.spool));
+	EXPECT(mkfifo(P("%s/retention", T.spool), 0644) == 0, "mkfifo");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err,
+	    "/retention: not a regular file;") && t_nlines(T.err) == 1,
+	    "a FIFO: %s", T.err);
 	EXPECT(CHUTE("retention", T.spool, "--done", "7d", "--failed",
-	    "forever") == 78, "set over it: the other state is not known");
+	    "forever") == 0 && strcmp(T.out, "done 7d\nfailed forever\n") ==
+	    0, "both set over a FIFO: %s%s", T.out, T.err);
+	unlink(P("%s/retention", T.spool));
+	t_write(RP("target"), "done 1s\nfailed 1s\n");
+	EXPECT(symlink(RP("target"), P("%s/retention", T.spool)) == 0,
+	    "symlink");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err,
+	    "/retention: a symbolic link, not followed;"), "a symlink: %s",
+	    T.err);
+	EXPECT(CHUTE("retention", T.spool, "--done", "7d", "--failed",
+	    "forever") == 0, "both set over a symlink: %s", T.err);
+	EXPECT(strcmp(t_slurp(RP("target")), "done 1s\nfailed 1s\n") == 0 &&
+	    strcmp(t_slurp(P("%s/retention", T.spool)), "done 7d\nfailed "
+	    "forever\n") == 0, "the link replaced, its target untouched");
+	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("status", T.spool, "nosuch") == 1 && strstr(T.err,
 	    "nosuch: unknown job"), "status of an unknown ID with a bad "
 	    "setting: %s", T.err);

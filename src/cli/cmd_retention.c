@@ -59,7 +59,11 @@ cmd_retention(int argc, char **argv)
 		return usage_error("retention", "%s", s.ops->missing);
 	if ((rc = cmd_store_open(&s, "retention", queue)) != 0)
 		return rc;
-	if ((rc = s.ops->retention(&s, &r)) == 0 &&
+	/* Both given: the old setting is not needed (nor read, if bad). */
+	if (want.done != -2 && want.failed != -2) {
+		r = want;
+		rc = s.ops->set_retention(&s, &r);
+	} else if ((rc = s.ops->retention(&s, &r)) == 0 &&
 	    (want.done != -2 || want.failed != -2)) {
 		/* The state not named keeps its setting. */
 		if (want.done != -2)

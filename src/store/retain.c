@@ -66,6 +66,19 @@ spool_retention_set(struct spool *sp, const struct retention *r)
 	return fsync(sp->root);
 }
 
+/* Why the last spool_retention() gave EINVAL. */
+static const char *bad_why = "not lines 'done DUR' and 'failed DUR'";
+
+const char *
+spool_retention_error(int err)
+{
+	if (err == EINVAL)
+		return bad_why;
+	if (err == ELOOP)
+		return "a symbolic link, not followed";
+	return strerror(err);
+}
+
 /* One line "STATE DUR" into r; -1 (EINVAL) for anything else. */
 static int
 retain_line(char *line, struct retention *r)
@@ -102,10 +115,11 @@ spool_retention(struct spool *sp, struct retention *r)
 	    O_CLOEXEC);
 	if (fd == -1)
 		return errno == ENOENT ? 0 : -1;
+	bad_why = "not lines 'done DUR' and 'failed DUR'";
 	if (fstat(fd, &st) == -1)
 		n = -1;
 	else if (!S_ISREG(st.st_mode))
-		n = -1, errno = EINVAL;
+		n = -1, errno = EINVAL, bad_why = "not a regular file";
 	else if ((n = read_full(fd, buf, sizeof(buf))) == (ssize_t)sizeof(buf))
 		n = -1, errno = EINVAL;	/* longer than two lines can be */
 	if (n == -1) {

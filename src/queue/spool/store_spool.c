@@ -583,11 +583,16 @@ ss_stats(struct store *s, struct store_stats *st)
 static int
 ss_retention(struct store *s, struct retention *r)
 {
+	int err;
+
 	if (spool_retention(sp_of(s), r) == 0)
 		return 0;
-	fprintf(stderr, "chute: %s/" RETAIN_FILE ": %s\n", sp_of(s)->path,
-	    strerror(errno));
-	return errno == EINVAL ? EX_CONFIG : EX_IOERR;
+	err = errno;
+	fprintf(stderr, "chute: %s/" RETAIN_FILE ": %s%s\n", sp_of(s)->path,
+	    spool_retention_error(err), err == EINVAL || err == ELOOP ?
+	    "; `chute retention SPOOL --done DUR --failed DUR` writes it anew" :
+	    "");
+	return err == EINVAL || err == ELOOP ? EX_CONFIG : EX_IOERR;
 }
 
 static int
