@@ -2459,6 +2459,12 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 		EXPECT(CHUTE("retention", t_uri, "--failed", "1h", "--done",
 		    bad[i]) == 64, "--done '%s' after a good --failed", bad[i]);
 	}
+	/* An operand left over (a duration without its option): refused. */
+	EXPECT(CHUTE("retention", t_uri, "1h") == 64 && strstr(T.err,
+	    "unexpected argument: 1h") && T.out[0] == '\0', "an operand: %s",
+	    T.err);
+	EXPECT(CHUTE("retention", t_uri, "--done", "1h", "forever") == 64 &&
+	    T.out[0] == '\0', "an operand after a good option: %s", T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.queues") == 0,
 	    "nothing was set");
 	EXPECT(CHUTE("retention", t_uri) == 0 && strcmp(T.out,

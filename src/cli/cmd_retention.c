@@ -37,8 +37,11 @@ parse(int argc, char **argv, struct retention *r, bool uri)
 		return usage_error("retention", "--%s %s: not a duration, 0 "
 		    "or forever", c == 'd' ? "done" : "failed", optarg);
 	}
-	if (argc - optind != 0 && !uri)
-		return usage_error("retention", "want exactly one SPOOL");
+	/* A queue's URI is taken already: anything left is a mistake. */
+	if (argc - optind != 0)
+		return uri ? usage_error("retention", "unexpected argument: %s",
+		    argv[optind]) : usage_error("retention", "want exactly one "
+		    "SPOOL");
 	return 0;
 }
 
