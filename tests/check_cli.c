@@ -1493,9 +1493,16 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 	    "stats of the default shows no retention: %s", T.out);
 	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
-	    " not lines 'done DUR' and 'failed DUR'; `chute retention SPOOL "
+	    " line 1 is not 'done DUR' or 'failed DUR'; `chute retention SPOOL "
 	    "--done DUR --failed DUR` writes it anew") && t_nlines(T.err) == 1,
 	    "a file not in its form: %s", T.err);
+	t_write(P("%s/retention", T.spool), "done 1h\nfailed 1h \n");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
+	    " line 2 is not"), "its second line: %s", T.err);
+	t_write(P("%s/retention", T.spool), "done 1h");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
+	    " its last line has no newline;"), "no newline: %s", T.err);
+	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("retention", T.spool, "--done", "7d") == 78,
 	    "set one state over it: the other is not known");
 	/* A FIFO and a symbolic link: said as such, and both set repairs. */

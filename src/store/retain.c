@@ -104,8 +104,10 @@ bad:
 int
 spool_retention(struct spool *sp, struct retention *r)
 {
+	static char why[64];
 	char buf[256], *line, *next;
 	struct stat st;
+	int lineno;
 	ssize_t n;
 	int fd, saved;
 
@@ -121,7 +123,8 @@ spool_retention(struct spool *sp, struct retention *r)
 	else if (!S_ISREG(st.st_mode))
 		n = -1, errno = EINVAL, bad_why = "not a regular file";
 	else if ((n = read_full(fd, buf, sizeof(buf))) == (ssize_t)sizeof(buf))
-		n = -1, errno = EINVAL;	/* longer than two lines can be */
+		/* longer than two lines can be */
+		n = -1, errno = EINVAL, bad_why = "longer than 255 bytes";
 	if (n == -1) {
 		saved = errno;
 		close(fd);
@@ -130,14 +133,24 @@ spool_retention(struct spool *sp, struct retention *r)
 	}
 	close(fd);
 	buf[n] = '\0';
-	for (line = buf; *line != '\0'; line = next) {
+	for (line = buf, lineno = 1; *line != '\0'; line = next, lineno++) {
 		if ((next = strchr(line, '\n')) == NULL) {
 			errno = EINVAL;		/* a line cut short */
+			bad_why = "its last line has no newline";
 			return -1;
 		}
 		*next++ = '\0';
-		if (retain_line(line, r) == -1)
+		if (retain_line(line, r) == -1) {
+			snprintf(why, sizeof(why), "line %d is not 'done DUR' or "
+			    "'failed DUR'", lineno);
+			bad_why = why;
 			return -1;
+		}
+	}
+	if (line != buf + n) {
+		errno = EINVAL;
+		bad_why = "it holds a NUL byte";
+		return -1;
 	}
 	return 0;
 }
