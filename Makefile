@@ -260,7 +260,7 @@ check: $(B)/tests/flags $(B)/pg/flags $(B)/chute $(B)/chute-pgsql \
 	tests/netns.sh $(B)/chute
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS)
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --rounds $(CHECK_ROUNDS) --flaky
-	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 5 --keys
 
 # The unit suites alone (CHUTE_UNIT_ONLY: tests/check_main.c), no
 # program driven and no server started: under a minute, for every edit.
@@ -307,6 +307,7 @@ torture: $(B)/chute $(B)/chute-pgsql $(B)/torture
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 60
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --flaky
 	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --freeze
+	CHUTE_BIN=$(abspath $(B)/chute) $(B)/torture --pgsql --rounds 30 --keys
 	tests/netns.sh $(B)/chute torture=30
 
 # libFuzzer (clang) on every parser that sees outside input; its objects

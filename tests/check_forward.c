@@ -274,8 +274,8 @@ START_TEST(test_init_upgrades_a_version_1_database)
 	EXPECT(t_exists(SP("new", "u1")), "the job is back in new/");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init upgrades: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 10,
-	    "version 10, the current one");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11,
+	    "version 11, the current one");
 	fw = FORWARD(T.spool, "fw.log", "--drain");
 	EXPECT(t_reap(fw, 30000, "forward") == 0, "forward: %s", t_log_of(fw));
 	EXPECT(exact_payloads() == 1, "u1 arrived");
@@ -316,6 +316,35 @@ START_TEST(test_a_name_taken_in_done_without_a_log_gets_a_derived_id)
 	    == 1 && exact_payloads() == 1, "in the database once, exact");
 	EXPECT(strstr(t_log_of(fw), "renamed to=") != NULL, "said: %s",
 	    t_log_of(fw));
+}
+END_TEST
+
+/*
+ * A spool job's name carries its priority and key (,p=N ,k=KEY, issue 36):
+ * they go into the row's columns, the ID staying the whole name; a name
+ * with an attribute chute does not know goes to failed/ with the reason,
+ * never into the database without it.
+ */
+START_TEST(test_a_name_s_priority_and_key_go_into_the_row)
+{
+	pid_t fw;
+
+	t_drop("f1,p=7,k=cust.1", body_of("f1,p=7,k=cust.1"));
+	t_drop("f2", body_of("f2"));
+	t_drop("f3,z=1", body_of("f3,z=1"));
+	fw = FORWARD(T.spool, "fw.log", "--drain");
+	EXPECT(t_reap(fw, 30000, "forward --drain") == 0, "forward: %s",
+	    t_log_of(fw));
+	EXPECT(strcmp(t_sql("SELECT string_agg(id || ' ' || priority || ' ' ||"
+	    " coalesce(key, '-'), ', ' ORDER BY id) FROM chute.jobs"),
+	    "f1,p=7,k=cust.1 7 cust.1, f2 0 -") == 0, "rows: %s",
+	    t_sql("SELECT string_agg(id || ' ' || priority || ' ' ||"
+	    " coalesce(key, '-'), ', ' ORDER BY id) FROM chute.jobs"));
+	EXPECT(t_exists(SP("failed", "f3,z=1")) && strstr(t_log_of(fw),
+	    "job=f3,z=1 new->failed refused: its name's attributes"),
+	    "f3 refused: %s", t_log_of(fw));
+	EXPECT(CHUTE("status", t_uri, "f1,p=7,k=cust.1") == 0 && strstr(T.out,
+	    "priority=7 key=cust.1"), "status: %s%s", T.out, T.err);
 }
 END_TEST
 
@@ -511,6 +540,7 @@ forward_suite(void)
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "forward", 300);
 	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_forwarded_jobs_arrive_once_and_both_sides_say_where);
+	tcase_add_test(tc, test_a_name_s_priority_and_key_go_into_the_row);
 	tcase_add_test(tc, test_a_batch_shares_one_log_line_until_one_job_gets_more);
 	tcase_add_test(tc, test_forward_owns_the_spool_as_run_does);
 	tcase_add_test(tc, test_a_paused_spool_is_not_forwarded_until_resumed);

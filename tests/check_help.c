@@ -18,7 +18,7 @@
 
 #define URI	"postgresql://nobody@localhost/none"
 #define MAXCMDS	64
-#define MAXLOOP	20	/* subcommands tested at most, one test each */
+#define MAXLOOP	32	/* subcommands tested at most, one test each */
 
 /* Subcommand names from lines "  chute NAME ARGS" of a usage list. */
 static int

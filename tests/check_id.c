@@ -84,6 +84,32 @@ START_TEST(test_derived_ids_keep_the_name_and_are_safe)
 }
 END_TEST
 
+/* A name's attributes stay at the end of its derived ID; bad ones stay bad. */
+START_TEST(test_derived_ids_keep_the_attributes)
+{
+	char id[256], name[256];
+	size_t n;
+
+	id_derive("a b,p=7,k=cust:1@x", id, sizeof(id));
+	ck_assert_msg(strncmp(id, "a_b-", 4) == 0, "%s", id);
+	n = strlen(id);
+	ck_assert_msg(n > 15 && strcmp(id + n - 15, ",p=7,k=cust:1@x") == 0,
+	    "%s", id);
+	ck_assert(id_valid(id));
+	/* A control byte in a key: '%', which no key may hold. */
+	id_derive("f,k=a\x01" "b", id, sizeof(id));
+	n = strlen(id);
+	ck_assert_msg(strcmp(id + n - 6, ",k=a%b") == 0, "%s", id);
+	/* A long name gives way to its attributes; the ID stays an ID. */
+	memset(name, 'x', 200);
+	strcpy(name + 200, ",p=-5,k=K");
+	id_derive(name, id, sizeof(id));
+	ck_assert(id_valid(id));
+	n = strlen(id);
+	ck_assert_msg(strcmp(id + n - 9, ",p=-5,k=K") == 0, "%s", id);
+}
+END_TEST
+
 Suite *
 id_suite(void)
 {
@@ -94,6 +120,7 @@ id_suite(void)
 	tcase_add_test(tc, test_generated_ids_have_fixed_width_numbers);
 	tcase_add_test(tc, test_invalid_ids_are_refused);
 	tcase_add_test(tc, test_derived_ids_keep_the_name_and_are_safe);
+	tcase_add_test(tc, test_derived_ids_keep_the_attributes);
 	suite_add_tcase(s, tc);
 	return s;
 }

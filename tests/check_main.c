@@ -16,6 +16,7 @@ main(void)
 
 	srunner_add_suite(sr, id_suite());
 	srunner_add_suite(sr, sched_suite());
+	srunner_add_suite(sr, tick_suite());
 	srunner_add_suite(sr, spool_suite());
 	srunner_add_suite(sr, nameq_suite());
 	srunner_add_suite(sr, joblog_suite());
@@ -40,6 +41,8 @@ main(void)
 		srunner_add_suite(sr, forward_suite());
 		srunner_add_suite(sr, metrics_suite());
 		srunner_add_suite(sr, unique_suite());
+		srunner_add_suite(sr, recurring_suite());
+		srunner_add_suite(sr, limits_suite());
 	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -334,6 +334,39 @@ metrics_sh(const char *spool)
  * The file appears whole under its name, nothing else is left in the
  * directory, and a spool that cannot be read writes nothing.
  */
+/*
+ * The keys in use: 150 keys, at most 100 shown (the most waiting first),
+ * chute_keys says 150, a key's limit where a rule bounds it.
+ */
+START_TEST(test_spool_metrics_show_at_most_100_keys)
+{
+	char name[64], *l;
+	int shown = 0;
+
+	EXPECT(CHUTE("limit", T.spool, "--key", "k000", "--max", "2") == 0,
+	    "limit: %s", T.err);
+	for (int i = 0; i < 150; i++) {
+		snprintf(name, sizeof(name), "j%03d,k=k%03d", i, i);
+		t_drop(name, "x\n");
+	}
+	/* k149 waits most: two more jobs. */
+	t_drop("more1,k=k149", "x\n");
+	t_drop("more2,k=k149", "x\n");
+	EXPECT(CHUTE("stats", T.spool, "--prometheus") == 0, "stats: %s",
+	    T.err);
+	expect_promtool_accepts(T.out);
+	for (int i = 0; (l = t_line(T.out, i)) != NULL; i++)
+		if (strncmp(l, "chute_key_waiting{", 18) == 0)
+			shown++;
+	EXPECT(shown == 100, "%d keys shown", shown);
+	EXPECT(strstr(T.out, P("chute_keys{spool=\"%s\"} 150\n", T.spool)) !=
+	    NULL, "chute_keys: %s", t_snip(T.out));
+	EXPECT(strstr(T.out, "key=\"k149\"} 3\n") != NULL, "k149 first");
+	EXPECT(strstr(T.out, P("chute_key_limit{spool=\"%s\",key=\"k000\"} "
+	    "2\n", T.spool)) != NULL, "k000's limit: %s", t_snip(T.out));
+}
+END_TEST
+
 START_TEST(test_chute_metrics_sh_writes_one_whole_file_per_spool)
 {
 	char *text;
@@ -505,6 +538,7 @@ metrics_suite(void)
 	tcase_add_test(tc, test_text_stats_show_the_running_job);
 	tcase_add_test(tc, test_an_odd_spool_path_is_escaped_into_a_valid_label);
 	tcase_add_test(tc, test_chute_metrics_sh_writes_one_whole_file_per_spool);
+	tcase_add_test(tc, test_spool_metrics_show_at_most_100_keys);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
 		return s;

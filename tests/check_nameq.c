@@ -81,6 +81,45 @@ START_TEST(test_many_jobs_come_out_in_order)
 }
 END_TEST
 
+/*
+ * A rank comes before the key (a priority before the age); the lowest key
+ * is found whatever the rank (the oldest job's share); the window's test
+ * compares rank and key.
+ */
+START_TEST(test_rank_first_and_the_lowest_key_whatever_the_rank)
+{
+	struct nameq *q = nameq_new();
+	char buf[64];
+	int64_t key;
+	int rank;
+
+	ck_assert_int_eq(nameq_add_ranked(q, "old-low", 50, 1, 0), 1);
+	ck_assert_int_eq(nameq_add_ranked(q, "new-high", -50, 9, 0), 1);
+	ck_assert_int_eq(nameq_add_ranked(q, "mid", 0, 5, 0), 1);
+	ck_assert_int_eq(nameq_add_ranked(q, "mid-older", 0, 3, 0), 1);
+	ck_assert(nameq_ranked(q));
+	ck_assert(nameq_after_max(q, 50, 1));
+	ck_assert(!nameq_after_max(q, 49, 100));
+	ck_assert_int_eq(nameq_pop_lowest_key(q, buf, sizeof(buf), NULL, &rank,
+	    &key), 1);
+	ck_assert_str_eq(buf, "old-low");
+	ck_assert_int_eq(rank, 50);
+	ck_assert_int_eq(key, 1);
+	ck_assert_int_eq(nameq_pop_ranked(q, buf, sizeof(buf), NULL, &rank,
+	    &key), 1);
+	ck_assert_str_eq(buf, "new-high");
+	ck_assert_int_eq(nameq_pop_lowest_key(q, buf, sizeof(buf), NULL, &rank,
+	    &key), 1);
+	ck_assert_str_eq(buf, "mid-older");
+	ck_assert(!nameq_ranked(q));
+	ck_assert_int_eq(nameq_pop(q, buf, sizeof(buf), NULL), 1);
+	ck_assert_str_eq(buf, "mid");
+	ck_assert_int_eq(nameq_pop_lowest_key(q, buf, sizeof(buf), NULL, &rank,
+	    &key), 0);
+	nameq_free(q);
+}
+END_TEST
+
 Suite *
 nameq_suite(void)
 {
@@ -91,6 +130,7 @@ nameq_suite(void)
 	tcase_add_test(tc, test_same_age_sorts_by_name);
 	tcase_add_test(tc, test_a_name_is_queued_once_and_flags_merge);
 	tcase_add_test(tc, test_many_jobs_come_out_in_order);
+	tcase_add_test(tc, test_rank_first_and_the_lowest_key_whatever_the_rank);
 	suite_add_tcase(s, tc);
 	return s;
 }

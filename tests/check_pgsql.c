@@ -50,7 +50,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 10, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -1267,10 +1267,10 @@ START_TEST(test_server_warnings_and_errors_come_out_escaped)
 	    " FOR EACH ROW EXECUTE FUNCTION public.evil_t();"
 	    " CREATE OR REPLACE VIEW chute.jobs AS SELECT queue, id, state,"
 	    " run_at, attempts, last, token, worker, lease_until, cancel, size,"
-	    " created, claimed FROM chute.live WHERE public.evil() UNION ALL"
-	    " SELECT queue, id, state, run_at, attempts, last, NULL::bigint,"
-	    " NULL::text, NULL::timestamptz, false, size, created, claimed"
-	    " FROM chute.finished WHERE public.evil()");
+	    " created, claimed, priority, key FROM chute.live WHERE public.evil()"
+	    " UNION ALL SELECT queue, id, state, run_at, attempts, last,"
+	    " NULL::bigint, NULL::text, NULL::timestamptz, false, size, created,"
+	    " claimed, priority, key FROM chute.finished WHERE public.evil()");
 	for (size_t i = 0; i < 3; i++) {
 		CHUTE(cmds[i][0], t_uri, cmds[i][1]);
 		EXPECT(strstr(T.err, "WARNING") && escaped_server_text(T.err),
@@ -1758,7 +1758,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 10,
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11,
 	    "the current version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
 	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
@@ -1797,9 +1797,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 10 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 11 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 10 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1814,7 +1814,7 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 10 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 11 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
@@ -1862,7 +1862,7 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 10 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 11 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
@@ -1877,6 +1877,14 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(t_sqln("SELECT count(*) FROM pg_constraint WHERE conname IN"
 	    " ('live_times_finite', 'finished_times_finite') AND convalidated")
 	    == 2, "the times' checks, validated");
+	/* Version 8: every job of before at priority 0, without a key. */
+	EXPECT(t_sqln("SELECT count(*) FROM chute.jobs WHERE priority = 0 AND"
+	    " key IS NULL") == 6 && t_sqln("SELECT count(*) FROM chute.live"
+	    " WHERE parked") == 0, "priorities and keys: %s", t_sql("SELECT"
+	    " string_agg(id || ' ' || priority || ' ' || coalesce(key, '-'),"
+	    " ', ') FROM chute.jobs"));
+	EXPECT(CHUTE("limit", t_uri) == 0 && strcmp(T.out, "no limits, no keys"
+	    " in use\n") == 0, "limit: %s%s", T.out, T.err);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		EXPECT(CHUTE("status", t_uri, want[i][0]) == 0 &&
 		    strncmp(T.out, want[i][1], strlen(want[i][1])) == 0,
@@ -1910,10 +1918,16 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 }
 
 /*
- * Databases made by the releases of versions 6, 5, 4 and 2 (commits
- * 46635ea, ced1966, f3cbbaa and 45b421e), as they left them, upgrade to
- * version 9 and keep working.
+ * Databases made by the releases of versions 7, 6, 5, 4 and 2 (commits
+ * 5efd0ba, 46635ea, ced1966, f3cbbaa and 45b421e), as they left them,
+ * upgrade to the current version and keep working.
  */
+START_TEST(test_init_upgrades_a_version_7_database_as_that_release_left_it)
+{
+	upgrade_and_drive(7, "/tmp/exp/sp", 2, 0);
+}
+END_TEST
+
 START_TEST(test_init_upgrades_a_version_6_database_as_that_release_left_it)
 {
 	upgrade_and_drive(6, "/tmp/exp/sp", 2, 0);
@@ -2051,16 +2065,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 10: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 11: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 11");
+	t_sql("UPDATE chute.version SET version = 12");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 11") == 78 &&
-	    strstr(t_log_of(w), "schema version 11, this chute speaks 10: "
-	    "upgrade chute") != NULL, "on version 11: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 12") == 78 &&
+	    strstr(t_log_of(w), "schema version 12, this chute speaks 11: "
+	    "upgrade chute") != NULL, "on version 12: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&
@@ -2476,6 +2490,392 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 }
 END_TEST
 
+/* ---- priorities, keys and limits (issue 36) ---- */
+
+/*
+ * The witness of a key's limit, outside the database: job K-N is of key K
+ * (u: no key); a run takes the first free of the flock(1) slots
+ * $R/slot.K.1 .. slot.K.MAX (MAX from $R/max.K) and holds it until its
+ * process group is gone (a kill of the group by the reaper frees it with
+ * it); finding none free is a limit exceeded ($R/overlap).  Each start is
+ * a line "K SLOT ID ATTEMPT" of $R/starts: a slot of MAX taken means MAX
+ * ran at once.  A run of a job with a file $R/hold.ID (attempt 1 only)
+ * waits for t_release(), in the group; the others $R/sleep.K seconds
+ * (0.2).
+ */
+static const char h_slots[] =
+    "k=${CHUTE_ID%%-*}\n"
+    "n=$(cat \"$R/max.$k\" 2>/dev/null || echo 100)\n"
+    "i=1\n"
+    "while :; do\n"
+    "  exec 9>>\"$R/slot.$k.$i\"\n"
+    "  flock -n 9 && break\n"
+    "  if [ $i -ge $n ]; then echo \"$CHUTE_ID\" >> \"$R/overlap\"; i=$((n+1)); break; fi\n"
+    "  i=$((i+1))\n"
+    "done\n"
+    "echo \"$k $i $CHUTE_ID $CHUTE_ATTEMPT\" >> \"$R/starts\"\n"
+    "if [ \"$CHUTE_ATTEMPT\" = 1 ] && [ -e \"$R/hold.$CHUTE_ID\" ]; then\n"
+    UNTIL_RELEASED "exit 0\nfi\n"
+    "sleep \"$(cat \"$R/sleep.$k\" 2>/dev/null || echo 0.2)\"\n";
+
+/* The highest slot key's runs took (0: none ran). */
+static int
+slots_reached(const char *key)
+{
+	char *s = t_slurp(RP("starts")), *line, *save = NULL;
+	char k[80];
+	int i, max = 0;
+
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%79s %d", k, &i) == 2 && strcmp(k, key) == 0 &&
+		    i > max)
+			max = i;
+	free(s);
+	return max;
+}
+
+static int
+starts_of(const char *key)
+{
+	char *s = t_slurp(RP("starts")), *line, *save = NULL;
+	char k[80];
+	int n = 0;
+
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%79s", k) == 1 && strcmp(k, key) == 0)
+			n++;
+	free(s);
+	return n;
+}
+
+/* n jobs KEY-1 .. KEY-n of priority prio, in that order (key "u": none). */
+static void
+keyed_jobs(const char *key, int n, int prio)
+{
+	const char *k = strcmp(key, "u") == 0 ? "NULL" : P("'%s'", key);
+
+	EXPECT(t_pg_sql(t_uri, P("INSERT INTO chute.payloads (queue, id, body)"
+	    " SELECT 'default', '%s-' || g, 'x' FROM generate_series(1, %d) g;"
+	    " INSERT INTO chute.live (queue, id, state, size, run_at, key,"
+	    " priority) SELECT 'default', '%s-' || g, 'new', 1, now() -"
+	    " interval '1 hour' + g * interval '1 us', %s, %d FROM"
+	    " generate_series(1, %d) g", key, n, key, k, prio, n), NULL, 0) ==
+	    0, "insert %d jobs of %s: %s", n, key, t_pg_error());
+}
+
+/* `chute limit URL ARGS...`, which must succeed. */
+#define LIMIT(...) EXPECT(CHUTE("limit", t_uri, __VA_ARGS__) == 0, \
+	"chute limit: %s%s", T.out, T.err)
+
+static void
+no_overlap(void)
+{
+	EXPECT(!t_exists(RP("overlap")), "a key ran more than its limit: %s",
+	    t_snip(t_slurp(RP("overlap"))));
+}
+
+static long
+done_count(void)
+{
+	return t_sqln("SELECT count(*) FROM chute.finished WHERE state ="
+	    " 'done'");
+}
+
+/*
+ * 4 workers of 4 slots over keys A (max 2), B (max 3), C (the default's
+ * 1) and unkeyed jobs, the database restarted (a crash) in the middle: the
+ * witness never finds a key over its limit, and each limit is reached.
+ */
+START_TEST(test_four_workers_of_four_slots_keep_every_key_s_limit)
+{
+	const char *h = t_handler("h", h_slots);
+	pid_t w[4];
+
+	LIMIT("--key", "A", "--max", "2");
+	LIMIT("--key", "B", "--max", "3");
+	LIMIT("--default", "--max", "1");
+	t_write(RP("max.A"), "2");
+	t_write(RP("max.B"), "3");
+	t_write(RP("max.C"), "1");
+	keyed_jobs("A", 24, 0);
+	keyed_jobs("B", 24, 0);
+	keyed_jobs("C", 12, 0);
+	keyed_jobs("u", 24, 0);
+	for (int i = 0; i < 4; i++)
+		w[i] = WORKER("-j", "4", "--lease", "3s", QUICK, "--", h);
+	WAIT_UNTIL(done_count() >= 20, 60000, "work under way");
+	t_pg_restart_immediate();
+	WAIT_UNTIL(done_count() == 84, 120000, "every job done: %ld",
+	    done_count());
+	for (int i = 0; i < 4; i++)
+		EXPECT(t_stop(w[i]) == 0, "worker %d stops", i);
+	no_overlap();
+	EXPECT(slots_reached("A") == 2 && slots_reached("B") == 3 &&
+	    slots_reached("C") == 1 && slots_reached("u") >= 4,
+	    "the limits reached: A %d of 2, B %d of 3, C %d of 1, unkeyed %d",
+	    slots_reached("A"), slots_reached("B"), slots_reached("C"),
+	    slots_reached("u"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.keys WHERE admitted <> 0 OR"
+	    " parked <> 0") == 0, "the keys' counts back to 0: %s",
+	    t_sql("SELECT string_agg(key || ' ' || admitted || ' ' || parked,"
+	    ", ') FROM chute.keys"));
+}
+END_TEST
+
+/*
+ * Key A at 2: worker a runs A-1 and A-2 (held 30 s, in their groups), and
+ * is killed with -9 (or frozen with SIGSTOP past its lease); worker b
+ * starts no job of A until the reaper has killed those groups (the
+ * witness's slots free) and the claims are recovered; every job of A then
+ * runs, never more than 2 at once.
+ */
+static void
+limit_survives(bool freeze)
+{
+	const char *h = t_handler("h", h_slots);
+	pid_t a, b;
+
+	LIMIT("--key", "A", "--max", "2");
+	t_write(RP("max.A"), "2");
+	t_write(RP("hold.A-1"), "");
+	t_write(RP("hold.A-2"), "");
+	keyed_jobs("A", 6, 0);
+	a = WORKER("-j", "4", "--lease", "3s", QUICK, "--", h);
+	WAIT_UNTIL(starts_of("A") == 2, 20000, "A-1 and A-2 running");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE key = 'A' AND"
+	    " state = 'new' AND NOT parked") == 0, "no other job of A may start");
+	EXPECT(kill(a, freeze ? SIGSTOP : SIGKILL) == 0, "stop worker a");
+	b = WORKER("-j", "4", "--lease", "3s", QUICK, "--", h);
+	WAIT_UNTIL(done_count() == 6, 40000, "every job of A done: %ld, %s",
+	    done_count(), t_log_of(b));
+	EXPECT(t_stop(b) == 0, "worker b stops");
+	no_overlap();
+	EXPECT(slots_reached("A") == 2, "2 at once reached: %d",
+	    slots_reached("A"));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE id IN ('A-1',"
+	    " 'A-2') AND attempts = 2") == 2, "A-1 and A-2 ran again");
+	if (freeze) {
+		EXPECT(kill(a, SIGCONT) == 0, "SIGCONT");
+		EXPECT(t_stop(a) == 0, "worker a stops");
+	} else {
+		t_reap(a, 5000, "the killed worker");
+	}
+	no_overlap();
+}
+
+START_TEST(test_a_key_s_limit_holds_when_a_worker_is_killed)
+{
+	limit_survives(false);
+}
+END_TEST
+
+START_TEST(test_a_key_s_limit_holds_when_a_worker_is_frozen_past_its_lease)
+{
+	limit_survives(true);
+}
+END_TEST
+
+/*
+ * 100,000 jobs of key A at its limit of 1 wait, parked off the claim's
+ * index; jobs of keys B and C and an unkeyed one, submitted after them,
+ * start at once.
+ */
+START_TEST(test_a_hot_key_at_its_limit_holds_up_no_other_key)
+{
+	const char *h = t_handler("h", h_slots);
+	pid_t w;
+
+	LIMIT("--key", "A", "--max", "1");
+	t_write(RP("sleep.A"), "1");
+	keyed_jobs("A", 100000, 0);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE key = 'A' AND"
+	    " parked") == 99999, "all but one of A parked: %s",
+	    t_sql("SELECT string_agg(admitted || ' ' || parked, ',') FROM"
+	    " chute.keys"));
+	t_write(RP("in"), "x");
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "B-1", "--key", "B")
+	    == 0 && CHUTE_IN(RP("in"), "submit", t_uri, "--id", "C-1", "--key",
+	    "C", "--priority", "-5") == 0 && CHUTE_IN(RP("in"), "submit", t_uri,
+	    "--id", "u-1") == 0, "submit: %s", T.err);
+	w = WORKER("-j", "4", "--lease", "30s", QUICK, "--", h);
+	WAIT_UNTIL(t_sqln("SELECT count(*) FROM chute.finished WHERE id IN"
+	    " ('B-1', 'C-1', 'u-1')") == 3, 10000, "the other keys' jobs done");
+	EXPECT(starts_of("A") <= 2, "A ran %d", starts_of("A"));
+	EXPECT(CHUTE("limit", t_uri) == 0 && strstr(T.out, "A ") &&
+	    strstr(T.out, "99999"), "chute limit: %s", T.out);
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	no_overlap();
+}
+END_TEST
+
+/*
+ * A rate of 3 per second on key R and a bound of 3 on the whole queue,
+ * with 2 workers of 4 slots: no window of a second holds more than 3
+ * claims of R (the database's clock: chute.jobs.claimed), and never more
+ * than 3 jobs run at once (the witness of the unkeyed jobs, whose key
+ * is "u").
+ */
+START_TEST(test_a_rate_and_the_whole_queue_s_bound_are_exact_across_workers)
+{
+	const char *h = t_handler("h", h_slots);
+	pid_t w[2];
+
+	LIMIT("--key", "R", "--rate", "3/1s");
+	LIMIT("--all", "--max", "3");
+	t_write(RP("max.u"), "3");
+	t_write(RP("sleep.R"), "0");
+	t_write(RP("sleep.u"), "0.3");
+	keyed_jobs("R", 12, 0);
+	keyed_jobs("u", 16, 0);
+	for (int i = 0; i < 2; i++)
+		w[i] = WORKER("-j", "4", "--lease", "5s", QUICK, "--", h);
+	WAIT_UNTIL(done_count() == 28, 60000, "every job done: %ld",
+	    done_count());
+	for (int i = 0; i < 2; i++)
+		EXPECT(t_stop(w[i]) == 0, "worker %d stops", i);
+	no_overlap();
+	EXPECT(slots_reached("u") == 3, "3 at once reached: %d",
+	    slots_reached("u"));
+	EXPECT(t_sqln("SELECT max(n) FROM (SELECT (SELECT count(*) FROM"
+	    " chute.finished g WHERE g.key = 'R' AND g.claimed >= f.claimed AND"
+	    " g.claimed < f.claimed + interval '1 second') AS n FROM"
+	    " chute.finished f WHERE f.key = 'R') x") == 3, "a second with more"
+	    " or fewer than 3 claims of R: %s", t_sql("SELECT string_agg("
+	    "to_char(claimed, 'SS.MS'), ' ' ORDER BY claimed) FROM"
+	    " chute.finished WHERE key = 'R'"));
+}
+END_TEST
+
+/*
+ * No starvation: a job of priority -10 waits behind 60 of priority 10,
+ * submitted after it (a stream of more important work that never runs
+ * dry while it waits); one claim in four takes the oldest, so it starts
+ * among the first few (without the share it would be the last).
+ */
+START_TEST(test_a_low_priority_job_starts_within_the_share_of_the_oldest)
+{
+	const char *h = t_handler("h", "echo \"$CHUTE_ID\" >> \"$R/order\"\n");
+	char *order, *at;
+	int pos = 0;
+
+	keyed_jobs("low", 1, -10);
+	keyed_jobs("u", 60, 10);
+	t_sql("UPDATE chute.live SET run_at = run_at - interval '1 minute'"
+	    " WHERE id = 'low-1'");
+	EXPECT(t_reap(WORKER("-j", "1", "--prefetch", "0", "--drain", "--",
+	    h), 60000, "drain") == 0, "drain");
+	order = t_slurp(RP("order"));
+	EXPECT(order != NULL && (at = strstr(order, "low-1\n")) != NULL,
+	    "low ran: %s", t_snip(order));
+	for (char *p = order; p < at; p++)
+		pos += *p == '\n';
+	EXPECT(pos < 8, "low started as number %d of 61", pos + 1);
+	EXPECT(strncmp(order, "u-1\nu-2\nu-3\n", 12) == 0, "priority first: %s",
+	    t_snip(order));
+	free(order);
+}
+END_TEST
+
+/*
+ * A keyed job's end frees its key's admission (A at 1: A-2 waits parked
+ * behind A-1, which fails, then runs); retry brings A-1 back with its
+ * priority and key, status and ls show them, and a cancel of a waiting
+ * job gives its place back: every count of chute.keys ends at 0.
+ */
+START_TEST(test_retry_keeps_priority_and_key_and_every_end_frees_the_key)
+{
+	const char *h = t_handler("h", "[ -e \"$R/fail.$CHUTE_ID\" ] && exit 1\n"
+	    "echo \"$CHUTE_ID\" >> \"$R/order\"\n");
+
+	LIMIT("--key", "A", "--max", "1");
+	t_write(RP("in"), "x");
+	t_write(RP("fail.A-1"), "");
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "A-1", "--key", "A",
+	    "--priority", "7") == 0 && CHUTE_IN(RP("in"), "submit", t_uri,
+	    "--id", "A-2", "--key", "A") == 0, "submit: %s", T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE parked") == 1,
+	    "A-2 parked behind A-1");
+	EXPECT(t_reap(WORKER("--max-attempts", "1", "--drain", "--", h), 30000,
+	    "drain") == 0, "drain");
+	EXPECT(strcmp(t_sql("SELECT string_agg(id || ' ' || state, ', ' ORDER"
+	    " BY id) FROM chute.jobs"), "A-1 failed, A-2 done") == 0, "ends: %s",
+	    t_sql("SELECT string_agg(id || ' ' || state, ', ') FROM chute.jobs"));
+	EXPECT(CHUTE("retry", t_uri, "A-1") == 0 && CHUTE("status", t_uri,
+	    "A-1") == 0 && strstr(T.out, "new attempts=0 priority=7 key=A"),
+	    "status after retry: %s%s", T.out, T.err);
+	EXPECT(CHUTE("ls", t_uri, "--key", "A") == 0 && strstr(T.out, "A-1") &&
+	    strstr(T.out, " 7 "), "ls --key A: %s%s", T.out, T.err);
+	EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--id", "A-3", "--key", "A")
+	    == 0 && CHUTE("cancel", t_uri, "A-3") == 0 && CHUTE("cancel",
+	    t_uri, "A-1") == 0, "cancel: %s", T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.keys WHERE admitted <> 0 OR"
+	    " parked <> 0") == 0, "the key's counts back to 0: %s",
+	    t_sql("SELECT string_agg(key || ' ' || admitted || ' ' || parked,"
+	    ", ') FROM chute.keys"));
+}
+END_TEST
+
+/*
+ * Bad input: one line, exit 64, nothing written.  A limit lowered while
+ * jobs of its key run stops none of them; no other job of the key starts
+ * until fewer than the new limit run.
+ */
+START_TEST(test_bad_priorities_keys_and_limits_are_refused_and_a_lowered_limit_stops_nothing)
+{
+	static const char *const prio[] = { "101", "-101", "1.5", "", "+3",
+	    "0x10" };
+	char big[10241];
+	const char *key[] = { "a/b", "a\001b", "", big, "a b", "é" };
+	const char *h = t_handler("h", h_slots);
+	pid_t w;
+
+	memset(big, 'k', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	t_write(RP("in"), "x");
+	for (size_t i = 0; i < sizeof(prio) / sizeof(prio[0]); i++)
+		EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--priority",
+		    prio[i]) == 64 && strstr(T.err, "--priority") &&
+		    !strchr(T.err, '\001'), "--priority %s: %s", prio[i], T.err);
+	for (size_t i = 0; i < sizeof(key) / sizeof(key[0]); i++)
+		EXPECT(CHUTE_IN(RP("in"), "submit", t_uri, "--key", key[i]) ==
+		    64 && strstr(T.err, "--key") && !strchr(T.err, '\001'),
+		    "--key %zu: %s", i, T.err);
+	EXPECT(CHUTE("limit", t_uri, "--key", "A", "--max", "0") == 64 &&
+	    CHUTE("limit", t_uri, "--key", "A", "--max", "-1") == 64 &&
+	    CHUTE("limit", t_uri, "--default", "--rate", "0/1s") == 64 &&
+	    CHUTE("limit", t_uri, "--key", "a/b", "--max", "1") == 64,
+	    "bad limits: %s", T.err);
+	EXPECT(t_sqln("SELECT (SELECT count(*) FROM chute.jobs) + (SELECT"
+	    " count(*) FROM chute.limits)") == 0, "nothing written");
+	/* Three of A run, held; the limit goes from 3 to 1. */
+	LIMIT("--key", "A", "--max", "3");
+	t_write(RP("max.A"), "3");
+	for (int i = 1; i <= 3; i++)
+		t_write(RP(P("hold.A-%d", i)), "");
+	keyed_jobs("A", 6, 0);
+	w = WORKER("-j", "6", "--lease", "30s", QUICK, "--", h);
+	WAIT_UNTIL(starts_of("A") == 3, 20000, "three of A running");
+	EXPECT(CHUTE("limit", t_uri, "--key", "A", "--max", "1") == 0 &&
+	    strcmp(T.out, "key A: max 1, rate -\n") == 0, "lowered: %s%s",
+	    T.out, T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE key = 'A' AND"
+	    " state = 'cur'") == 3, "the three still run");
+	EXPECT(t_sqln("SELECT count(*) FROM chute.live WHERE key = 'A' AND"
+	    " state = 'new' AND NOT parked") == 0, "none of the others may start");
+	t_write(RP("max.A"), "1");
+	/* The held runs end; then one at a time. */
+	t_release();
+	WAIT_UNTIL(done_count() == 6, 30000, "every job of A done: %ld",
+	    done_count());
+	EXPECT(t_stop(w) == 0, "the worker stops");
+	no_overlap();
+	EXPECT(CHUTE("status", t_uri, "A-4") == 0 && strstr(T.out, "key=A"),
+	    "status: %s", T.out);
+}
+END_TEST
+
 Suite *
 pgsql_suite(void)
 {
@@ -2529,6 +2929,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_row_whose_id_is_a_path_is_failed_and_never_touched_on_disk);
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
+	tcase_add_test(tc, test_init_upgrades_a_version_7_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_6_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_5_database_as_that_release_left_it);
 	tcase_add_test(tc, test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name);
@@ -2563,6 +2964,18 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_two_workers_run_each_of_2000_jobs_exactly_once);
 	tcase_add_test(tc, test_three_workers_run_each_of_2000_jobs_exactly_once);
 	tcase_add_test(tc, test_server_restarts_and_killed_connections_lose_nothing);
+	suite_add_tcase(s, tc);
+	/* Priorities, keys and limits (issue 36): a witness outside. */
+	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "sched", 300);
+	tcase_add_unchecked_fixture(tc, t_fleet_cluster_up, t_pg_stop);
+	tcase_add_test(tc, test_four_workers_of_four_slots_keep_every_key_s_limit);
+	tcase_add_test(tc, test_a_key_s_limit_holds_when_a_worker_is_killed);
+	tcase_add_test(tc, test_a_key_s_limit_holds_when_a_worker_is_frozen_past_its_lease);
+	tcase_add_test(tc, test_a_hot_key_at_its_limit_holds_up_no_other_key);
+	tcase_add_test(tc, test_a_rate_and_the_whole_queue_s_bound_are_exact_across_workers);
+	tcase_add_test(tc, test_a_low_priority_job_starts_within_the_share_of_the_oldest);
+	tcase_add_test(tc, test_retry_keeps_priority_and_key_and_every_end_frees_the_key);
+	tcase_add_test(tc, test_bad_priorities_keys_and_limits_are_refused_and_a_lowered_limit_stops_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

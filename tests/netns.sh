@@ -11,6 +11,7 @@
 #   partition-both partition-in partition-out partition-link
 #	a worker cut off (packets dropped both ways, only server->worker,
 #	only worker->server, its link down) for longer than the lease
+#   keylimit	a key at 2 whose two runs' worker is cut off
 #   blip	the same cut, healed after less than the lease
 #   submit	a submitter cut off: exit 75 and nothing printed
 #   forward	chute forward cut off, then healed
@@ -209,6 +210,10 @@ mkdir -p "$tmp/locks"
 # CONCURRENT.  block: the first attempt waits for release-ID (30 s at
 # most) and exits 0, later ones exit 0 at once; fail1: the same, but the
 # first attempt exits 1; quick: exit 0; slow: wait 3 leases, exit 0.
+# keyed N hold|quick: job KEY-M of a key at N running: the run takes the
+# first free of the slots locks/slot.KEY.1..N (held by its process group
+# until it is gone; none free: OVER ID, a limit exceeded) and says
+# "slot KEY I"; hold then waits as block does, quick exits 0.
 cat > "$tmp/h" <<END
 #!/bin/sh
 exec 9> "$tmp/locks/\$CHUTE_ID"
@@ -219,6 +224,16 @@ case "\$kind" in
 quick) exit 0 ;;
 nap) sleep 0.\$((\$\$ % 8)) 9>&-; exit 0 ;;
 slow) sleep $((3 * LEASE_MS / 1000)) 9>&-; exit 0 ;;
+keyed)
+	set -- \$rest; k=\${CHUTE_ID%%-*}; i=1
+	while :; do
+		exec 8> "$tmp/locks/slot.\$k.\$i"
+		flock -n 8 && break
+		[ \$i -ge \$1 ] && { echo "OVER \$CHUTE_ID" >> "$tmp/journal"; break; }
+		i=\$((i + 1))
+	done
+	echo "slot \$k \$i \$CHUTE_ID" >> "$tmp/journal"
+	[ "\$2" = hold ] || exit 0 ;;
 esac
 [ "\$CHUTE_ATTEMPT" = 1 ] || exit 0
 i=0
@@ -701,6 +716,67 @@ clocks() {
 	stop "$A"; stop "$B"; stop "$C"
 }
 
+# ---- recurring jobs ----
+
+# ticker K: `chute tick U --follow` on host wK, in the background, its pid
+# in $TK (K 2: a wall clock 5 h behind; K 3: 5 h ahead, when libfaketime
+# is there: the server's clock is the one that counts).
+ticker() {
+	local k=$1 pre=""
+	[ -n "$ftlib" ] && [ "$k" != 1 ] &&
+		pre="LD_PRELOAD=$ftlib FAKETIME=$([ "$k" = 2 ] && echo -5h || echo +5h) FAKETIME_DONT_FAKE_MONOTONIC=1"
+	env $pre nsenter --net="/run/netns/$(ns w$k)" -- "$chute" tick "$U" --follow \
+		>/dev/null 2>>"$tmp/tick$k.log" &
+	eval "TK$k=$!"
+	started="$started $!"
+}
+tick_jobs() { psqlx p "$db" "SELECT count(*) FROM chute.jobs"; }
+
+# Three schedulers on three hosts, a 200 ms schedule (catch-up all), one
+# killed -9 at random after every two ticks and started again, one cut off
+# from the server (both ways) for four ticks of the others midway: through
+# more than 60 ticks, every tick from the first to the last has exactly one
+# job and one row in chute.ticks.  A scheduler cut off holding the
+# schedules' locks holds them until the server ends its idle transaction
+# (10 s): the others wait, say so (75) and make the ticks after.
+ticks() {
+	local seen=0 n=0 k cutk=0 seed=${NETNS_SEED:-$$}
+	RANDOM=$seed
+	ftlib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+	say "ticks: three schedulers on three hosts, seed $seed${ftlib:+, two of them with clocks 5 h off}"
+	newdb || { notok "ticks: a database"; return; }
+	inns sub "$chute" schedule "$U" hb --every 200ms --catch-up all -- quick \
+		>/dev/null 2>"$tmp/sched.err" || { notok "ticks: declared"; show "$tmp/sched.err"; return; }
+	: > "$tmp/tick1.log"; : > "$tmp/tick2.log"; : > "$tmp/tick3.log"
+	ticker 1; ticker 2; ticker 3
+	while [ "$seen" -le 62 ]; do
+		until_ok 30000 eval '[ "$(tick_jobs)" -ge $((seen + 2)) ]' ||
+			{ notok "ticks: two more ticks after $seen"; break; }
+		seen=$(tick_jobs); n=$((n + 1)); k=$((RANDOM % 3 + 1))
+		if [ $n = 8 ]; then
+			cutk=$k
+			say "ticks: w$k cut off at $seen ticks"
+			cut w$k both
+			until_ok 30000 eval '[ "$(tick_jobs)" -ge $((seen + 4)) ]' ||
+				notok "ticks: the others go on while w$k is cut off"
+			heal w$k
+			continue
+		fi
+		eval "kill -9 \$TK$k; wait \$TK$k 2>/dev/null"
+		ticker $k
+	done
+	for k in 1 2 3; do eval "kill -9 \$TK$k; wait \$TK$k 2>/dev/null"; done
+	say "ticks: $(tick_jobs) jobs, $n rounds, w$cutk cut off once"
+	check "ticks: more than 60 ticks made" eval '[ "$(tick_jobs)" -gt 60 ]'
+	check "ticks: every tick from the first to the last, once" eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) = count(DISTINCT tick_ms) AND count(*) = (max(tick_ms) - min(tick_ms)) / 200 + 1 FROM chute.ticks")" = t ]'
+	check "ticks: a job for each tick, and no other" eval \
+		'[ "$(psqlx p "$db" "SELECT (SELECT count(*) FROM chute.jobs) = (SELECT count(*) FROM chute.ticks k JOIN chute.jobs j ON j.id = k.id)")" = t ]'
+	check "ticks: no scheduler found a tick made twice" eval \
+		'! grep -q -e "duplicate key" -e "not made again" "$tmp"/tick?.log'
+	[ "$fail" = 0 ] || { show "$tmp/tick1.log"; show "$tmp/tick2.log"; show "$tmp/tick3.log"; }
+}
+
 # ---- torture ----
 
 # round_done R SERVER: every job of round R whose ID submit printed is done.
@@ -796,10 +872,42 @@ torture() {
 	pair_fresh || notok "torture: a new primary after it"
 }
 
-all="partition-both partition-in partition-out partition-link blip submit forward standby demote failover async clock torture"
+# A key at 2 (issue 36): worker A runs its two jobs, held, and is cut off;
+# worker B starts no job of the key until A's handlers are gone (A stops
+# them at 5/6 of its lease, its reaper at 11/12) and the lease has run
+# out; then it runs every job of the key, never more than 2 at once.
+keylimit() {
+	local k
+	say "keylimit: a key's limit of 2 across a partition"
+	newdb || { notok "keylimit: a database"; return; }
+	inns sub "$chute" limit "$U" --key A --max 2 >/dev/null 2>>"$tmp/submit.err"
+	for k in 1 2 3 4 5 6; do
+		echo "keyed 2 $([ $k -le 2 ] && echo hold || echo quick)" |
+		    inns sub "$chute" submit "$U" --id "A-$k" --key A >/dev/null 2>>"$tmp/submit.err"
+	done
+	check "keylimit: the key's six jobs and its rule are in" eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM chute.jobs WHERE key = '\''A'\''")" = 6 ]'
+	worker A w1 "$U" -j 4
+	check "keylimit: worker A runs A-1 and A-2" \
+		until_ok 20000 eval 'started_run A-1 1 A && started_run A-2 1 A'
+	worker B w2 "$U" -j 4
+	until_ok 10000 workers_up 2
+	cut w1 both
+	check "keylimit: B runs every job of the key" until_ok 40000 eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM chute.jobs WHERE key = '\''A'\'' AND state = '\''done'\''")" = 6 ]'
+	check "keylimit: never more than 2 of the key at once" eval '! grep -q "^OVER" "$tmp/journal"'
+	check "keylimit: 2 at once, reached" grep -q "^slot A 2 " "$tmp/journal"
+	check "keylimit: A-1 and A-2 ran again after the lease" eval \
+		'started_run A-1 2 B && started_run A-2 2 B'
+	heal w1
+	stop "$B"; stop "$A"
+}
+
+all="partition-both partition-in partition-out partition-link keylimit blip submit forward standby demote failover async clock ticks torture"
 for s in ${@:-$all}; do
 	case $s in
 	partition-*) partition "${s#partition-}" ;;
+	keylimit) keylimit ;;
 	blip) blip both; blip link ;;
 	submit) submit_cut ;;
 	forward) forward_cut ;;
@@ -808,6 +916,7 @@ for s in ${@:-$all}; do
 	failover) failover ;;
 	async) async_token ;;
 	clock) clocks ;;
+	ticks) ticks ;;
 	torture) torture 3 ;;
 	torture=*) torture "${s#torture=}" ;;
 	*) echo "tests/netns.sh: no scenario $s" >&2; exit 64 ;;

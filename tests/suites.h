@@ -4,6 +4,7 @@
 Suite	*util_suite(void);
 Suite	*id_suite(void);
 Suite	*sched_suite(void);
+Suite	*tick_suite(void);
 Suite	*spool_suite(void);
 Suite	*nameq_suite(void);
 Suite	*joblog_suite(void);
@@ -26,4 +27,6 @@ Suite	*pg_view_suite(void);
 Suite	*forward_suite(void);
 Suite	*metrics_suite(void);
 Suite	*unique_suite(void);
+Suite	*recurring_suite(void);
+Suite	*limits_suite(void);
 #endif

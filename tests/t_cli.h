@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define T_MAXPROCS	32	/* processes one test may start */
+#define T_MAXPROCS	256	/* processes one test may start (check_recurring restarts schedulers often) */
 #define T_OUTMAX	(256 * 1024)
 #define T_CMD_MS	20000	/* a plain command must finish within this */
 

@@ -83,11 +83,26 @@ check "... which runs again" running b3
 touch "$tmp/release-b3"
 check "... and finishes in done/" screen '^new 0 +cur 0 +defer 0 +done 3 +failed 1'
 
+# ---- keys: a key at its limit (set while the owner runs), in a list ----
+"$chute" limit "$spool" --key cust --max 1 > /dev/null
+for i in 1 2 3; do
+	echo block | "$chute" submit "$spool" --id "k$i" --key cust > /dev/null
+done
+check "a keyed job runs, its key in its ID" running 'k1,k=cust'
+check "the keys' list: the key at its limit, 1 running, 2 waiting, max 1" \
+	eval 'screen "^KEY +RUNNING +WAITING +MAX +RATE +KEYS 1\$" &&
+	    screen "^cust +1 +2 +1 +- *\$"'
+check "... and no second job of it runs" eval '! running "k2,k=cust"'
+touch "$tmp/release-k1,k=cust" "$tmp/release-k2,k=cust" "$tmp/release-k3,k=cust"
+check "... then its jobs run one at a time to done/" \
+	screen '^new 0 +cur 0 +defer 0 +done 6 +failed 1'
+check "... and the keys' list is gone with them" until_ok 10000 hasnt '^KEY '
+
 # ---- leaving ----
-top_leave "$spool" 'done 3 +failed 1'
+top_leave "$spool" 'done 6 +failed 1'
 
 # ---- without a terminal ----
-top_summary "$spool" 'new 0 +cur 0 +defer 0 +done 3 +failed 1'
+top_summary "$spool" 'new 0 +cur 0 +defer 0 +done 6 +failed 1'
 
 # A queue's view is tests/top_pg.sh's; here only one no server answers.
 "$chute" top postgresql://127.0.0.1:1/none > "$tmp/screen" 2>&1

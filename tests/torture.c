@@ -10,8 +10,9 @@
  *             -o build/torture tests/torture.c tests/torture_pg.c \
  *             $(pkg-config --libs libbsd-overlay)
  * Run:    build/torture [--rounds N] [--chute PATH] [--seed S] [--flaky] [--keep]
- *         build/torture --pgsql [--freeze] ...: the same against the PostgreSQL
- *         queue, a fleet of workers on a throwaway cluster (torture_pg.c)
+ *         build/torture --pgsql [--freeze] [--keys] ...: the same against
+ *         the PostgreSQL queue, a fleet of workers on a throwaway cluster
+ *         (torture_pg.c)
  *
  * The seed fixes every random choice this program makes (kill moments,
  * submission mixes, the handler's behaviour per job and attempt); the
@@ -678,11 +679,13 @@ sub_refused(struct sub *s, int st, const char *id)
 static void
 sub_chute(struct sub *s, int nfiles, bool delay, bool to_spool)
 {
-	char *argv[16], *files[8], *out = NULL, how[32], id[64];
+	char *argv[20], *files[8], *out = NULL, how[32], id[64];
+	char key[8] = "-", prio[8];
 	bool use_stdin = nfiles == 1 && rnd(&s->rng, 3) == 0;
 	bool to_db = cfg.pgsql && !to_spool;
 	bool use_id = to_db && nfiles == 1 && rnd(&s->rng, 2) == 0;
 	int ac = 0, in = -1, st, got = 0;
+	unsigned k = rnd(&s->rng, 5);
 
 	argv[ac++] = cfg.chute;
 	argv[ac++] = "submit";
@@ -696,12 +699,30 @@ sub_chute(struct sub *s, int nfiles, bool delay, bool to_spool)
 		argv[ac++] = "--id";
 		argv[ac++] = id;
 	}
+	/*
+	 * --keys: four jobs in five of a key k0-k3 (the handler's witness
+	 * reads it from the payload), each call at a priority of -5..5.
+	 */
+	if (cfg.keys && to_db) {
+		snprintf(prio, sizeof(prio), "%d", (int)rnd(&s->rng, 11) - 5);
+		argv[ac++] = "--priority";
+		argv[ac++] = prio;
+		if (k < 4) {
+			snprintf(key, sizeof(key), "k%u", k);
+			argv[ac++] = "--key";
+			argv[ac++] = key;
+		}
+	}
 	for (int i = 0; i < nfiles; i++) {
 		files[i] = strdup(path("%s/payload/r%d-s%d-%d", work, s->round,
 		    s->idx, s->n++));
 		/* The number is the --pgsql handler's hash (no cksum to fork). */
-		append_line(files[i], "torture payload %d %u", i,
-		    (unsigned)hash(files[i]));
+		if (cfg.keys)
+			append_line(files[i], "torture payload %d %u %s", i,
+			    (unsigned)hash(files[i]), key);
+		else
+			append_line(files[i], "torture payload %d %u", i,
+			    (unsigned)hash(files[i]));
 		if (!use_stdin)
 			argv[ac++] = files[i];
 	}
@@ -1801,7 +1822,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: torture [--rounds N] [--chute PATH] [--seed S] "
-	    "[--flaky] [--keep] [--pgsql [--freeze]]\n");
+	    "[--flaky] [--keep] [--pgsql [--freeze] [--keys]]\n");
 	exit(64);
 }
 
@@ -1833,6 +1854,7 @@ parse_args(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "pgsql", no_argument, NULL, 'p' },
 		{ "freeze", no_argument, NULL, 'z' },
+		{ "keys", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1872,11 +1894,14 @@ parse_args(int argc, char **argv)
 		case 'z':
 			cfg.freeze = true;
 			break;
+		case 'K':
+			cfg.keys = true;
+			break;
 		default:
 			usage();
 		}
 	}
-	if (optind != argc || (cfg.freeze && !cfg.pgsql))
+	if (optind != argc || ((cfg.freeze || cfg.keys) && !cfg.pgsql))
 		usage();
 	if (access(cfg.chute, X_OK) == -1)
 		die("%s: %s (build it with make, or give --chute PATH)",

@@ -32,6 +32,7 @@ struct torture_cfg {
 	uint64_t	 seed;
 	bool		 flaky, keep, pgsql;
 	bool		 freeze;	/* --pgsql: SIGSTOP workers past their lease */
+	bool		 keys;		/* --pgsql: jobs with keys, priorities, limits */
 };
 
 extern struct torture_cfg cfg;

@@ -8,7 +8,12 @@
  * and then the server restarted (`pg_ctl restart -m immediate`), stopped
  * for longer than a lease (an outage) or the workers' sessions terminated
  * (pg_terminate_backend, psql as the superuser).  With --freeze, a worker
- * is also stopped (SIGSTOP) past its lease now and then.  Then a drain and
+ * is also stopped (SIGSTOP) past its lease now and then.  With --keys,
+ * four jobs in five have a key (k0-k3) and every submit a priority; k0 is
+ * at 1, k1 at 2, the default at 2, and k3's own limit moves between 1 and
+ * 3 in a round in four; each run takes one of its key's flock slots
+ * (WORK/locks/slot.K.N), and one that finds them all taken (WORK/overkeys)
+ * is a violation: more of the key ran than its limit allows.  Then a drain and
  * the checks.  Every wait is bounded; the cluster goes with us at exit, on
  * SIGINT/SIGTERM, on a failed step of the harness (die) and, through a
  * watchdog process, when we are killed.
@@ -184,6 +189,7 @@ static struct {
 	int	 kills, k_start, k_burst, k_running, k_ended, k_live;
 	int	 restarts, outages, terminations, terminated, hangs;
 	int	 freezes, freezes_running;
+	int	 limit_changes;		/* --keys: k3's limit moved */
 	int	 refused, unprinted;
 	int	 lost, lost_norun, lost_midrun, lost_outcome, lost_self;
 	int	 timeout_norun, handbacks;
@@ -192,6 +198,9 @@ static struct {
 	int	 fwd_kills, fwd_starts, fwd_jobs, fwd_resent;
 	int64_t	 drain_ms;
 } st;
+
+static void	keys_event(void);
+static void	check_keys(void);
 
 static int64_t
 real_us(void)
@@ -692,6 +701,15 @@ static const char audit_sql[] =
     "    OLD.lease_until < now(), OLD.run_at <= now(), f.last);"
     "   RETURN NULL;"
     "  END IF;"
+    /*
+     * Version 8: a keyed job admitted or parked (parked flipped, alone)
+     * is no change of its claim or state.
+     */
+    "  IF OLD.parked IS DISTINCT FROM NEW.parked AND OLD.state = NEW.state"
+    "   AND OLD.token IS NOT DISTINCT FROM NEW.token"
+    "   AND OLD.attempts = NEW.attempts THEN"
+    "   RETURN NULL;"
+    "  END IF;"
     "  INSERT INTO torture.audit (op, queue, id, old_state, new_state,"
     "   old_attempts, new_attempts, old_token, new_token, worker, expired,"
     "   due, last) VALUES ('U', NEW.queue, NEW.id, OLD.state, NEW.state,"
@@ -726,6 +744,24 @@ backlog_pg(void)
  * submitter put in the payload (its stdin); the sleep is 0-150 ms from it;
  * with --flaky the same modes as on a spool.
  */
+/*
+ * --keys: the key's witness, as check_pgsql's: the first free of the
+ * flock slots locks/slot.K.1..MAX (MAX from keymax.K), held through fd 8
+ * by the handler's process group until it is gone; none free is a key over
+ * its limit, a line of overkeys.
+ */
+static const char key_witness[] =
+    "case $k in k[0-9])\n"
+    "\tn=$(cat \"$W/keymax.$k\") i=1\n"
+    "\twhile :; do\n"
+    "\t\texec 8>>\"$W/locks/slot.$k.$i\"\n"
+    "\t\tflock -n 8 && break\n"
+    "\t\tif [ $i -ge $n ]; then echo \"$id $a $k\" >>\"$W/overkeys\";"
+    " break; fi\n"
+    "\t\ti=$((i + 1))\n"
+    "\tdone ;;\n"
+    "esac\n";
+
 static void
 write_handler_pg(void)
 {
@@ -737,14 +773,16 @@ write_handler_pg(void)
 	    "#!/bin/sh\n"
 	    "# Written by chute's torture test (--pgsql): a START and an END"
 	    " line per run.\n"
-	    "J='%s/journal'\n"
+	    "W='%s'\n"
+	    "J=\"$W/journal\"\n"
 	    "id=$CHUTE_ID\n"
 	    "a=$CHUTE_ATTEMPT\n"
 	    "w=$PPID\n"
-	    "read -r _ _ _ h || h=0\n"
+	    "read -r _ _ _ h k || h=0\n"
 	    "ms=$((h %% 151))\n"
 	    "s=0.$((ms / 100))$((ms / 10 %% 10))$((ms %% 10))\n"
 	    "mode=ok\n"
+	    "%s"
 	    "%s"
 	    "# The witness: this shell alone holds it; its commands get 9>&-,\n"
 	    "# for they outlive it when the worker is killed (fleet.md).\n"
@@ -773,7 +811,8 @@ write_handler_pg(void)
 	    "esac\n"
 	    "echo \"E $id $a $$ $(date +%%s%%N 9>&-) ok 0\" >>\"$J\"\n"
 	    "exec 9>&-\n"
-	    "exit 0\n", work, cfg.flaky ? flaky_modes : "", work, work);
+	    "exit 0\n", work, cfg.flaky ? flaky_modes : "",
+	    cfg.keys ? key_witness : "", work, work);
 	if (fclose(f) == EOF || chmod(path("%s/handler.sh", work), 0755) == -1)
 		die("%s/handler.sh: %s", work, strerror(errno));
 }
@@ -1319,6 +1358,7 @@ round_pg(int round)
 		worker_kill(victim);
 	if (restart && !restart_first)
 		server_restart();
+	keys_event();
 	if (rnd(&rng, 100) < 20)
 		terminate(rnd(&rng, 2) ? worker_pick(0) : -1);
 	if (rnd(&rng, 100) < 6)
@@ -2088,8 +2128,80 @@ check_all_pg(void)
 		check_runs(&jobs[j], false);
 	}
 	check_edge();
+	if (cfg.keys)
+		check_keys();
 	count_worker_logs();
 	count_forward_log();
+}
+
+/* ---- --keys: limits ---- */
+
+/*
+ * `chute limit URL --key KEY --max N` (or --default), which must work;
+ * and the witness's bound for the key.  k3's limit moves at random
+ * between 1 and 3 (keys_event): its witness allows 3, the most it has.
+ */
+static void
+limit_set(const char *key, int max)
+{
+	char n[16], k[16], *argv[8], *out, how[32];
+	int ac = 0, rc;
+
+	snprintf(n, sizeof(n), "%d", max);
+	argv[ac++] = cfg.chute;
+	argv[ac++] = "limit";
+	argv[ac++] = pg.url;
+	if (key != NULL) {
+		strlcpy(k, key, sizeof(k));
+		argv[ac++] = "--key";
+		argv[ac++] = k;
+	} else {
+		argv[ac++] = "--default";
+	}
+	argv[ac++] = "--max";
+	argv[ac++] = n;
+	argv[ac] = NULL;
+	rc = capture(argv, -1, &out, path("%s/limit.err", work), CMD_MS);
+	free(out);
+	/* A restart may refuse it (75): the rule stays as it was. */
+	if (rc != 0 && !(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 75))
+		die("chute limit %s: %s; %s", key ? key : "--default",
+		    rc == -1 ? "timed out" : describe(rc, how, sizeof(how)),
+		    tail(path("%s/limit.err", work), 400));
+}
+
+static void
+keys_setup(void)
+{
+	static const char *const max[] = { "1", "2", "2", "3" };
+
+	limit_set("k0", 1);
+	limit_set("k1", 2);
+	limit_set(NULL, 2);		/* k2; k3 until its first event */
+	for (int k = 0; k < 4; k++)
+		append_line(path("%s/keymax.k%d", work, k), "%s", max[k]);
+}
+
+static void
+keys_event(void)
+{
+	if (cfg.keys && rnd(&rng, 100) < 25) {
+		limit_set("k3", 1 + (int)rnd(&rng, 3));
+		st.limit_changes++;
+	}
+}
+
+/* No key ran more than its witness's bound. */
+static void
+check_keys(void)
+{
+	char *s = slurp(path("%s/overkeys", work), NULL), *line, *save = NULL;
+
+	for (line = s ? strtok_r(s, "\n", &save) : NULL; line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		violation("run of %s: its key's slots were all taken: more "
+		    "than its limit ran at once", line);
+	free(s);
 }
 
 /* ---- the whole run ---- */
@@ -2120,6 +2232,8 @@ setup_pg(void)
 		die("chute init %s: %s", spool, rc == -1 ? "timed out" :
 		    describe(rc, how, sizeof(how)));
 	sql_or_die(audit_sql, NULL);
+	if (cfg.keys)
+		keys_setup();
 	ino_setup_pg();
 }
 
@@ -2154,7 +2268,8 @@ summary(int64_t t0)
 	    st.restarts, st.outages, st.terminations, st.terminated, st.hangs,
 	    cfg.freeze ?
 	    path(" freezes=%d (with handlers running=%d)", st.freezes,
-	    st.freezes_running) : "", tally.runs, violations());
+	    st.freezes_running) : cfg.keys ? path(" keys: k3's limit "
+	    "moved=%d", st.limit_changes) : "", tally.runs, violations());
 	printf("torture: kills at start-up=%d mid-burst=%d while-running=%d "
 	    "after-an-end=%d, with live handlers=%d; runs leaving a grandchild "
 	    "with the witness=%d; claims=%d, lost=%d (before "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# units.sh CHUTE: chute's systemd units in contrib/ (the five that run
-# chute: a spool's owner, a worker, forward, the metrics, the dashboard),
+# units.sh CHUTE: chute's systemd units in contrib/ (the six that run
+# chute: a spool's owner, a worker, forward, the metrics, the dashboard,
+# the recurring jobs' tick),
 # checked by systemd.
 # Each is copied with its /usr/local/bin/chute rewritten to CHUTE (as
 # debian/rules rewrites it to /usr/bin/chute), a template given an
@@ -67,7 +68,8 @@ fi
 # The units that run chute, and the metrics' (its script from contrib/).
 for f in contrib/chute@.service contrib/chute-worker@.service \
     contrib/chute-forward@.service contrib/chute-metrics.service \
-    contrib/chute-web@.service; do
+    contrib/chute-web@.service contrib/chute-tick@.service \
+    contrib/chute-tick@.timer; do
 	name=$(unit_name "$f")
 	out=$(verify "$f" "$name")
 	if [ $? = 0 ] && [ -z "$out" ]; then
@@ -121,7 +123,7 @@ else
 	fi
 	for f in contrib/chute@.service contrib/chute-worker@.service \
 	    contrib/chute-forward@.service contrib/chute-metrics.service \
-	    contrib/chute-web@.service; do
+	    contrib/chute-web@.service contrib/chute-tick@.service; do
 		e=$(exposure "$f" "$(unit_name "$f")")
 		if [ -n "$e" ] && awk -v e="$e" -v b="$bound" 'BEGIN { exit !(e <= b) }'; then
 			ok "$f: systemd-analyze security rates it $e, at most $bound"

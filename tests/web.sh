@@ -363,6 +363,19 @@ check "a job submitted shows in the count of new/ without a reload" \
 check "the overview lists the newest failures, hostile IDs among them" \
 	b_is "document.querySelectorAll('#fail tr').length > 0" true
 
+# ---- keys: the overview's table, a job's page ----
+check "no key in use: the keys' table is hidden" \
+	b_is "document.getElementById('keysbox').hidden" true
+"$chute" limit "$spool" --key webkey --max 2 >/dev/null
+echo ok | "$chute" submit "$spool" --id kw1 --key webkey --priority 7 >/dev/null
+check "a keyed job shows in the keys' table without a reload: key, running, waiting, max, rate" \
+	b_wait 10000 "!document.getElementById('keysbox').hidden && document.querySelector('#keys tr').textContent === 'webkey012-'"
+b_ok "open $base/job?id=$(urlenc 'kw1,p=7,k=webkey')"
+check "a job's page shows its priority and key" \
+	eval 'b_is "document.getElementById(\"prio\").textContent" 7 &&
+	    b_is "document.getElementById(\"key\").textContent" webkey'
+b_ok "open $base/"
+
 # ---- hostile IDs and logs execute nothing ----
 
 # Nothing of the payloads ran: the title is the page's, no dialog, and
@@ -703,6 +716,12 @@ queue_part() {
 	echo ok | "$chute" submit "$url" --id n5 >/dev/null
 	check "a job submitted to the queue shows without a reload (LISTEN)" \
 		eval 'until_ok 10000 counts_match "$url" && b_is "window.stayed" here'
+	echo ok | "$chute" submit "$url" --id qk1 --key qkey --priority -4 >/dev/null
+	b_ok "open $base/job?id=qk1"
+	check "the queue's job page shows its priority and key" \
+		eval 'b_is "document.getElementById(\"prio\").textContent" -4 &&
+		    b_is "document.getElementById(\"key\").textContent" qkey'
+	b_ok "open $base/"
 	for id in "${hostile[@]}"; do
 		b_ok "open $base/job?id=$(urlenc "$id")"
 		check "the queue's job $id: its ID and log as text, nothing run" \

@@ -6,6 +6,8 @@
 #                                     -j 2 --drain -- worker`, timed from their start to the
 #                                     last outcome's commit (the peers' end; exit_s: to their exit)
 #   chute.sh throughput-inline URI N  the same with --inline (bench/worker reads each payload)
+#   chute.sh throughput-inline-keep0 URI N  --inline on a queue that keeps no done job
+#                                     (retention --done 0), timed to the workers' exit
 #   chute.sh exec URI N PROCS         the same with `-j 2 --drain -- /bin/true`, PROCS processes
 #   chute.sh spool DIR N              chute's own spool: N jobs queued in DIR, then
 #                                     `chute run DIR -j 2 --drain -- /bin/true`, timed
@@ -234,10 +236,20 @@ timed_drain() {
 	local n=$1 procs=$2 s0 m0 s1 m1 s end_s
 	shift 2
 	prepare "$n"
+	# KEEP_DONE=0: the queue keeps no done job (issue 38's retention): each
+	# leaves the database in its outcome statement.
+	[[ -z ${KEEP_DONE:-} ]] || "$CHUTE" retention "$URI" --done "$KEEP_DONE" >/dev/null
 	s0=$(server_cpu) m0=$(machine_cpu)
 	run_workers "$procs" "$@"
 	s1=$(server_cpu) m1=$(machine_cpu)
-	[[ $(count_state 'done') == "$n" ]] || die "not every job is done: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+	if [[ ${KEEP_DONE:-} == 0 ]]; then
+		# Nothing left: no row, no payload, no failure (failed jobs are kept).
+		[[ $(sql -c 'SELECT (SELECT count(*) FROM chute.jobs) + (SELECT count(*) FROM chute.payloads)') == 0 ]] ||
+			die "jobs left: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+		END=exit
+	else
+		[[ $(count_state 'done') == "$n" ]] || die "not every job is done: $(sql -c 'SELECT state, count(*) FROM chute.jobs GROUP BY 1')"
+	fi
 	s=$(calc "($T1 - $T0) / 1000")
 	# The database's end: the last outcome recorded (run_at of a done job is its commit's now()).
 	end_s=$(sql -c "SELECT round((extract(epoch FROM max(run_at)) * 1000 - $T0)::numeric / 1000, 3) FROM chute.jobs")
@@ -245,6 +257,8 @@ timed_drain() {
 	# when the database says every job is finished, not when the workers have exited);
 	# still from before the workers' start, where the peers' clocks start after it.
 	local t=$s other="last_done_s=$end_s"
+	# Kept 0, no row says when the last job ended: timed to the workers' exit.
+	[[ ${KEEP_DONE:-} == 0 ]] && end_s=$s
 	[[ ${END:-exit} == db ]] && t=$end_s other="exit_s=$s"
 	echo "$n $t $(rate "$n" "$t") - - $other,$(cpu_notes "$n" "$t" "$(children_cpu "$WORK/times")" "$s0" "$s1" "$m0" "$m1")"
 }
@@ -259,6 +273,12 @@ m_throughput() {
 m_throughput_inline() {
 	URI=$1
 	END=db timed_drain "$2" 2 --inline -j 2 --drain -- "$BIN/worker"
+}
+
+# --inline with the queue keeping no done job: the lightest path.
+m_throughput_inline_keep0() {
+	URI=$1
+	KEEP_DONE=0 timed_drain "$2" 2 --inline -j 2 --drain -- "$BIN/worker"
 }
 
 m_exec() {
@@ -538,6 +558,7 @@ shift || true
 case $cmd in
 throughput) m_throughput "$@" ;;
 throughput-inline) m_throughput_inline "$@" ;;
+throughput-inline-keep0) m_throughput_inline_keep0 "$@" ;;
 exec) m_exec "$@" ;;
 spool) m_spool "$@" ;;
 latency) m_latency "$@" ;;

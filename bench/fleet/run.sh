@@ -10,7 +10,9 @@
 #   chute            persistent-2x2: 2 x `chute run URL --persistent -j 2 --drain -- worker`,
 #                    local copies in RUNTIME_DIRECTORY on /dev/shm as the systemd unit has
 #                    them (persistent-2x2-tmp: in /tmp instead; persistent-2x2-inline:
-#                    with --inline, the payload on the worker's pipe and no local copy)
+#                    with --inline, the payload on the worker's pipe and no local copy;
+#                    persistent-2x2-inline-keep0: --inline on a queue that keeps no
+#                    done job, `chute retention URL --done 0`)
 # and submit-to-handler-start latency at 20 jobs/s for 200 jobs. chute's own rows
 # (bench/fleet/chute.sh) add: exec per job (/bin/true) through the database and
 # through chute's own spool, latency with a persistent and an exec'd handler, and
@@ -563,6 +565,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				log "round $round: chute --inline, 2 processes x -j 2, $n jobs (load $(load))"
 				db chute
 				on_shm chute_row chute persistent-2x2-inline "$round" throughput-inline "$URI" "$n"
+			fi
+			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-inline-keep0 "* ]]; then
+				log "round $round: chute --inline, done kept 0, 2 processes x -j 2, $n jobs (load $(load))"
+				db chute
+				on_shm chute_row chute persistent-2x2-inline-keep0 "$round" throughput-inline-keep0 "$URI" "$n"
 			fi
 			if [[ " $CHUTE_CONFIGS " == *" persistent-2x2-tmp "* ]]; then
 				log "round $round: chute --persistent, local copies in /tmp, $n jobs (load $(load))"

@@ -67,14 +67,55 @@ id_generate(char *buf, size_t len)
 	snprintf(buf, len, "%s.%s", suffix, host);
 }
 
+/*
+ * Where a name's attributes begin (base/sched.h, ",L=VALUE" at its end):
+ * found by their form alone, so that bad ones are kept too.
+ */
+static size_t
+attr_start(const char *name)
+{
+	size_t end = strlen(name);
+	const char *c;
+
+	while (end > 0 && (c = memrchr(name, ',', end)) != NULL &&
+	    c != name && c[1] >= 'a' && c[1] <= 'z' && c[2] == '=')
+		end = (size_t)(c - name);
+	return end;
+}
+
+/*
+ * The attributes, each byte a key may hold kept and any other made '%',
+ * which none may hold: a bad attribute stays bad (its job is refused with
+ * its reason), and a good one keeps its meaning.  Too long to fit: one
+ * bad key, for the same reason.
+ */
+static void
+attr_tail(const char *tail, char *buf, size_t len)
+{
+	size_t j = 0;
+
+	if (strlen(tail) >= len) {
+		strlcpy(buf, ",k=%", len);
+		return;
+	}
+	for (; *tail; tail++)
+		buf[j++] = safe_char((unsigned char)*tail) ||
+		    strchr(",=:@+", *tail) != NULL ? *tail : '%';
+	buf[j] = '\0';
+}
+
 void
 id_derive(const char *name, char *buf, size_t len)
 {
-	char suffix[48];
-	size_t j = 0;
+	char suffix[48], tail[ID_MAX / 2];
+	size_t j = 0, at = attr_start(name), room = 160;
 
 	id_suffix(suffix, sizeof(suffix));
-	for (size_t i = 0; name[i] && j < 160 && j + 1 < len; i++)
+	attr_tail(name + at, tail, sizeof(tail));
+	/* The whole must stay an ID: the name gives way to the attributes. */
+	if (strlen(tail) + 160 + 1 + strlen(suffix) > ID_MAX)
+		room = ID_MAX - strlen(tail) - 1 - strlen(suffix);
+	for (size_t i = 0; i < at && j < room && j + 1 < len; i++)
 		buf[j++] = safe_char(name[i]) ? name[i] : '_';
 	if (j > 0 && buf[0] == '.')
 		buf[0] = '_';
@@ -82,4 +123,5 @@ id_derive(const char *name, char *buf, size_t len)
 	if (j > 0)
 		strlcat(buf, "-", len);
 	strlcat(buf, suffix, len);
+	strlcat(buf, tail, len);
 }

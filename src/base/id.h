@@ -24,7 +24,9 @@ void	 id_suffix(char *buf, size_t len);
  * A new ID for a file dropped into new/ whose name cannot be used as it is
  * (taken by another job, or not a valid ID): the name made safe and
  * shortened, then '-' and a fresh suffix, so an operator still recognises
- * report.csv in report.csv-1764475780.123456.0004242_0001.
+ * report.csv in report.csv-1764475780.123456.0004242_0001.  Attributes
+ * at the end of the name (",p=N,k=KEY", base/sched.h) stay at the end of
+ * the new ID, so the job keeps its priority and key (a bad one stays bad).
  */
 void	 id_derive(const char *name, char *buf, size_t len);
 

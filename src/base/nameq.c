@@ -25,6 +25,7 @@
 struct qnode {
 	RB_ENTRY(qnode)	 by_age;
 	RB_ENTRY(qnode)	 by_name;
+	int		 rank;		/* before the key: lower first */
 	int64_t		 key;
 	unsigned	 flags;
 	char		 name[];
@@ -33,6 +34,8 @@ struct qnode {
 static int
 cmp_age(struct qnode *a, struct qnode *b)
 {
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
 	return strcmp(a->name, b->name);
@@ -53,6 +56,7 @@ struct nameq {
 	struct agetree	 age;
 	struct nametree	 names;
 	size_t		 len;
+	size_t		 nranked;	/* nodes of a rank other than 0 */
 };
 
 struct nameq *
@@ -83,6 +87,13 @@ find(struct nameq *q, const char *name)
 int
 nameq_add(struct nameq *q, const char *name, int64_t key, unsigned flags)
 {
+	return nameq_add_ranked(q, name, 0, key, flags);
+}
+
+int
+nameq_add_ranked(struct nameq *q, const char *name, int rank, int64_t key,
+    unsigned flags)
+{
 	size_t n = strlen(name);
 	struct qnode *e;
 
@@ -92,12 +103,14 @@ nameq_add(struct nameq *q, const char *name, int64_t key, unsigned flags)
 	}
 	if ((e = malloc(sizeof(*e) + n + 1)) == NULL)
 		return -1;
+	e->rank = rank;
 	e->key = key;
 	e->flags = flags;
 	memcpy(e->name, name, n + 1);
 	RB_INSERT(agetree, &q->age, e);
 	RB_INSERT(nametree, &q->names, e);
 	q->len++;
+	q->nranked += rank != 0;
 	return 1;
 }
 
@@ -123,22 +136,94 @@ unlink_node(struct nameq *q, struct qnode *e)
 	RB_REMOVE(agetree, &q->age, e);
 	RB_REMOVE(nametree, &q->names, e);
 	q->len--;
+	q->nranked -= e->rank != 0;
 	free(e);
 }
 
-int
-nameq_pop(struct nameq *q, char *buf, size_t len, unsigned *flags)
+static int
+pop_node(struct nameq *q, struct qnode *e, char *buf, size_t len,
+    unsigned *flags, int *rank, int64_t *key)
 {
-	struct qnode *e = RB_MIN(agetree, &q->age);
-
 	if (e == NULL)
 		return 0;
+	if (rank != NULL)
+		*rank = e->rank;
+	if (key != NULL)
+		*key = e->key;
 	if (buf != NULL)
 		strlcpy(buf, e->name, len);
 	if (flags)
 		*flags = e->flags;
 	unlink_node(q, e);
 	return 1;
+}
+
+int
+nameq_pop(struct nameq *q, char *buf, size_t len, unsigned *flags)
+{
+	return pop_node(q, RB_MIN(agetree, &q->age), buf, len, flags, NULL,
+	    NULL);
+}
+
+int
+nameq_pop_ranked(struct nameq *q, char *buf, size_t len, unsigned *flags,
+    int *rank, int64_t *key)
+{
+	return pop_node(q, RB_MIN(agetree, &q->age), buf, len, flags, rank,
+	    key);
+}
+
+/*
+ * The lowest key whatever the rank: the first node of each rank is the
+ * lowest key of that rank, and the next rank's first is found from the
+ * one before (as many lookups as there are ranks in the queue).
+ */
+static struct qnode *
+lowest_key(struct nameq *q)
+{
+	union {
+		struct qnode	 n;
+		char		 buf[sizeof(struct qnode) + 1];
+	} probe;
+	struct qnode *e = RB_MIN(agetree, &q->age), *best = e;
+
+	if (q->nranked == 0)
+		return e;
+	while (e != NULL) {
+		if (e->key < best->key || (e->key == best->key &&
+		    strcmp(e->name, best->name) < 0))
+			best = e;
+		if (e->rank == INT_MAX)
+			break;
+		probe.n.rank = e->rank + 1;
+		probe.n.key = INT64_MIN;
+		probe.n.name[0] = '\0';
+		e = RB_NFIND(agetree, &q->age, &probe.n);
+	}
+	return best;
+}
+
+int
+nameq_pop_lowest_key(struct nameq *q, char *buf, size_t len, unsigned *flags,
+    int *rank, int64_t *key)
+{
+	return pop_node(q, lowest_key(q), buf, len, flags, rank, key);
+}
+
+bool
+nameq_after_max(struct nameq *q, int rank, int64_t key)
+{
+	struct qnode *e = RB_MAX(agetree, &q->age);
+
+	if (e == NULL)
+		return false;
+	return rank != e->rank ? rank > e->rank : key >= e->key;
+}
+
+bool
+nameq_ranked(struct nameq *q)
+{
+	return q->nranked > 0;
 }
 
 bool

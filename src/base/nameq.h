@@ -21,6 +21,14 @@ void	 nameq_free(struct nameq *q);
 int	 nameq_add(struct nameq *q, const char *name, int64_t key,
 	    unsigned flags);
 
+/*
+ * nameq_add with a rank: the queue's order is (rank, key, name), lowest
+ * first (a spool's ready jobs: the priority, negated, before the age).
+ * nameq_add gives rank 0.
+ */
+int	 nameq_add_ranked(struct nameq *q, const char *name, int rank,
+	    int64_t key, unsigned flags);
+
 bool	 nameq_has(struct nameq *q, const char *name);
 
 /* Is name queued?  Its key into *key if so. */
@@ -28,6 +36,23 @@ bool	 nameq_key(struct nameq *q, const char *name, int64_t *key);
 
 /* Copy the lowest-key name to buf and drop it; returns 1, or 0 if empty. */
 int	 nameq_pop(struct nameq *q, char *buf, size_t len, unsigned *flags);
+
+/* nameq_pop, and the popped name's rank and key into *rank, *key. */
+int	 nameq_pop_ranked(struct nameq *q, char *buf, size_t len,
+	    unsigned *flags, int *rank, int64_t *key);
+
+/*
+ * Pop the name of the lowest (key, name), whatever its rank: as many
+ * lookups as there are ranks queued, one when all are 0.
+ */
+int	 nameq_pop_lowest_key(struct nameq *q, char *buf, size_t len,
+	    unsigned *flags, int *rank, int64_t *key);
+
+/* Would (rank, key) come after the last name queued?  False when empty. */
+bool	 nameq_after_max(struct nameq *q, int rank, int64_t key);
+
+/* Does the queue hold a name of a rank other than 0? */
+bool	 nameq_ranked(struct nameq *q);
 
 /* Drop name if queued; its flags go to *flags.  True if it was there. */
 bool	 nameq_take(struct nameq *q, const char *name, unsigned *flags);

@@ -28,8 +28,11 @@ struct uq_opts;
  */
 int	 pgcmd_submit_unique(struct pg *pg, const struct uq_opts *u,
 	    const char *id, const char *body, size_t len, long long delay,
-	    long long at);
+	    long long at, int prio, const char *key);
 int	 pgcmd_run(int argc, char **argv);
+/* pg_cmd_schedule.c: chute schedule URL [NAME ...], chute tick URL [--follow] */
+int	 pgcmd_schedule(int argc, char **argv);
+int	 pgcmd_tick(int argc, char **argv);
 /* ---- ls, stats ---- */
 int	 pgcmd_forward(int argc, char **argv);	/* pg_forward.c */
 

@@ -12,6 +12,7 @@
 
 #include "base/chute.h"
 #include "base/id.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "store/spool.h"
@@ -32,6 +33,8 @@
 struct submit {
 	const char	*id;
 	msec_t		 delay, at;	/* -1: not given */
+	int		 prio;		/* --priority, PRIO_DEFAULT */
+	const char	*key;		/* --key, NULL none */
 	char		 (*ids)[NAME_MAX + 1];
 	int		 ok, first;
 	struct pg_arr	 did, body;	/* the batch */
@@ -90,12 +93,14 @@ static const char insert_sql[] =
 " WITH ORDINALITY AS b(id, body, n)),"
 " p AS (INSERT INTO chute.payloads (queue, id, body)"
 " SELECT $1, id, body FROM b ORDER BY n ON CONFLICT DO NOTHING RETURNING id),"
-" j AS (INSERT INTO chute.live (queue, id, state, run_at, size)"
+" j AS (INSERT INTO chute.live (queue, id, state, run_at, size, priority,"
+" key)"
 " SELECT $1, b.id, CASE WHEN $4::bigint IS NULL AND $5::bigint IS NULL"
 " THEN 'new' ELSE 'defer' END,"
 " CASE WHEN $5::bigint IS NOT NULL THEN to_timestamp($5::bigint / 1000.0)"
 " WHEN $4::bigint IS NOT NULL THEN now() + $4::bigint * interval"
-" '1 millisecond' ELSE now() END, octet_length(b.body) FROM b"
+" '1 millisecond' ELSE now() END, octet_length(b.body), $6::smallint, $7"
+" FROM b"
 " JOIN p ON p.id = b.id ORDER BY b.n RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n FROM b JOIN j ON j.id = b.id"
@@ -119,13 +124,15 @@ batch_begin(struct submit *sb)
 static int
 batch_send(struct pg *pg, struct submit *sb)
 {
-	static const Oid types[5] = { PG_OID_TEXT, PG_OID_TEXT_ARR,
-	    PG_OID_BYTEA_ARR, 0, 0 };
-	static const int fmts[5] = { 0, 1, 1, 0, 0 };
-	char delay[24], at[24];
-	const char *v[5] = { pg->queue, sb->did.b, sb->body.b,
-	    sb->delay >= 0 ? delay : NULL, sb->at >= 0 ? at : NULL };
-	const int lens[5] = { 0, (int)sb->did.len, (int)sb->body.len, 0, 0 };
+	static const Oid types[7] = { PG_OID_TEXT, PG_OID_TEXT_ARR,
+	    PG_OID_BYTEA_ARR, 0, 0, 0, PG_OID_TEXT };
+	static const int fmts[7] = { 0, 1, 1, 0, 0, 0, 0 };
+	char delay[24], at[24], prio[16];
+	const char *v[7] = { pg->queue, sb->did.b, sb->body.b,
+	    sb->delay >= 0 ? delay : NULL, sb->at >= 0 ? at : NULL, prio,
+	    sb->key };
+	const int lens[7] = { 0, (int)sb->did.len, (int)sb->body.len, 0, 0, 0,
+	    0 };
 	int m = sb->did.n, rc = 0, k = 0;
 	PGresult *r;
 
@@ -139,7 +146,8 @@ batch_send(struct pg *pg, struct submit *sb)
 	pg_arr_end(&sb->body);
 	snprintf(delay, sizeof(delay), "%lld", (long long)sb->delay);
 	snprintf(at, sizeof(at), "%lld", (long long)sb->at);
-	r = pg_send(pg, insert_sql, 5, types, v, lens, fmts) == 0 ?
+	snprintf(prio, sizeof(prio), "%d", sb->prio);
+	r = pg_send(pg, insert_sql, 7, types, v, lens, fmts) == 0 ?
 	    pg_await(pg) : NULL;
 	if (pg_result(pg, r) != PGRES_TUPLES_OK) {
 		PQclear(r);
@@ -237,7 +245,8 @@ submit_unique(struct pg *pg, struct submit *sb, const char *file)
 		    strerror(errno));
 		return EX_NOINPUT;
 	}
-	rc = pgcmd_submit_unique(pg, &sb->u, id, body, len, sb->delay, sb->at);
+	rc = pgcmd_submit_unique(pg, &sb->u, id, body, len, sb->delay, sb->at,
+	    sb->prio, sb->key);
 	free(body);
 	return rc;
 }
@@ -250,6 +259,17 @@ submit_option(void *arg, int c, char *v)
 	const char *err;
 	int rc;
 
+	/* base/sched.c says what is taken, and why not. */
+	if (c == 'p')
+		return prio_parse(v, &sb->prio, &err) == 0 ? 0 :
+		    usage_error("submit", "--priority %s: %s", v, err);
+	if (c == 'k') {
+		if (!key_valid(v, &err))
+			return usage_error("submit", "--key %s: %s", vis_id(v),
+			    err);
+		sb->key = v;
+		return 0;
+	}
 	if ((rc = uq_option(&sb->u, c, v)) != 1)
 		return rc;
 	if (c == 'i') {
@@ -274,6 +294,8 @@ submit_parse(int argc, char **argv, struct submit *sb)
 		{ "id", required_argument, NULL, 'i' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, 'a' },
+		{ "priority", required_argument, NULL, 'p' },
+		{ "key", required_argument, NULL, 'k' },
 		UQ_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};

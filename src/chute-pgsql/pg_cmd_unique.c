@@ -35,9 +35,9 @@ static const char take_sql[] =
 " VALUES ($1, $4, $2, $5) ON CONFLICT (queue, ukey) DO NOTHING RETURNING id),"
 " p AS (INSERT INTO chute.payloads (queue, id, body, unique_key)"
 " SELECT $1, id, $3, $4 FROM k RETURNING id),"
-" j AS (INSERT INTO chute.live (queue, id, state, run_at, size, unique_key)"
-" SELECT $1, id, " UQ_STATE ", " UQ_RUN_AT ", octet_length($3), $4 FROM p"
-" RETURNING id),"
+" j AS (INSERT INTO chute.live (queue, id, state, run_at, size, unique_key,"
+" priority, key) SELECT $1, id, " UQ_STATE ", " UQ_RUN_AT ", octet_length($3),"
+" $4, $8::smallint, $9 FROM p RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT count(*) FROM j WHERE (SELECT count(*) FROM w) >= 0";
 
@@ -49,7 +49,8 @@ static const char holder_sql[] =
 " WHERE u.queue = $1 AND u.ukey = $2";
 
 /*
- * --on-duplicate replace: a waiting holder's bytes and time.  Its row is
+ * --on-duplicate replace: a waiting holder's bytes and time (its priority
+ * and key stay: a key's admission counts follow the row).  Its row is
  * locked by the UPDATE, so a claim's SKIP LOCKED passes it by; one
  * claimed first is not waiting any more, and nothing is updated (0 rows).
  */
@@ -70,23 +71,28 @@ struct uq_job {
 	size_t			 len;
 	char			 delay[24], at[24];
 	bool			 has_delay, has_at;
+	char			 prio[16];	/* --priority */
+	const char		*key;		/* --key, NULL none */
 };
 
-/* Run sql with the job's seven parameters; its one count, or -1 (said). */
+/*
+ * Run sql with the job's nine parameters (the priority and key typed, as
+ * replace_sql does not name them); its one count, or -1 (said).
+ */
 static long
 uq_count(struct uq_job *j, const char *sql, const char *id)
 {
-	static const Oid types[7] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_BYTEA,
-	    PG_OID_TEXT, PG_OID_TEXT, 0, 0 };
-	static const int fmts[7] = { 0, 0, 1, 0, 0, 0, 0 };
-	const char *v[7] = { j->pg->queue, id, j->body, j->u->key,
+	static const Oid types[9] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_BYTEA,
+	    PG_OID_TEXT, PG_OID_TEXT, 0, 0, PG_OID_TEXT, PG_OID_TEXT };
+	static const int fmts[9] = { 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+	const char *v[9] = { j->pg->queue, id, j->body, j->u->key,
 	    unique_while_names[j->u->w], j->has_delay ? j->delay : NULL,
-	    j->has_at ? j->at : NULL };
-	const int lens[7] = { 0, 0, (int)j->len, 0, 0, 0, 0 };
+	    j->has_at ? j->at : NULL, j->prio, j->key };
+	const int lens[9] = { 0, 0, (int)j->len, 0, 0, 0, 0, 0, 0 };
 	PGresult *r;
 	long n;
 
-	r = pg_send(j->pg, sql, 7, types, v, lens, fmts) == 0 ?
+	r = pg_send(j->pg, sql, 9, types, v, lens, fmts) == 0 ?
 	    pg_await(j->pg) : NULL;
 	if (pg_result(j->pg, r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
 		PQclear(r);
@@ -146,16 +152,19 @@ uq_held(struct uq_job *j, const char *id, const char *st)
 
 int
 pgcmd_submit_unique(struct pg *pg, const struct uq_opts *u, const char *id,
-    const char *body, size_t len, long long delay, long long at)
+    const char *body, size_t len, long long delay, long long at, int prio,
+    const char *key)
 {
 	struct uq_job j = { .pg = pg, .u = u, .id = id, .body = body,
-	    .len = len, .has_delay = delay >= 0, .has_at = at >= 0 };
+	    .len = len, .has_delay = delay >= 0, .has_at = at >= 0,
+	    .key = key };
 	char hid[NAME_MAX + 1], st[16];
 	long n;
 	int rc;
 
 	snprintf(j.delay, sizeof(j.delay), "%lld", (long long)delay);
 	snprintf(j.at, sizeof(j.at), "%lld", (long long)at);
+	snprintf(j.prio, sizeof(j.prio), "%d", prio);
 	/* The holder may go, or move, between two statements: again. */
 	for (int tries = 0; tries < 8; tries++) {
 		if ((n = uq_count(&j, take_sql, id)) == -1) {

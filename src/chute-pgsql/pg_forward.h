@@ -33,6 +33,7 @@ struct batch {
 	long long	 bytes;
 	bool		 inflight;	/* sent, its result not taken yet */
 	struct pg_arr	 lid, birth, did, body;	/* jobs idx[0, m) */
+	struct pg_arr	 prio, key;	/* their names' ,p=N and ,k=KEY */
 	int		*idx, m;
 	off_t		*size;
 	char		 (*born)[FWD_BIRTH];	/* origin_birth */

@@ -47,9 +47,12 @@ static const char insert_sql[] =
 " origin_id, origin_birth, unique_key) SELECT $1, did, body, $2, $3, lid,"
 " birth, NULLIF(ukey, '') FROM b WHERE ukey = '' OR did IN (SELECT id FROM k)"
 " ORDER BY n ON CONFLICT DO NOTHING RETURNING id, origin_id),"
-" j AS (INSERT INTO chute.live (queue, id, state, size, unique_key)"
-" SELECT $1, p.id, 'new', octet_length(b.body), NULLIF(b.ukey, '') FROM p"
-" JOIN b ON b.lid = p.origin_id ORDER BY b.n RETURNING id),"
+" j AS (INSERT INTO chute.live (queue, id, state, size, unique_key,"
+" priority, key) SELECT $1, p.id, 'new', octet_length(b.body),"
+" NULLIF(b.ukey, ''), a.prio::smallint, NULLIF(a.key, '') FROM p"
+" JOIN b ON b.lid = p.origin_id"
+" JOIN unnest($9::text[], $10::text[]) WITH ORDINALITY AS a(prio, key, n)"
+" ON a.n = b.n ORDER BY b.n RETURNING id),"
 " w AS (SELECT pg_notify('" PG_CHANNEL "', $1) FROM (SELECT FROM j LIMIT 1) x)"
 " SELECT b.n, p.id, f.queue, f.id, h.id FROM b"
 " LEFT JOIN p ON p.origin_id = b.lid"
@@ -93,16 +96,18 @@ connected(struct fwd *f)
 static int
 send_batch(struct fwd *f, struct batch *b)
 {
-	const char *v[8] = { f->pg.queue, f->origin, f->q->name,
-	    b->lid.b, b->birth.b, b->did.b, b->body.b, b->ukey.b };
-	static const Oid types[8] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
+	const char *v[10] = { f->pg.queue, f->origin, f->q->name,
+	    b->lid.b, b->birth.b, b->did.b, b->body.b, b->ukey.b, b->prio.b,
+	    b->key.b };
+	static const Oid types[10] = { PG_OID_TEXT, PG_OID_TEXT, PG_OID_TEXT,
 	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_BYTEA_ARR,
-	    PG_OID_TEXT_ARR };
-	const int lens[8] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
-	    (int)b->did.len, (int)b->body.len, (int)b->ukey.len };
-	static const int fmts[8] = { 0, 0, 0, 1, 1, 1, 1, 1 };
+	    PG_OID_TEXT_ARR, PG_OID_TEXT_ARR, PG_OID_TEXT_ARR };
+	const int lens[10] = { 0, 0, 0, (int)b->lid.len, (int)b->birth.len,
+	    (int)b->did.len, (int)b->body.len, (int)b->ukey.len,
+	    (int)b->prio.len, (int)b->key.len };
+	static const int fmts[10] = { 0, 0, 0, 1, 1, 1, 1, 1, 1, 1 };
 
-	return pg_send(&f->pg, insert_sql, 8, types, v, lens, fmts);
+	return pg_send(&f->pg, insert_sql, 10, types, v, lens, fmts);
 }
 
 /*

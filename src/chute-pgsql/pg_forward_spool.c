@@ -16,6 +16,7 @@
 #include "base/chute.h"
 #include "base/sched.h"
 #include "base/id.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/spool.h"
 #include "store/unique.h"
@@ -67,6 +68,22 @@ finish(struct fwd *f, struct claim *c, int to, const char *why)
 	f->q->be->release(f->q, c);
 }
 
+/*
+ * A name whose attributes (,p=N ,k=KEY: base/sched.h) cannot be read:
+ * failed/, with the reason, as the owner refuses it, rather than sent
+ * without the priority or key it asked for.
+ */
+static void
+bad_attrs(struct fwd *f, struct claim *c, const char *bad)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "refused: its name's attributes: %s", bad);
+	queue_spool_note(f->q, c, false, "%s", why);
+	say_warn("job=%s new->failed %s", vis_id(c->id), why);
+	finish(f, c, ST_FAILED, why);
+}
+
 /* Too large for the database: failed/, with the reason, as run would. */
 static void
 too_large(struct fwd *f, struct claim *c, off_t size)
@@ -89,6 +106,8 @@ batch_begin(struct batch *b)
 	pg_arr_begin(&b->birth, PG_OID_TEXT);
 	pg_arr_begin(&b->did, PG_OID_TEXT);
 	pg_arr_begin(&b->body, PG_OID_BYTEA);
+	pg_arr_begin(&b->prio, PG_OID_TEXT);
+	pg_arr_begin(&b->key, PG_OID_TEXT);
 	pg_arr_begin(&b->ukey, PG_OID_TEXT);
 }
 
@@ -99,6 +118,8 @@ batch_end(struct batch *b)
 	pg_arr_end(&b->birth);
 	pg_arr_end(&b->did);
 	pg_arr_end(&b->body);
+	pg_arr_end(&b->prio);
+	pg_arr_end(&b->key);
 	pg_arr_end(&b->ukey);
 }
 
@@ -125,10 +146,19 @@ batch_put(struct batch *b, int i)
 {
 	struct claim *c = &b->slot[i];
 	size_t len = (size_t)b->size[i];
+	struct jobattr a;
+	const char *why;
+	char prio[16];
 	ssize_t got;
 	char *p;
 
-	if (pg_arr_str(&b->lid, c->id) == -1 ||
+	/* Read once already by batch_take, which refused a bad one. */
+	if (jobattr_parse(c->id, &a, &why) == -1)
+		a = (struct jobattr){ .prio = PRIO_DEFAULT };
+	snprintf(prio, sizeof(prio), "%d", a.prio);
+	if (pg_arr_str(&b->prio, prio) == -1 ||
+	    pg_arr_str(&b->key, a.key) == -1 ||
+	    pg_arr_str(&b->lid, c->id) == -1 ||
 	    pg_arr_str(&b->birth, b->born[i]) == -1 ||
 	    pg_arr_str(&b->did, b->dbid[i]) == -1 ||
 	    pg_arr_str(&b->ukey, unique_key(c->id)) == -1 ||
@@ -165,8 +195,15 @@ bad_unique(struct fwd *f, struct claim *c)
 static bool
 batch_take(struct fwd *f, struct batch *b, struct claim *c, int i)
 {
+	struct jobattr a;
+	const char *why;
+
 	b->size[i] = c->size;
 	identify(c, b->born[i], sizeof(b->born[i]));
+	if (jobattr_parse(c->id, &a, &why) == -1) {
+		bad_attrs(f, c, why);
+		return false;
+	}
 	if (b->size[i] > PG_MAX_JOB) {
 		too_large(f, c, b->size[i]);
 		return false;
@@ -347,6 +384,8 @@ fwd_batch_free(struct batch *b)
 	free(b->birth.b);
 	free(b->did.b);
 	free(b->body.b);
+	free(b->prio.b);
+	free(b->key.b);
 }
 
 /* ---- waiting: signals, the spool's wake-ups, the retry's time ---- */

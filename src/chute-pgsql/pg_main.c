@@ -12,6 +12,7 @@
 #include "base/sched.h"
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "cli/schedule.h"
 #include "queue/store.h"
 #include "chute-pgsql/pg_cmd.h"
 
@@ -24,13 +25,15 @@ static const struct cmd own[] = {
 	{ "init", pgcmd_init, "URL" },
 	{ "submit", pgcmd_submit,
 	    "URL [--queue NAME] [--id ID] [--delay DUR | --at EPOCH] "
-	    UNIQUE_USAGE " [FILE...]" },
+	    SCHED_USAGE " " UNIQUE_USAGE " [FILE...]" },
 	{ "run", pgcmd_run, "URL [--queue NAME] [-j N] [--timeout DUR]"
 	    " [--grace DUR] [--max-attempts N] [--backoff BASE[:CAP]] [--drain]"
 	    " [--persistent] [--inline] [--lease DUR] [--prefetch N] [--poll DUR]"
 	    " [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "URL [--queue NAME]" },
+	{ "schedule", pgcmd_schedule, "URL [--queue NAME] " SCHED_USAGE_ARGS },
+	{ "tick", pgcmd_tick, "URL [--queue NAME] " TICK_USAGE_ARGS },
 	{ "forward", pgcmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 };

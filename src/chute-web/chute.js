@@ -81,6 +81,25 @@
 		});
 	}
 
+	function keys(d) {
+		var body = document.getElementById("keys");
+		if (!body || !d.keys)
+			return;
+		while (body.firstChild)
+			body.removeChild(body.firstChild);
+		d.keys.forEach(function (k) {
+			var tr = document.createElement("tr");
+			cell(tr, k.key);
+			cell(tr, String(k.running));
+			cell(tr, String(k.waiting));
+			cell(tr, k.max);
+			cell(tr, k.rate);
+			body.appendChild(tr);
+		});
+		text("keys-all", String(d.keys_all));
+		shown("keysbox", d.keys.length > 0);
+	}
+
 	function show(d) {
 		var err = document.getElementById("error");
 		STATES.forEach(function (s) {
@@ -101,6 +120,7 @@
 		chart(d);
 		rows("run", d.run, false, d.claims);
 		rows("fail", d.fail, true, d.claims);
+		keys(d);
 		page.setAttribute("data-updates",
 		    String(Number(page.getAttribute("data-updates") || 0) + 1));
 	}

@@ -86,6 +86,8 @@ struct web_store_ops {
 	struct top_source *(*source)(void *st);
 	/* When the oldest queued job was queued (0: none), into *at. */
 	int	(*oldest)(void *st, const struct top *t, msec_t *at);
+	/* t's keys in use read again, once a second at most (live thread). */
+	void	(*keys)(void *st, struct top *t);
 	int	(*list)(void *st, const struct page_query *q, struct page_list *l,
 		    char *err, size_t len);
 	/* 1 when there is no such job. */

@@ -217,7 +217,12 @@ job_facts(struct buf *b, const struct page_job *j)
 	    state_names[j->state], state_names[j->state]);
 	page_when(b, j->us, now_ms());
 	buf_fmt(b, "</dd><dt>attempts</dt><dd id=\"attempts\">%d</dd>"
-	    "<dt>last outcome</dt><dd id=\"last\">", j->attempts);
+	    "<dt>priority</dt><dd id=\"prio\">%d</dd><dt>key</dt>"
+	    "<dd id=\"key\">", j->attempts, j->prio);
+	/* A key is a word of safe bytes (key_valid); escaped all the same. */
+	buf_html(b, j->key[0] ? j->key : "-", strlen(j->key[0] ? j->key : "-"),
+	    false);
+	buf_add(b, "</dd><dt>last outcome</dt><dd id=\"last\">");
 	buf_html(b, j->last[0] ? j->last : "-", strlen(j->last[0] ? j->last :
 	    "-"), false);
 	buf_add(b, "</dd>");

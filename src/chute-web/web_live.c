@@ -130,6 +130,7 @@ update(struct web *w)
 	struct top_source *src = w->src;
 
 	if (src->update(src->arg) == 0) {
+		w->ops->keys(w->st, src->t);
 		if (w->trouble)
 			src->t->trouble[0] = '\0';
 		w->trouble = false;

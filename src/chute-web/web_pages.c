@@ -213,6 +213,43 @@ items(struct buf *b, const char *id, const struct top *t, bool failed)
 	buf_add(b, "</tbody></table>");
 }
 
+/* A key's limit in words: its max and its rate, "-" for none. */
+static void
+key_words(const struct top_key *k, char *max, size_t mlen, char *rate,
+    size_t rlen)
+{
+	if (k->max > 0)
+		snprintf(max, mlen, "%ld", k->max);
+	else
+		snprintf(max, mlen, "-");
+	limit_format_rate(k->rate_n, k->rate_ms, rate, rlen);
+}
+
+/*
+ * The keys in use, the most waiting first: hidden while none is (keys
+ * are words of safe bytes: base/sched.h's key_valid).
+ */
+static void
+keys_table(struct buf *b, const struct top *t)
+{
+	char max[24], rate[48];
+
+	buf_fmt(b, "<div id=\"keysbox\"%s><h2>Keys <span id=\"keys-all\">"
+	    "%lld</span></h2><table class=\"jobs\"><thead><tr><th>key</th>"
+	    "<th>running</th><th>waiting</th><th>max</th><th>rate</th></tr>"
+	    "</thead><tbody id=\"keys\">", t->nkey > 0 ? "" : " hidden",
+	    t->keys_all);
+	for (size_t i = 0; i < t->nkey; i++) {
+		key_words(&t->key[i], max, sizeof(max), rate, sizeof(rate));
+		buf_add(b, "<tr><td>");
+		buf_html(b, t->key[i].key, strlen(t->key[i].key), false);
+		buf_fmt(b, "</td><td>%lld</td><td>%lld</td><td>%s</td><td>%s"
+		    "</td></tr>", t->key[i].running, t->key[i].waiting, max,
+		    rate);
+	}
+	buf_add(b, "</tbody></table></div>");
+}
+
 /* Both forms, one hidden: chute.js shows the one the state wants. */
 /* A retention other than the default, read as the page is made. */
 static void
@@ -272,6 +309,7 @@ page_overview(const struct web_req *r, struct buf *b)
 	items(b, "run", &ov->t, false);
 	buf_add(b, "<h2>Newest failures</h2>");
 	items(b, "fail", &ov->t, true);
+	keys_table(b, &ov->t);
 	buf_add(b, "<p class=\"at\">read <span id=\"at\">");
 	buf_age(b, since(ov->at));
 	buf_add(b, "</span> ago; live while this page is open</p></section>");
@@ -301,6 +339,23 @@ json_items(struct buf *b, const char *name, const struct top *t, bool failed)
 		buf_fmt(b, ",\"attempts\":%d,\"reason\":", v[i].attempts);
 		buf_json(b, failed ? v[i].reason : "", false);
 		buf_add(b, "}");
+	}
+	buf_add(b, "]");
+}
+
+static void
+json_keys(struct buf *b, const struct top *t)
+{
+	char max[24], rate[48];
+
+	buf_fmt(b, ",\"keys_all\":%lld,\"keys\":[", t->keys_all);
+	for (size_t i = 0; i < t->nkey; i++) {
+		key_words(&t->key[i], max, sizeof(max), rate, sizeof(rate));
+		buf_add(b, i ? ",{\"key\":" : "{\"key\":");
+		buf_json(b, t->key[i].key, true);
+		buf_fmt(b, ",\"running\":%lld,\"waiting\":%lld,\"max\":\"%s\","
+		    "\"rate\":\"%s\"}", t->key[i].running, t->key[i].waiting,
+		    max, rate);
 	}
 	buf_add(b, "]");
 }
@@ -355,5 +410,6 @@ web_overview_json(const struct web_overview *ov, struct buf *b)
 	json_chart(ov, b);
 	json_items(b, "run", &ov->t, false);
 	json_items(b, "fail", &ov->t, true);
+	json_keys(b, &ov->t);
 	buf_fmt(b, ",\"claims\":%s}", ov->t.claims ? "true" : "false");
 }

@@ -17,6 +17,7 @@
 #include "base/chute.h"
 #include "base/util.h"
 #include "cli/cmd.h"
+#include "cli/listing.h"
 #include "queue/page.h"
 #include "queue/store.h"
 #include "queue/view.h"
@@ -31,6 +32,7 @@ struct wstore {
 	struct store	 live;		/* the main thread's: the live model */
 	void		*h;		/* live's top_open */
 	struct top_source src;
+	msec_t		 keys_at;	/* live's keys' next reading (monotonic) */
 };
 
 int
@@ -90,6 +92,14 @@ ws_oldest(void *st, const struct top *t, msec_t *at)
 	struct wstore *w = st;
 
 	return w->live.ops->top_oldest(&w->live, w->h, t, at);
+}
+
+static void
+ws_keys(void *st, struct top *t)
+{
+	struct wstore *w = st;
+
+	top_keys_read(&w->live, t, &w->keys_at);
 }
 
 /* ---- any thread's ---- */
@@ -219,10 +229,12 @@ ws_close(void *st)
 
 static const struct web_store_ops ws_ops[2] = {
 	{ .label = "spool", .source = ws_source, .oldest = ws_oldest,
+	    .keys = ws_keys,
 	    .list = ws_list, .job = ws_job, .failures = ws_failures,
 	    .metrics = ws_metrics, .matching = ws_matching, .act = ws_act,
 	    .close = ws_close, .retention = ws_retention },
 	{ .label = "queue", .source = ws_source, .oldest = ws_oldest,
+	    .keys = ws_keys,
 	    .list = ws_list, .job = ws_job, .failures = ws_failures,
 	    .metrics = ws_metrics, .matching = ws_matching, .act = ws_act,
 	    .close = ws_close, .retention = ws_retention },

@@ -11,6 +11,7 @@
 #include "base/sched.h"
 #include "base/chute.h"
 #include "cli/cmd.h"
+#include "cli/schedule.h"
 #include "queue/store.h"
 
 /*
@@ -54,13 +55,15 @@ cmd_web(int argc, char **argv)
 static const struct cmd own[] = {
 	{ "init", cmd_init, "SPOOL [--group NAME]" },
 	{ "submit", cmd_submit,
-	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] "
-	    UNIQUE_USAGE " [FILE...]" },
+	    "SPOOL [--id ID] [--delay DUR | --at EPOCH] " SCHED_USAGE
+	    " " UNIQUE_USAGE " [FILE...]" },
 	{ "run", cmd_run, "SPOOL [-j N] [--timeout DUR] [--grace DUR]"
 	    " [--max-attempts N] [--backoff BASE[:CAP]] [--drain] [--wait-lock]"
 	    " [--persistent] [--inline] [--if-unowned] [--syslog[=FACILITY]]"
 	    " -- HANDLER [ARG...]" },
 	{ "top", cmd_top, "SPOOL" },
+	{ "schedule", cmd_schedule, "SPOOL " SCHED_USAGE_ARGS },
+	{ "tick", cmd_tick, "SPOOL " TICK_USAGE_ARGS },
 	{ "forward", cmd_forward, "SPOOL URL [--queue NAME] [--batch N]"
 	    " [--origin NAME] [--drain]" },
 	{ "web", cmd_web, "SPOOL|URL --auth-file FILE [--queue NAME]"

@@ -95,7 +95,7 @@ cmd_known_opt(const char *args, const char *arg, bool *value)
 		const char *next = p + n + strspn(p + n, " ");
 		bool exact = n == alen && strncmp(p, arg, n) == 0;
 
-		if (n > 2 && (p == args || p[-1] == ' ' || p[-1] == '[') &&
+		if (n > 2 && (p == args || strchr(" [|", p[-1]) != NULL) &&
 		    (exact || (arg[1] == '-' && alen > 2 && alen < n &&
 		    strncmp(p, arg, alen) == 0))) {
 			*value = p[n] == ' ' && *next != '\0' && *next != '-' &&

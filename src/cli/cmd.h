@@ -216,6 +216,10 @@ int	 cmd_resume(int argc, char **argv);
 /* cmd_limit.c: `chute limit SPOOL [...]` */
 int	 cmd_limit(int argc, char **argv);
 
+/* cmd_schedule.c: `chute schedule SPOOL [NAME ...]`, `chute tick SPOOL` */
+int	 cmd_schedule(int argc, char **argv);
+int	 cmd_tick(int argc, char **argv);
+
 /* cmd_workers.c: `chute workers SPOOL` */
 int	 cmd_workers(int argc, char **argv);
 

@@ -4,6 +4,7 @@
  * a queue's cur, each claim's worker and lease.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/chute.h"
@@ -79,29 +80,43 @@ row_claim(void *arg, const struct store_row *r)
 	    r->has_lease ? l : "-", w, v);
 }
 
-/* --key KEY (or --key=KEY) out of argv into *key: 0, or a usage error. */
+/*
+ * --key KEY (or --key=KEY) out of argv into *key: 0, or a usage error.
+ * cmd_compact takes the words out: it keeps them past argv's NULL, where
+ * libbsd's setproctitle put its copies of them (gone from argv, they
+ * were leaks to LeakSanitizer).
+ */
 static int
 take_key(int *argc, char **argv, const char **key)
 {
+	bool *keep = calloc((size_t)*argc + 1, sizeof(*keep));
 	const char *why;
 	int i, n;
 
-	for (i = 1; i < *argc; i++) {
+	if (keep == NULL) {
+		fprintf(stderr, "chute: ls: out of memory\n");
+		return EX_SOFTWARE;
+	}
+	for (i = 0; i < *argc; i++)
+		keep[i] = true;
+	for (i = 1; i < *argc; i += n) {
+		n = 1;
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "--key") == 0 && i + 1 < *argc)
 			n = 2, *key = argv[i + 1];
 		else if (strncmp(argv[i], "--key=", 6) == 0)
-			n = 1, *key = argv[i] + 6;
+			*key = argv[i] + 6;
 		else
 			continue;
-		if (!key_valid(*key, &why))
+		if (!key_valid(*key, &why)) {
+			free(keep);
 			return usage_error("ls", "--key %s: %s", *key, why);
-		memmove(argv + i, argv + i + n, (size_t)(*argc - i - n + 1) *
-		    sizeof(*argv));
-		*argc -= n;
-		i--;
+		}
+		keep[i] = keep[i + n - 1] = false;
 	}
+	cmd_compact(argc, argv, keep);
+	free(keep);
 	return 0;
 }
 
@@ -113,9 +128,10 @@ cmd_ls(int argc, char **argv)
 	struct ls l = { 0 };
 	int only = ST_NONE, rc;
 
-	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
-		return rc;
+	/* First: --key KEY before a spool's path must not pass for it. */
 	if ((rc = take_key(&argc, argv, &l.key)) != 0)
+		return rc;
+	if ((rc = cmd_store_take(&argc, argv, &s, &queue)) != 0)
 		return rc;
 	if (argc > 2 || s.target == NULL)
 		return usage_error("ls", "want %s and at most one STATE",

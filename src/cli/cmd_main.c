@@ -39,6 +39,8 @@ static const struct cmd rows[] = {
 	{ "resume", cmd_resume, "" },
 	{ "limit", cmd_limit, "[--key KEY|--default|--all [--max N|none]"
 	    " [--rate N/DUR|none] [--clear]]" },
+	{ "schedule", NULL, NULL },
+	{ "tick", NULL, NULL },
 	{ "forward", NULL, NULL },
 	{ "web", NULL, NULL },
 	{ "retention", cmd_retention, "[--done DUR] [--failed DUR]" },

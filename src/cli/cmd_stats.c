@@ -3,9 +3,11 @@
  * the oldest queued job's age, the running jobs, and what the store adds
  * (a spool: the longest running attempt and its owner; a queue: its
  * workers), then the pause (and, as text, a retention set); as text, or
- * in Prometheus's format.
+ * in Prometheus's format, which adds the keys in use (the store's limits:
+ * at most PROM_KEYS of them).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/chute.h"
@@ -14,7 +16,21 @@
 #include "cli/listing.h"
 #include "queue/store.h"
 
-static void
+/* The keys in use: at most PROM_KEYS of them, the most waiting first. */
+static int
+print_keys(FILE *f, const struct prom_stats *p, struct store *s)
+{
+	struct key_use *v;
+	size_t n;
+	int rc;
+
+	if ((rc = keys_read(s, &v, &n)) == 0)
+		prom_print_keys(f, p, v, n < PROM_KEYS ? n : PROM_KEYS, n);
+	free(v);
+	return rc;
+}
+
+static int
 print_prometheus(FILE *f, const struct store_stats *st, struct store *s)
 {
 	struct prom_stats p = { .label = s->ops->uri ? "queue" : "spool",
@@ -45,6 +61,7 @@ print_prometheus(FILE *f, const struct store_stats *st, struct store *s)
 		p.has[PM_ALIVE] = true;
 	}
 	prom_print(f, &p);
+	return print_keys(f, &p, s);
 }
 
 static void
@@ -104,7 +121,7 @@ cmd_stats_prometheus(FILE *f, struct store *s)
 	int rc;
 
 	if ((rc = s->ops->stats(s, &st)) == 0)
-		print_prometheus(f, &st, s);
+		rc = print_prometheus(f, &st, s);
 	return rc;
 }
 

@@ -2,6 +2,8 @@
  * cmd_submit.c: `chute submit`: each input is copied to tmp/, fsynced and
  * renamed into new/ (or defer/); the directory is fsynced once for the
  * whole batch, and only then are the IDs printed: a printed ID is durable.
+ * --priority and --key go into the name (",p=N,k=KEY": spool-layout.md,
+ * "Priority and key"), so the ID printed carries them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 
 #include "base/chute.h"
 #include "base/id.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "cli/submit_unique.h"
@@ -25,6 +28,8 @@ struct submit {
 	struct spool	 sp;
 	const char	*id;		/* --id, or NULL */
 	msec_t		 at;		/* 0: now */
+	int		 prio;		/* --priority */
+	const char	*key;		/* --key, or NULL */
 	char		(*ids)[NAME_MAX + 1];	/* accepted; printed last */
 	int		 nids;
 	int		 rc;
@@ -38,10 +43,18 @@ one(struct submit *sb, const char *file)
 	bool is_stdin = strcmp(file, "-") == 0;
 	int fd, where, saved;
 
+	char base[NAME_MAX + 1];
+
 	if (sb->id != NULL)
-		strlcpy(id, sb->id, sizeof(sb->ids[0]));
+		strlcpy(base, sb->id, sizeof(base));
 	else
-		id_generate(id, sizeof(sb->ids[0]));
+		id_generate(base, sizeof(base));
+	/* Checked against ID_MAX in parse when --id gave the base. */
+	if (jobattr_name(base, sb->prio, sb->key, id, sizeof(sb->ids[0])) ==
+	    -1) {
+		fprintf(stderr, "chute: %s: %s\n", base, strerror(errno));
+		return EX_SOFTWARE;
+	}
 	fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
 	if (fd == -1) {
 		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
@@ -88,6 +101,8 @@ take_back(struct submit *sb)
 	}
 }
 
+static int	 check_attributes(struct submit *);
+
 static int
 parse(int argc, char **argv, struct submit *sb)
 {
@@ -96,9 +111,11 @@ parse(int argc, char **argv, struct submit *sb)
 		{ "delay", required_argument, NULL, 'd' },
 		{ "at", required_argument, NULL, 'a' },
 		UQ_LONGOPTS,
+		{ "priority", required_argument, NULL, 'p' },
+		{ "key", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *err;
+	const char *err, *why;
 	msec_t d;
 	int c, r;
 
@@ -130,10 +147,74 @@ parse(int argc, char **argv, struct submit *sb)
 				return usage_error("submit", "--at %s: not an "
 				    "epoch time in seconds", optarg);
 			break;
+		case 'p':
+			if (prio_parse(optarg, &sb->prio, &why) == -1)
+				return usage_error("submit", "--priority %s: %s",
+				    optarg, why);
+			break;
+		case 'k':
+			if (!key_valid(optarg, &why))
+				return usage_error("submit", "--key: %s", why);
+			sb->key = optarg;
+			break;
 		default:
 			return usage_error("submit", "unknown option");
 		}
 	}
+	return check_attributes(sb);
+}
+
+/*
+ * --id's name must read back as what was asked: attributes of its own
+ * (bad ones refused here, not in failed/ later) or the flags', not both.
+ */
+static int
+check_attributes(struct submit *sb)
+{
+	char name[NAME_MAX + 1];
+	struct jobattr a;
+	const char *why;
+
+	if (sb->id == NULL)
+		return 0;
+	if (jobattr_parse(sb->id, &a, &why) == -1)
+		return usage_error("submit", "--id: %s", why);
+	if (a.baselen != strlen(sb->id) && (sb->prio != PRIO_DEFAULT ||
+	    sb->key != NULL))
+		return usage_error("submit", "--id gives attributes of its own:"
+		    " --priority and --key go without them");
+	if (jobattr_name(sb->id, sb->prio, sb->key, name, sizeof(name)) == -1)
+		return usage_error("submit", "--id with --priority and --key "
+		    "is longer than an ID may be (%d bytes)", ID_MAX);
+	return 0;
+}
+
+/*
+ * --unique: its own path (cmd_submit_unique.c), given the ID with the
+ * priority and key in it (,u=KEY goes after them), or NULL for one it
+ * makes itself.
+ */
+static int
+submit_unique(struct submit *sb, const char *file)
+{
+	char base[NAME_MAX + 1], named[NAME_MAX + 1];
+
+	if (sb->prio == PRIO_DEFAULT && sb->key == NULL)
+		return uq_submit_spool(&sb->sp, &sb->u, file, sb->id, sb->at);
+	if (sb->id != NULL)
+		strlcpy(base, sb->id, sizeof(base));
+	else
+		id_generate(base, sizeof(base));
+	if (jobattr_name(base, sb->prio, sb->key, named, sizeof(named)) == -1) {
+		fprintf(stderr, "chute: %s: %s\n", base, strerror(errno));
+		return EX_SOFTWARE;
+	}
+	return uq_submit_spool(&sb->sp, &sb->u, file, named, sb->at);
+}
+
+static int
+parse_rest(int argc, struct submit *sb)
+{
 	if (optind >= argc)
 		return usage_error("submit", "no spool given");
 	if (sb->id != NULL && argc - optind > 2)
@@ -149,14 +230,15 @@ cmd_submit(int argc, char **argv)
 	char **files;
 	int nfiles, rc, st;
 
-	if ((rc = parse(argc, argv, &sb)) != 0)
+	if ((rc = parse(argc, argv, &sb)) != 0 ||
+	    (rc = parse_rest(argc, &sb)) != 0)
 		return rc;
 	if ((rc = spool_open_or_say(&sb.sp, argv[optind])) != 0)
 		return rc;
 	files = argc - optind > 1 ? argv + optind + 1 : stdin_only;
 	nfiles = argc - optind > 1 ? argc - optind - 1 : 1;
 	if (sb.u.key != NULL) {
-		sb.rc = uq_submit_spool(&sb.sp, &sb.u, files[0], sb.id, sb.at);
+		sb.rc = submit_unique(&sb, files[0]);
 		goto out;
 	}
 	if (sb.id != NULL && (st = spool_locate(&sb.sp, sb.id, NULL)) != ST_NONE) {

@@ -16,6 +16,8 @@
 #include "base/util.h"
 #include "store/spool.h"
 #include "cli/listing.h"
+#include "queue/store.h"
+#include "queue/view.h"
 
 /* ---- stats: the Prometheus text format ---- */
 
@@ -123,6 +125,149 @@ prom_print(FILE *f, const struct prom_stats *s)
 		prom_family(f, prom_metrics[m].name, prom_metrics[m].help);
 		prom_sample(f, prom_metrics[m].name, labels, NULL, s->v[m]);
 	}
+}
+
+void
+prom_print_keys(FILE *f, const struct prom_stats *s, const struct key_use *k,
+    size_t shown, size_t total)
+{
+	char labels[2 * PATH_MAX + 64], key[KEY_MAX + 16];
+
+	if (total == 0)
+		return;
+	prom_label(labels, sizeof(labels), s->label, s->name);
+	prom_family(f, "chute_keys", "Keys with jobs running or waiting; the "
+	    "chute_key_* gauges show at most 100 of them, the most waiting "
+	    "first.");
+	prom_sample(f, "chute_keys", labels, NULL, (double)total);
+	prom_family(f, "chute_key_running", "Jobs of the key running.");
+	for (size_t i = 0; i < shown; i++) {
+		snprintf(key, sizeof(key), "key=\"%s\"", k[i].key);
+		prom_sample(f, "chute_key_running", labels, key, k[i].running);
+	}
+	prom_family(f, "chute_key_waiting", "Jobs of the key waiting to "
+	    "start (a spool's in new/, a queue's due).");
+	for (size_t i = 0; i < shown; i++) {
+		snprintf(key, sizeof(key), "key=\"%s\"", k[i].key);
+		prom_sample(f, "chute_key_waiting", labels, key, k[i].waiting);
+	}
+	prom_family(f, "chute_key_limit", "Most jobs of the key that may run "
+	    "at once (its rule, else the default); absent: no bound.");
+	for (size_t i = 0; i < shown; i++) {
+		if (k[i].max <= 0)
+			continue;
+		snprintf(key, sizeof(key), "key=\"%s\"", k[i].key);
+		prom_sample(f, "chute_key_limit", labels, key,
+		    (double)k[i].max);
+	}
+}
+
+/* ---- the keys in use ---- */
+
+struct keys {
+	struct key_use	*v;
+	size_t		 n, cap;
+	bool		 failed;
+};
+
+static void
+key_row(void *arg, const struct store_limit_row *r)
+{
+	struct keys *k = arg;
+	struct key_use *u;
+
+	if (r->rule || k->failed)
+		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 64;
+		struct key_use *v = reallocarray(k->v, cap, sizeof(*v));
+
+		if (v == NULL) {
+			k->failed = true;
+			return;
+		}
+		k->v = v;
+		k->cap = cap;
+	}
+	u = &k->v[k->n++];
+	memset(u, 0, sizeof(*u));
+	strlcpy(u->key, r->lim.key, sizeof(u->key));
+	u->running = r->running < 0 ? 0 : (double)r->running;
+	u->waiting = r->waiting < 0 ? 0 : (double)r->waiting;
+	if (r->bounded) {
+		u->max = r->lim.max;
+		u->rate_n = r->lim.rate_n;
+		u->rate_ms = r->lim.rate_ms;
+	}
+}
+
+static int
+cmp_waiting(const void *a, const void *b)
+{
+	const struct key_use *x = a, *y = b;
+
+	if (x->waiting != y->waiting)
+		return x->waiting > y->waiting ? -1 : 1;
+	if (x->running != y->running)
+		return x->running > y->running ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+int
+keys_read(struct store *s, struct key_use **v, size_t *n)
+{
+	struct keys k = { 0 };
+	int rc;
+
+	*v = NULL;
+	*n = 0;
+	if (s->ops->limits == NULL)
+		return 0;
+	if ((rc = s->ops->limits(s, key_row, &k)) == 0 && k.failed) {
+		fprintf(stderr, "chute: %s: the keys in use: out of memory\n",
+		    s->target);
+		rc = EX_SOFTWARE;
+	}
+	if (rc != 0) {
+		free(k.v);
+		return rc;
+	}
+	if (k.n > 1)
+		qsort(k.v, k.n, sizeof(k.v[0]), cmp_waiting);
+	*v = k.v;
+	*n = k.n;
+	return 0;
+}
+
+int
+top_keys_read(struct store *s, struct top *t, msec_t *next)
+{
+	struct key_use *v;
+	msec_t mono = mono_ms(), took;
+	size_t n;
+	int rc;
+
+	if (mono < *next)
+		return 0;
+	rc = keys_read(s, &v, &n);
+	took = mono_ms() - mono;
+	*next = mono_ms() + (10 * took > TOP_KEY_MS ? 10 * took : TOP_KEY_MS);
+	if (rc != 0)
+		return -1;
+	t->nkey = n < TOP_KEY_MAX ? n : TOP_KEY_MAX;
+	t->keys_all = (long long)n;
+	for (size_t i = 0; i < t->nkey; i++) {
+		struct top_key *k = &t->key[i];
+
+		strlcpy(k->key, v[i].key, sizeof(k->key));
+		k->running = (long long)v[i].running;
+		k->waiting = (long long)v[i].waiting;
+		k->max = v[i].max;
+		k->rate_n = v[i].rate_n;
+		k->rate_ms = v[i].rate_ms;
+	}
+	free(v);
+	return 0;
 }
 
 /* ---- chute workers ---- */

@@ -45,6 +45,43 @@ struct prom_stats {
 void	 prom_print(FILE *f, const struct prom_stats *s);
 
 /*
+ * The keys in use, per key: running, waiting, and the limit that bounds
+ * it (max running; not printed when none), at most PROM_KEYS of them (the
+ * most waiting first, then the most running), and chute_keys: how many
+ * keys are in use in all.  Nothing when none is.
+ */
+#define PROM_KEYS	100
+
+/* A key in use, from the store's limits op. */
+struct key_use {
+	char		 key[KEY_MAX + 1];
+	double		 running, waiting;	/* -1 read as 0 */
+	long		 max, rate_n;		/* its rule's; 0: none */
+	msec_t		 rate_ms;
+};
+
+void	 prom_print_keys(FILE *f, const struct prom_stats *s,
+	    const struct key_use *k, size_t shown, size_t total);
+
+/*
+ * Every key in use in store s into a malloc'ed *v (*n of them), the most
+ * waiting first, then the most running, then by name: 0 (none when the
+ * store has no limits op), or an exit status after one line on stderr.
+ */
+struct store;
+int	 keys_read(struct store *s, struct key_use **v, size_t *n);
+
+/*
+ * t's keys (queue/view.h: the TOP_KEY_MAX most waiting, and how many in
+ * all) read again from s once the monotonic clock reaches *next, which
+ * is then set TOP_KEY_MS on, or ten times what the reading took if more
+ * (a spool of 100,000 keys takes about 0.3 s to read: a view must not
+ * spend its time on it).  0, or -1 (t keeps the keys it had).
+ */
+struct top;
+int	 top_keys_read(struct store *s, struct top *t, msec_t *next);
+
+/*
  * `chute workers`, of a spool (its owner) and of a URL (chute.workers),
  * in one format: a header, a line per worker, and under a gone one a line
  * per job whose claim it still holds.  Every field is one word: the

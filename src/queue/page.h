@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/sched.h"
+
 #define PAGE_ROWS_MAX	200	/* rows of a page, at most */
 #define PAGE_SCAN_MAX	200000	/* names of a spool's directory read per page, at most */
 #define PAGE_LOG_MAX	65536	/* bytes of a job's log shown: its end */
@@ -52,6 +54,8 @@ struct page_job {
 	int		 attempts;
 	char		 last[160];
 	char		 worker[160];	/* who runs it; "" none */
+	int		 prio;		/* PRIO_DEFAULT (0) unless given */
+	char		 key[KEY_MAX + 1];	/* "" none */
 	long long	 size;		/* the payload's bytes */
 	int64_t		 us;		/* mtime / run_at */
 	char		*log;		/* malloc'd: its last PAGE_LOG_MAX bytes */

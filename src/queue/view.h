@@ -16,12 +16,15 @@
 #include <stdint.h>
 
 #include "base/jobstate.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/spool.h"
 
 #define TOP_RUN_MAX	64	/* running jobs kept: the longest-running */
 #define TOP_FAIL_MAX	32	/* failures kept: the newest */
 #define TOP_WORKER_MAX	32	/* workers kept: those alive first */
+#define TOP_KEY_MAX	16	/* keys kept: the most waiting first */
+#define TOP_KEY_MS	1000	/* the keys are read again at most this often */
 #define TOP_WINDOW	60	/* seconds of throughput */
 #define TOP_RESCAN_MS	250	/* a spool's events are coalesced into one rescan per this */
 #define TOP_ALL		((1u << ST_END) - (1u << ST_FIRST))	/* every state */
@@ -47,6 +50,15 @@ struct top_worker {
 	msec_t	 started, seen;		/* wall clock; 0 when not known */
 	bool	 alive;
 	bool	 stopped;		/* not alive: it said it stopped */
+};
+
+/* A key in use (the store's limits op), as top and the dashboard show it. */
+struct top_key {
+	char		 key[KEY_MAX + 1];
+	long long	 running, waiting;	/* -1: not known */
+	long		 max;			/* its limit; 0: none */
+	long		 rate_n;		/* ... starts per rate_ms; 0: none */
+	msec_t		 rate_ms;
 };
 
 struct top {
@@ -75,6 +87,10 @@ struct top {
 	int64_t		 sec[TOP_WINDOW];
 	unsigned	 done[TOP_WINDOW], failed[TOP_WINDOW];
 	int64_t		 rate_from;
+	/* The keys in use (cli's top_keys_read), the most waiting first. */
+	struct top_key	 key[TOP_KEY_MAX];
+	size_t		 nkey;
+	long long	 keys_all;	/* of all, not only those kept */
 };
 
 /*

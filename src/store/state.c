@@ -329,3 +329,13 @@ state_rename_new(struct spool *sp, const char *name, char *out, size_t len)
 {
 	return state_aside(sp, ST_NEW, name, out, len);
 }
+
+int
+state_release_tick(struct spool *sp, int dirfd, const char *id)
+{
+	if (renameat2(dirfd, id, sp->dir[ST_NEW], id, RENAME_NOREPLACE) == -1)
+		return -1;
+	/* The plan's directory is synced by the caller, after all its moves. */
+	sp->dirty |= 1u << ST_NEW;
+	return 0;
+}

@@ -119,4 +119,13 @@ int	 state_aside(struct spool *sp, int st, const char *name, char *out,
 int	 state_leave(struct spool *sp, const char *id, int to, int fd,
 	    msec_t when, char *aside, size_t len);
 
+/*
+ * A recurring job's tick, staged by `chute tick` in its schedule's plan
+ * (directory dirfd, file id: spool-layout.md, "Recurring jobs") -> new/,
+ * marked for spool_sync.  The staged file moves, so of two calls one
+ * finds nothing (ENOENT: not an error, the tick is in new/ already);
+ * EEXIST: new/ holds a job of that ID, and the staged file stays.
+ */
+int	 state_release_tick(struct spool *sp, int dirfd, const char *id);
+
 #endif

@@ -81,7 +81,7 @@ watch_root(struct watch *w, struct spool *sp)
 	/* The root by its descriptor: the path may have been renamed. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", sp->root);
 	w->root = inotify_add_watch(w->fd, path, IN_ONLYDIR | IN_CREATE |
-	    IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE);
+	    IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE);
 	return w->root == -1 ? -1 : 0;
 }
 

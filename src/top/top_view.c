@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/sigfd.h"
 #include "base/util.h"
 #include "cli/cmd.h"
@@ -40,7 +41,7 @@ struct view {
 	int		 sigfd;
 	int		 sel;		/* the selected row: running, then failed */
 	char		 sel_id[NAME_MAX + 1];	/* ... and its job, kept across refreshes */
-	int		 nrun_shown, nfail_shown, nwork_shown;
+	int		 nrun_shown, nfail_shown, nwork_shown, nkey_shown;
 	char		 msg[512];	/* the last key's result */
 	bool		 quit;
 };
@@ -166,6 +167,34 @@ head_workers(const struct top *t, int shown, char *buf, size_t len)
 	    "SEEN", "UP", "VERSION");
 }
 
+/* The keys' title and columns; "KEYS 16 of 250" when not all are kept. */
+static void
+head_keys(const struct top *t, int shown, char *buf, size_t len)
+{
+	char n[64];
+
+	if (t->keys_all > shown)
+		snprintf(n, sizeof(n), "%d of %lld (the most waiting)", shown,
+		    t->keys_all);
+	else
+		snprintf(n, sizeof(n), "%lld", t->keys_all);
+	snprintf(buf, len, "%-24s %7s %7s %7s %10s  KEYS %s", "KEY", "RUNNING",
+	    "WAITING", "MAX", "RATE", n);
+}
+
+/* A key in use: its jobs running and waiting, and the limit on it. */
+static void
+line_key(const struct top_key *k, char *buf, size_t len)
+{
+	char max[24] = "-", rate[48];
+
+	if (k->max > 0)
+		snprintf(max, sizeof(max), "%ld", k->max);
+	limit_format_rate(k->rate_n, k->rate_ms, rate, sizeof(rate));
+	snprintf(buf, len, "%-24s %7lld %7lld %7s %10s", k->key, k->running,
+	    k->waiting, max, rate);
+}
+
 /* ---- the one-shot summary ---- */
 
 static void
@@ -191,6 +220,14 @@ print_lists(const struct top *t, msec_t now, char *buf, size_t len)
 	printf("%s\n", buf);
 	for (size_t i = 0; i < t->nworker; i++) {
 		line_worker(&t->worker[i], now, buf, len);
+		printf("%s\n", buf);
+	}
+	if (t->nkey == 0)
+		return;
+	head_keys(t, (int)t->nkey, buf, len);
+	printf("%s\n", buf);
+	for (size_t i = 0; i < t->nkey; i++) {
+		line_key(&t->key[i], buf, len);
 		printf("%s\n", buf);
 	}
 }
@@ -307,22 +344,25 @@ draw_title(const struct view *v)
 /*
  * How many rows each list gets of those between the head and the foot:
  * all it has (or one, for "(none)") if they fit; else one row each in
- * turn, running jobs, failures, workers, until the room is used.
+ * turn, running jobs, failures, workers, keys, until the room is used.
+ * The keys' list is there only when a key is in use.
  */
 static void
-layout(const struct top *t, int rows[3])
+layout(const struct top *t, int rows[4])
 {
-	int space = LINES - 9;		/* 4 head, 3 list titles, 2 foot */
-	int want[3] = { (int)t->nrun, (int)t->nfail, (int)t->nworker };
+	int nl = t->nkey > 0 ? 4 : 3;
+	int space = LINES - 6 - nl;	/* 4 head, the list titles, 2 foot */
+	int want[4] = { (int)t->nrun, (int)t->nfail, (int)t->nworker,
+	    (int)t->nkey };
 	bool more = true;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		want[i] = want[i] > 0 ? want[i] : 1;
 		rows[i] = 0;
 	}
 	while (more && space > 0) {
 		more = false;
-		for (int i = 0; i < 3 && space > 0; i++)
+		for (int i = 0; i < nl && space > 0; i++)
 			if (rows[i] < want[i]) {
 				rows[i]++;
 				space--;
@@ -335,9 +375,9 @@ layout(const struct top *t, int rows[3])
 static void
 shown(struct view *v)
 {
-	int rows[3];
+	int rows[4];
 
-	v->nrun_shown = v->nfail_shown = v->nwork_shown = 0;
+	v->nrun_shown = v->nfail_shown = v->nwork_shown = v->nkey_shown = 0;
 	if (COLS < MIN_COLS || LINES < MIN_LINES)
 		return;
 	layout(v->t, rows);
@@ -345,6 +385,7 @@ shown(struct view *v)
 	v->nfail_shown = (int)v->t->nfail < rows[1] ? (int)v->t->nfail : rows[1];
 	v->nwork_shown = (int)v->t->nworker < rows[2] ? (int)v->t->nworker :
 	    rows[2];
+	v->nkey_shown = (int)v->t->nkey < rows[3] ? (int)v->t->nkey : rows[3];
 }
 
 /* A list's title, which is also its column header, in bold. */
@@ -427,6 +468,22 @@ draw_failed(struct view *v, int y, msec_t now)
 }
 
 static void
+draw_keys(struct view *v, int y)
+{
+	char buf[512];
+
+	if (v->t->nkey == 0)
+		return;
+	head_keys(v->t, v->nkey_shown, buf, sizeof(buf));
+	draw_title_row(y++, buf);
+	for (int i = 0; i < v->nkey_shown; i++) {
+		line_key(&v->t->key[i], buf, sizeof(buf));
+		put(y++, 0, buf);
+	}
+}
+
+/* Returns the row after the list. */
+static int
 draw_workers(struct view *v, int y, msec_t now)
 {
 	char buf[512];
@@ -439,6 +496,7 @@ draw_workers(struct view *v, int y, msec_t now)
 		line_worker(&v->t->worker[i], now, buf, sizeof(buf));
 		put(y++, 0, buf);
 	}
+	return y;
 }
 
 /* Row 3: why the view may be behind, or who paused the queue. */
@@ -484,7 +542,8 @@ draw(struct view *v)
 	draw_news(v);
 	y = draw_running(v, 4, now);
 	y = draw_failed(v, y, now);
-	draw_workers(v, y, now);
+	y = draw_workers(v, y, now);
+	draw_keys(v, y);
 	put(LINES - 2, 0, v->msg);
 	attron(A_REVERSE);
 	put(LINES - 1, 0, "q quit  up/down select  c cancel running  "

@@ -13,15 +13,17 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	10		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	11		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
 					   5: finished jobs in a table of their own;
 					   6: names compared as bytes (COLLATE "C");
 					   7: a job's times finite;
 					   8: priorities, keys, limits; 9: retention;
-					   10: unique keys */
+					   10: unique keys;
+					   11: recurring jobs (schedules, ticks) */
 /* What a row keeps when it moves from chute.live to chute.finished. */
-#define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created, claimed"
+#define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created," \
+	" claimed, priority, key"
 /*
  * Appended to an INSERT of a job's end into chute.finished: a row there
  * that already holds the job's (queue, id) was not put there by chute (a
@@ -35,7 +37,8 @@
 	" state = excluded.state, run_at = excluded.run_at," \
 	" attempts = excluded.attempts, last = excluded.last || '" \
 	PG_STRAY_WHY "', size = excluded.size, created = excluded.created," \
-	" claimed = excluded.claimed, log = excluded.log"
+	" claimed = excluded.claimed, log = excluded.log," \
+	" priority = excluded.priority, key = excluded.key"
 /*
  * A row of chute.logs is new to the table: its seq comes from the
  * table's sequence.  A row already holding the (queue, id, seq) a log

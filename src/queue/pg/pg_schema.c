@@ -13,6 +13,7 @@
 
 #include "base/chute.h"
 #include "base/sched.h"
+#include "base/tick.h"
 #include "queue/pg/pg.h"
 
 /* Any constant; it only keeps two inits from interleaving. */
@@ -368,6 +369,329 @@ QUEUES_FINITE ");\n"
 "END $$;\n";
 
 /*
+ * Version 8: which job runs next (issue 36, fleet.md "Priorities, keys and
+ * limits").  A job's priority (-100..100, higher first) and key (1-64
+ * bytes of [A-Za-z0-9._:@+-], key_valid()), kept when it finishes; the
+ * rules of a queue (chute.limits: scope 'key', 'default' or 'all', key ''
+ * but for 'key'); and, for the per-key bound on running jobs, an
+ * admission count per key in use (chute.keys): a keyed job is admitted
+ * (parked false: in live_ready, the claim's index) only while its key's
+ * admitted jobs, waiting or running, are fewer than its rule's max;
+ * otherwise parked, off the claim's index, so that a key at its limit
+ * costs the claim nothing however many of its jobs wait.  The triggers
+ * keep the counts in the statement that moves the row: a job's insert
+ * (admitted or parked), its claim's end (the outcome, the recovery of an
+ * expired claim, a cancel: admitted - 1 and the best parked job of the key
+ * admitted in its place).  They serialise on one advisory lock per queue
+ * (chute.keys_lock), taken only for keyed rows, so that two statements
+ * never wait for each other's key rows in opposite orders.  The claim
+ * takes nothing from a parked row; an unkeyed row never fires a trigger
+ * (their WHEN), so its path is the one of before, by the new index.
+ * Idempotent: IF NOT EXISTS, CREATE OR REPLACE.
+ */
+#define JOB_KEY_CHECK	"octet_length(key) BETWEEN 1 AND 64 AND" \
+	" key ~ '^[-A-Za-z0-9._:@+]+$'"
+_Static_assert(KEY_MAX == 64 && PRIO_MIN == -100 && PRIO_MAX == 100,
+    "schema8 says 64 and -100..100");
+static const char schema8[] =
+"ALTER TABLE chute.live ADD COLUMN IF NOT EXISTS priority smallint NOT NULL"
+" DEFAULT 0 CONSTRAINT live_priority CHECK (priority BETWEEN -100 AND 100),"
+" ADD COLUMN IF NOT EXISTS key text COLLATE \"C\" CONSTRAINT live_key CHECK ("
+JOB_KEY_CHECK "),"
+" ADD COLUMN IF NOT EXISTS parked boolean NOT NULL DEFAULT false;\n"
+"ALTER TABLE chute.finished ADD COLUMN IF NOT EXISTS priority smallint"
+" NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS key text COLLATE \"C\";\n"
+"CREATE OR REPLACE VIEW chute.jobs AS SELECT queue, id, state, run_at,"
+" attempts, last, token, worker, lease_until, cancel, size, created, claimed,"
+" priority, key FROM chute.live UNION ALL SELECT queue, id, state, run_at,"
+" attempts, last, NULL::bigint, NULL::text, NULL::timestamptz, false, size,"
+" created, claimed, priority, key FROM chute.finished;\n"
+/* The claim's order, on the rows that may be claimed. */
+"CREATE INDEX IF NOT EXISTS live_ready ON chute.live"
+" (queue, priority DESC, run_at, id)"
+" WHERE state IN ('new', 'defer') AND NOT parked;\n"
+/* A key's parked jobs, the best first: the one admitted next. */
+"CREATE INDEX IF NOT EXISTS live_parked ON chute.live"
+" (queue, key, priority DESC, run_at, id) WHERE parked;\n"
+/* A key's jobs, for `chute limit`, `ls --key` and a lowered limit. */
+"CREATE INDEX IF NOT EXISTS live_key ON chute.live (queue, key)"
+" WHERE key IS NOT NULL;\n"
+"CREATE TABLE IF NOT EXISTS chute.limits (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  scope text NOT NULL CHECK (scope IN ('key', 'default', 'all')),\n"
+"  key text COLLATE \"C\" NOT NULL DEFAULT '' CHECK ((scope = 'key') ="
+" (key <> '') AND (key = '' OR " JOB_KEY_CHECK ")),\n"
+"  max integer NOT NULL DEFAULT 0 CHECK (max BETWEEN 0 AND 100000),\n"
+"  rate_n integer NOT NULL DEFAULT 0 CHECK (rate_n BETWEEN 0 AND 100000),\n"
+"  rate_ms bigint NOT NULL DEFAULT 0 CHECK (rate_ms BETWEEN 0 AND 86400000"
+" AND (rate_n = 0) = (rate_ms = 0)),\n"
+"  PRIMARY KEY (queue, scope, key)\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS chute.keys (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  key text COLLATE \"C\" NOT NULL,\n"
+"  admitted integer NOT NULL DEFAULT 0,\n"
+"  parked integer NOT NULL DEFAULT 0,\n"
+"  PRIMARY KEY (queue, key)\n"
+") WITH (fillfactor = 50);\n"
+/*
+ * Rate limits and the whole queue's rule are decided by the claim itself
+ * (chute.claim_limited), which a worker uses while its queue's row in
+ * chute.queues says limited (set with the rules by `chute limit`); the
+ * plain claim takes nothing from such a queue, as from a paused one.
+ * A rate is rate_n tokens per scope and key: a start takes one whose
+ * free_at has come and sets it rate_ms ahead (prev: what to put back when
+ * the claim takes fewer jobs than it took tokens for).
+ */
+"ALTER TABLE chute.queues ADD COLUMN IF NOT EXISTS limited boolean NOT NULL"
+" DEFAULT false;\n"
+"CREATE TABLE IF NOT EXISTS chute.tokens (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  scope text NOT NULL,\n"
+"  key text COLLATE \"C\" NOT NULL,\n"
+"  n integer NOT NULL,\n"
+"  free_at timestamptz NOT NULL DEFAULT '-infinity',\n"
+"  prev timestamptz NOT NULL DEFAULT '-infinity',\n"
+"  PRIMARY KEY (queue, scope, key, n)\n"
+") WITH (fillfactor = 50);\n"
+/*
+ * The bound on a key's admitted jobs: its rule's max (else the
+ * default's), and its rate's N when it has one (so that the claim never
+ * looks at more than N jobs of a key whose tokens are spent).
+ */
+"CREATE OR REPLACE FUNCTION chute.key_cap(q text, k text) RETURNS integer"
+" LANGUAGE sql STABLE AS $f$ SELECT least(nullif(r.max, 0),"
+" nullif(r.rate_n, 0)) FROM (SELECT max, rate_n FROM chute.limits WHERE"
+" queue = q AND ((scope = 'key' AND key = k) OR scope = 'default')"
+" ORDER BY scope = 'key' DESC LIMIT 1) r $f$;\n"
+/* Up to want tokens of (sc, k) free at v, taken: their ctids. */
+"CREATE OR REPLACE FUNCTION chute.tokens_take(q text, sc text, k text,"
+" rn integer, rms bigint, want integer, v timestamptz) RETURNS tid[]"
+" LANGUAGE plpgsql AS $f$ DECLARE got tid[]; BEGIN\n"
+"  IF NOT EXISTS (SELECT FROM chute.tokens WHERE queue = q AND scope = sc"
+" AND key = k AND n = rn) THEN\n"
+"   INSERT INTO chute.tokens (queue, scope, key, n) SELECT q, sc, k, g"
+" FROM generate_series(1, rn) g ON CONFLICT DO NOTHING;\n"
+"  END IF;\n"
+"  WITH t AS (SELECT ctid FROM chute.tokens WHERE queue = q AND scope = sc"
+" AND key = k AND n <= rn AND free_at <= v ORDER BY n LIMIT want"
+" FOR UPDATE SKIP LOCKED), u AS (UPDATE chute.tokens x SET prev = x.free_at,"
+" free_at = v + rms * interval '1 millisecond' FROM t WHERE x.ctid = t.ctid"
+" AND x.free_at <= v RETURNING x.ctid)"
+" SELECT coalesce(array_agg(ctid), '{}') INTO got FROM u;\n"
+"  RETURN got;\n"
+" END $f$;\n"
+/*
+ * The claim of a limited queue: the whole queue's max under a lock of the
+ * queue's claims (the running jobs counted after it is held: a statement
+ * of its own, so its snapshot has every claim that held it before), its
+ * rate's tokens, then the jobs in the claim's order, each keyed one taking
+ * a token of its key's rate (a key whose tokens are spent is passed over
+ * for the rest of this claim), the unused tokens of the queue put back.
+ * v, the time of the claim's decision, is its claimed time.
+ */
+"CREATE OR REPLACE FUNCTION chute.claim_limited(q text, want integer,"
+" w text, lease_ms bigint, fifo boolean) RETURNS TABLE (id text,"
+" token bigint, attempts integer, body bytea) LANGUAGE plpgsql AS $f$\n"
+"#variable_conflict use_column\n"
+" DECLARE v timestamptz := clock_timestamp(); room integer := want;"
+" amax integer := 0; arn integer := 0; arms bigint := 0; n integer;"
+" krates boolean; alltok tid[] := '{}'; take tid[] := '{}';"
+" dry text[] := '{}'; cur refcursor; c record; kr record; BEGIN\n"
+"  IF EXISTS (SELECT FROM chute.queues x WHERE x.queue = q AND x.paused)"
+" THEN RETURN; END IF;\n"
+"  SELECT l.max, l.rate_n, l.rate_ms INTO amax, arn, arms FROM chute.limits l"
+" WHERE l.queue = q AND l.scope = 'all';\n"
+"  IF coalesce(amax, 0) > 0 THEN\n"
+"   PERFORM pg_advisory_xact_lock(7310288, hashtext(q));\n"
+"   SELECT amax - count(*) INTO n FROM chute.live l WHERE l.queue = q"
+" AND l.state = 'cur';\n"
+"   room := least(room, n);\n"
+"  END IF;\n"
+"  IF coalesce(arn, 0) > 0 AND room > 0 THEN\n"
+"   alltok := chute.tokens_take(q, 'all', '', arn, arms, room, v);\n"
+"   room := least(room, cardinality(alltok));\n"
+"  END IF;\n"
+"  IF room <= 0 THEN RETURN; END IF;\n"
+"  krates := EXISTS (SELECT FROM chute.limits l WHERE l.queue = q"
+" AND l.scope <> 'all' AND l.rate_n > 0);\n"
+"  IF fifo THEN\n"
+"   OPEN cur FOR WITH RECURSIVE lv(p) AS ((SELECT l.priority FROM chute.live l"
+" WHERE l.queue = q AND l.state IN ('new', 'defer') AND NOT l.parked"
+" ORDER BY l.priority DESC LIMIT 1) UNION ALL SELECT (SELECT l.priority"
+" FROM chute.live l WHERE l.queue = q AND l.state IN ('new', 'defer')"
+" AND NOT l.parked AND l.priority < lv.p ORDER BY l.priority DESC LIMIT 1)"
+" FROM lv WHERE lv.p IS NOT NULL) SELECT x.ctid, x.key FROM lv CROSS JOIN"
+" LATERAL (SELECT l.ctid, l.key, l.run_at, l.id FROM chute.live l"
+" WHERE l.queue = q AND l.state IN ('new', 'defer') AND NOT l.parked"
+" AND l.priority = lv.p AND l.run_at <= now() ORDER BY l.priority DESC,"
+" l.run_at, l.id LIMIT want * 4 FOR UPDATE SKIP LOCKED) x"
+" ORDER BY x.run_at, x.id;\n"
+"  ELSE\n"
+"   OPEN cur FOR SELECT l.ctid, l.key FROM chute.live l WHERE l.queue = q"
+" AND l.state IN ('new', 'defer') AND NOT l.parked AND l.run_at <= now()"
+" ORDER BY l.priority DESC, l.run_at, l.id FOR UPDATE SKIP LOCKED;\n"
+"  END IF;\n"
+"  LOOP\n"
+"   FETCH cur INTO c;\n"
+"   EXIT WHEN NOT FOUND OR cardinality(take) >= room;\n"
+"   IF krates AND c.key IS NOT NULL THEN\n"
+"    CONTINUE WHEN c.key = ANY (dry);\n"
+"    SELECT l.rate_n, l.rate_ms INTO kr FROM chute.limits l WHERE"
+" l.queue = q AND ((l.scope = 'key' AND l.key = c.key) OR l.scope ="
+" 'default') ORDER BY l.scope = 'key' DESC LIMIT 1;\n"
+"    IF FOUND AND kr.rate_n > 0 AND cardinality(chute.tokens_take(q, 'key',"
+" c.key, kr.rate_n, kr.rate_ms, 1, v)) = 0 THEN\n"
+"     dry := dry || c.key;\n"
+"     CONTINUE;\n"
+"    END IF;\n"
+"   END IF;\n"
+"   take := take || c.ctid;\n"
+"  END LOOP;\n"
+"  CLOSE cur;\n"
+"  IF cardinality(alltok) > cardinality(take) THEN\n"
+"   UPDATE chute.tokens x SET free_at = x.prev WHERE x.ctid = ANY"
+" (alltok[cardinality(take) + 1:]);\n"
+"  END IF;\n"
+"  RETURN QUERY WITH cl AS (UPDATE chute.live j SET state = 'cur',"
+" attempts = j.attempts + 1, token = nextval('chute.fence'), worker = w,"
+" lease_until = now() + lease_ms * interval '1 millisecond', cancel = false,"
+" claimed = v WHERE j.ctid = ANY (take) AND j.queue = q AND j.state IN"
+" ('new', 'defer') AND NOT j.parked RETURNING j.id, j.token, j.attempts,"
+" j.run_at, j.priority) SELECT cl.id, cl.token, cl.attempts, (SELECT p.body"
+" FROM chute.payloads p WHERE p.queue = q AND p.id = cl.id) FROM cl"
+" ORDER BY CASE WHEN fifo THEN 0 ELSE -cl.priority END, cl.run_at, cl.id;\n"
+" END $f$;\n"
+"CREATE OR REPLACE FUNCTION chute.keys_lock(q text) RETURNS void"
+" LANGUAGE sql AS $f$ SELECT pg_advisory_xact_lock(7310287, hashtext(q))"
+" $f$;\n"
+/*
+ * Admit the best parked jobs of key k that are due, while its admitted
+ * ones are fewer than its cap; under keys_lock.  How many it admitted.
+ */
+"CREATE OR REPLACE FUNCTION chute.key_admit(q text, k text) RETURNS integer"
+" LANGUAGE plpgsql AS $f$ DECLARE cap integer := chute.key_cap(q, k);"
+" room integer; n integer; BEGIN\n"
+"  SELECT CASE WHEN cap IS NULL THEN parked ELSE least(parked, cap - admitted)"
+" END INTO room FROM chute.keys WHERE queue = q AND key = k;\n"
+"  IF room IS NULL OR room <= 0 THEN RETURN 0; END IF;\n"
+"  UPDATE chute.live SET parked = false WHERE ctid = ANY (ARRAY(SELECT ctid"
+" FROM chute.live WHERE queue = q AND key = k AND parked AND run_at <= now()"
+" ORDER BY priority DESC, run_at, id LIMIT room FOR UPDATE SKIP LOCKED))"
+" AND parked;\n"
+"  GET DIAGNOSTICS n = ROW_COUNT;\n"
+"  IF n > 0 THEN UPDATE chute.keys SET admitted = admitted + n,"
+" parked = parked - n WHERE queue = q AND key = k;\n"
+/* Every worker of the queue may claim them (PG_CHANNEL). */
+"   PERFORM pg_notify('chute', q); END IF;\n"
+"  RETURN n;\n"
+" END $f$;\n"
+/*
+ * Keyed jobs come in parked (key_in), then, once per statement and key
+ * (keys_in: a statement of 100,000 rows of one key updates its row of
+ * chute.keys once, not 100,000 times in one transaction, each update a
+ * version the next must step over), counted and the best of them that
+ * are due admitted while the key has room.
+ */
+"CREATE OR REPLACE FUNCTION chute.key_in() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ BEGIN NEW.parked := true; RETURN NEW; END $f$;\n"
+"CREATE OR REPLACE FUNCTION chute.keys_in() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ DECLARE r record; BEGIN\n"
+"  FOR r IN SELECT queue, key, count(*) AS n FROM nt WHERE key IS NOT NULL"
+" GROUP BY queue, key ORDER BY queue, key LOOP\n"
+"   PERFORM chute.keys_lock(r.queue);\n"
+"   INSERT INTO chute.keys AS x (queue, key, parked) VALUES (r.queue, r.key,"
+" r.n) ON CONFLICT (queue, key) DO UPDATE SET parked = x.parked + r.n;\n"
+"   PERFORM chute.key_admit(r.queue, r.key);\n"
+"  END LOOP;\n"
+"  RETURN NULL;\n"
+" END $f$;\n"
+/*
+ * A keyed job's claim ends with the row staying (defer, handed back,
+ * recovered): its admission is given up; a job due again keeps it when
+ * the key has room, else it is parked and the best parked one is admitted.
+ */
+"CREATE OR REPLACE FUNCTION chute.key_back() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ DECLARE cap integer; a integer; BEGIN\n"
+"  PERFORM chute.keys_lock(NEW.queue);\n"
+"  SELECT admitted - 1 INTO a FROM chute.keys WHERE queue = NEW.queue"
+" AND key = NEW.key;\n"
+"  cap := chute.key_cap(NEW.queue, NEW.key);\n"
+"  NEW.parked := NEW.run_at > now() OR (cap IS NOT NULL AND a >= cap);\n"
+"  UPDATE chute.keys SET admitted = a + CASE WHEN NEW.parked THEN 0 ELSE 1"
+" END, parked = parked + CASE WHEN NEW.parked THEN 1 ELSE 0 END"
+" WHERE queue = NEW.queue AND key = NEW.key;\n"
+"  IF NEW.parked THEN PERFORM chute.key_admit(NEW.queue, NEW.key); END IF;\n"
+"  RETURN NEW;\n"
+" END $f$;\n"
+/* A keyed job leaves chute.live (finished, cancelled): its count goes. */
+"CREATE OR REPLACE FUNCTION chute.key_out() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$ BEGIN\n"
+"  PERFORM chute.keys_lock(OLD.queue);\n"
+"  UPDATE chute.keys SET admitted = admitted - CASE WHEN OLD.parked THEN 0"
+" ELSE 1 END, parked = parked - CASE WHEN OLD.parked THEN 1 ELSE 0 END"
+" WHERE queue = OLD.queue AND key = OLD.key;\n"
+"  IF NOT OLD.parked THEN PERFORM chute.key_admit(OLD.queue, OLD.key);"
+" END IF;\n"
+"  RETURN OLD;\n"
+" END $f$;\n"
+/*
+ * Parked jobs whose time came (deferred, or submitted for later) are
+ * admitted where their key has room, and keys without jobs forgotten:
+ * by every worker's recovery of expired claims (pgq_recover).
+ */
+"CREATE OR REPLACE FUNCTION chute.keys_due(q text) RETURNS integer"
+" LANGUAGE plpgsql AS $f$ DECLARE k text; n integer := 0; BEGIN\n"
+"  IF NOT EXISTS (SELECT FROM chute.keys WHERE queue = q AND (parked > 0"
+" OR admitted = 0)) THEN RETURN 0; END IF;\n"
+"  PERFORM chute.keys_lock(q);\n"
+"  DELETE FROM chute.keys WHERE queue = q AND admitted = 0 AND parked = 0;\n"
+"  FOR k IN SELECT key FROM chute.keys WHERE queue = q AND parked > 0 LOOP\n"
+"   n := n + chute.key_admit(q, k);\n"
+"  END LOOP;\n"
+"  RETURN n;\n"
+" END $f$;\n"
+/*
+ * After a change of key k's rule (k NULL: the default's, so every key's):
+ * a lowered cap takes back the admission of the waiting jobs (the running
+ * ones stay counted, so no job of the key starts until fewer than the cap
+ * run), a raised one admits parked jobs.  How many keys it looked at.
+ */
+"CREATE OR REPLACE FUNCTION chute.keys_recap(q text, k text) RETURNS integer"
+" LANGUAGE plpgsql AS $f$ DECLARE r record; n integer; m integer := 0;"
+" BEGIN\n"
+"  PERFORM chute.keys_lock(q);\n"
+"  FOR r IN SELECT key, admitted, chute.key_cap(q, key) AS cap FROM"
+" chute.keys WHERE queue = q AND (k IS NULL OR key = k) LOOP\n"
+"   m := m + 1;\n"
+"   IF r.cap IS NOT NULL AND r.admitted > r.cap THEN\n"
+"    UPDATE chute.live SET parked = true WHERE ctid = ANY (ARRAY(SELECT ctid"
+" FROM chute.live WHERE queue = q AND key = r.key AND state IN ('new',"
+" 'defer') AND NOT parked FOR UPDATE SKIP LOCKED)) AND NOT parked AND state"
+" IN ('new', 'defer');\n"
+"    GET DIAGNOSTICS n = ROW_COUNT;\n"
+"    UPDATE chute.keys SET admitted = admitted - n, parked = parked + n"
+" WHERE queue = q AND key = r.key;\n"
+"   END IF;\n"
+"   PERFORM chute.key_admit(q, r.key);\n"
+"  END LOOP;\n"
+"  RETURN m;\n"
+" END $f$;\n"
+"DROP TRIGGER IF EXISTS live_key_in ON chute.live;\n"
+"DROP TRIGGER IF EXISTS live_keys_in ON chute.live;\n"
+"DROP TRIGGER IF EXISTS live_key_back ON chute.live;\n"
+"DROP TRIGGER IF EXISTS live_key_out ON chute.live;\n"
+"CREATE TRIGGER live_key_in BEFORE INSERT ON chute.live"
+" FOR EACH ROW WHEN (NEW.key IS NOT NULL) EXECUTE FUNCTION chute.key_in();\n"
+"CREATE TRIGGER live_keys_in AFTER INSERT ON chute.live REFERENCING"
+" NEW TABLE AS nt FOR EACH STATEMENT EXECUTE FUNCTION chute.keys_in();\n"
+"CREATE TRIGGER live_key_back BEFORE UPDATE ON chute.live"
+" FOR EACH ROW WHEN (OLD.key IS NOT NULL AND OLD.state = 'cur'"
+" AND NEW.state <> 'cur') EXECUTE FUNCTION chute.key_back();\n"
+"CREATE TRIGGER live_key_out AFTER DELETE ON chute.live"
+" FOR EACH ROW WHEN (OLD.key IS NOT NULL) EXECUTE FUNCTION chute.key_out();\n";
+
+/*
  * Version 9: how long a queue keeps its finished jobs (`chute
  * retention`), in ms per state, in its row of chute.queues: NULL keeps
  * them until purged (the default, and every row an older version made);
@@ -432,6 +756,46 @@ static const char schema10[] =
 " EXECUTE FUNCTION chute.unique_free();\n";
 
 /*
+ * Version 11: recurring jobs (fleet.md, "Recurring jobs").
+ * chute.schedules: a row per schedule of a queue, its grid (tick k at the
+ * epoch + offset_ms + k * every_ms), its catch-up mode, its payload, when
+ * it was declared (since_ms) and the last tick made (last_ms, NULL until
+ * the first).  chute.ticks: a row per tick made, its (queue, name,
+ * tick_ms) unique, inserted in the transaction that inserts the tick's
+ * job (whose ID, NAME@YYYYMMDDTHHMMSS.mmmZ, is unique in the queue too)
+ * and moves last_ms, under the schedule row's lock: a tick is made once
+ * whatever the number of schedulers.  Ticks older than the last hundred
+ * of their schedule are deleted by the pass that makes a new one: last_ms
+ * alone keeps those from being made again.  Times are ms since the epoch
+ * by the server's clock.  Idempotent, and new tables only: nothing is
+ * rewritten.
+ */
+static const char schema11[] =
+"CREATE TABLE IF NOT EXISTS chute.schedules (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  name text COLLATE \"C\" NOT NULL"
+" CHECK (name ~ '^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$'),\n"
+"  every_ms bigint NOT NULL CHECK (every_ms BETWEEN 50 AND 316224000000),\n"
+"  offset_ms bigint NOT NULL CHECK (offset_ms >= 0 AND offset_ms < every_ms),\n"
+"  catch_up text NOT NULL CHECK (catch_up IN ('skip', 'once', 'all')),\n"
+"  payload bytea NOT NULL,\n"
+"  since_ms bigint NOT NULL,\n"
+"  last_ms bigint,\n"
+"  PRIMARY KEY (queue, name)\n"
+");\n"
+"CREATE TABLE IF NOT EXISTS chute.ticks (\n"
+"  queue text COLLATE \"C\" NOT NULL,\n"
+"  name text COLLATE \"C\" NOT NULL,\n"
+"  tick_ms bigint NOT NULL,\n"
+"  id text COLLATE \"C\" NOT NULL,\n"
+"  made timestamptz NOT NULL DEFAULT now(),\n"
+"  PRIMARY KEY (queue, name, tick_ms),\n"
+"  FOREIGN KEY (queue, name) REFERENCES chute.schedules ON DELETE CASCADE\n"
+");\n";
+_Static_assert(TICK_EVERY_MAX == 316224000000LL, "schema11 says 3660 days");
+_Static_assert(TICK_EVERY_MIN == 50, "schema11 says 50 ms");
+
+/*
  * The schema version in the database: 0 when there is none yet, -1 on
  * error.  Two statements: a query naming a table that does not exist
  * fails at parse time, whatever CASE would have skipped.
@@ -491,8 +855,10 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, schema5, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema6, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema7, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema8, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema9, 0, NULL) == -1 ||
 	    pg_cmd(pg, schema10, 0, NULL) == -1 ||
+	    pg_cmd(pg, schema11, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

@@ -78,6 +78,8 @@ struct pgq {
 	 * statement at a time. */
 	bool		 claiming;
 	int		 claim_want;
+	unsigned	 nclaims;	/* claims sent: every SCHED_FIFO_EVERYth in age order */
+	bool		 limited;	/* a rate or a whole-queue rule: claim_lim_sql */
 	msec_t		 claim_sent;	/* mono */
 	/* pgq_claim_take, which pgq_await_outcomes calls through this:
 	 * queue_pg_claim.c uses queue_pg_outcome.c's statements, and the

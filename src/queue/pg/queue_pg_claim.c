@@ -17,6 +17,7 @@
 #include "base/chute.h"
 #include "base/pump.h"
 #include "base/reaper.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/spool.h"
 #include "queue/pg/pg.h"
@@ -148,35 +149,76 @@ open_log(struct pgq *pq, struct claim *c)
  * a one-time filter, one lookup of chute.queues' key per claim
  * before any row of chute.live is read (fleet.md, "Pause").
  */
-static const char claim_sql[] =
-    "WITH picked AS MATERIALIZED ("
-    " SELECT ctid FROM chute.live"
-    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at <= now()"
-    " AND NOT EXISTS (SELECT FROM chute.queues q WHERE q.queue = $1"
-    " AND q.paused)"
-    " ORDER BY run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED),"
-    " claimed AS (UPDATE chute.live j SET state = 'cur',"
-    " attempts = j.attempts + 1, token = nextval('chute.fence'),"
-    " worker = $3, lease_until = now() + $4::bigint * interval"
-    " '1 millisecond', cancel = false, claimed = now()"
-    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))"
-    " AND j.queue = $1 AND j.state IN ('new', 'defer')"
-    " AND j.run_at <= now()"
-    " RETURNING j.id, j.token, j.attempts, j.run_at)"
-    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM"
-    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)"
-    " FROM claimed c ORDER BY c.run_at, c.id";
+/*
+ * The rows that may be claimed are those of live_ready (schema version
+ * 8): waiting and not parked (a keyed job whose key is at its limit is
+ * parked, off this index, by the triggers of fleet.md's "Priorities, keys
+ * and limits"), taken in the order of the index: priority, then run_at.
+ */
+#define READY	"queue = $1 AND state IN ('new', 'defer') AND NOT parked"
+#define CLAIM_SQL(PICK, ORDER) \
+    "WITH " PICK "," \
+    " claimed AS (UPDATE chute.live j SET state = 'cur'," \
+    " attempts = j.attempts + 1, token = nextval('chute.fence')," \
+    " worker = $3, lease_until = now() + $4::bigint * interval" \
+    " '1 millisecond', cancel = false, claimed = now()" \
+    " WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))" \
+    " AND j.queue = $1 AND j.state IN ('new', 'defer') AND NOT j.parked" \
+    " AND j.run_at <= now()" \
+    " RETURNING j.id, j.token, j.attempts, j.run_at, j.priority)" \
+    " SELECT c.id, c.token, c.attempts, (SELECT p.body FROM" \
+    " chute.payloads p WHERE p.queue = $1 AND p.id = c.id)" \
+    " FROM claimed c ORDER BY " ORDER
+/* Nothing from a paused queue, nor from a limited one (claim_lim_sql). */
+#define NOT_PAUSED	" AND NOT EXISTS (SELECT FROM chute.queues q" \
+    " WHERE q.queue = $1 AND (q.paused OR q.limited))"
+static const char claim_sql[] = CLAIM_SQL(
+    "picked AS MATERIALIZED (SELECT ctid FROM chute.live"
+    " WHERE " READY " AND run_at <= now()" NOT_PAUSED
+    " ORDER BY priority DESC, run_at, id LIMIT $2::integer"
+    " FOR UPDATE SKIP LOCKED)", "c.priority DESC, c.run_at, c.id");
+/*
+ * No starvation: one claim in SCHED_FIFO_EVERY of each worker takes the
+ * oldest jobs that may start, whatever their priority.  The index is in
+ * priority's order, so the oldest of each priority in use are taken (a
+ * walk down the distinct priorities, one probe each: as many as there
+ * are priorities waiting, at most 201), and the oldest of those kept.
+ */
+static const char claim_fifo_sql[] = CLAIM_SQL(
+    "RECURSIVE lv(p) AS ((SELECT priority FROM chute.live WHERE " READY
+    NOT_PAUSED " ORDER BY priority DESC LIMIT 1) UNION ALL"
+    " SELECT (SELECT priority FROM chute.live WHERE " READY
+    " AND priority < lv.p ORDER BY priority DESC LIMIT 1) FROM lv"
+    " WHERE lv.p IS NOT NULL),"
+    " picked AS MATERIALIZED (SELECT x.ctid FROM lv CROSS JOIN LATERAL"
+    " (SELECT ctid, run_at, id FROM chute.live WHERE " READY
+    " AND priority = lv.p AND run_at <= now() ORDER BY priority DESC,"
+    " run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED) x"
+    " ORDER BY x.run_at, x.id LIMIT $2::integer)", "c.run_at, c.id");
+#undef CLAIM_SQL
+/*
+ * A queue with a rule for the whole queue or a rate (chute.queues.limited,
+ * which the look-ahead reads): the claim decides them itself, in the
+ * function of schema version 8, the same columns back.
+ */
+static const char claim_lim_sql[] =
+    "SELECT * FROM chute.claim_limited($1, $2::integer, $3, $4::bigint,"
+    " $5::boolean)";
 
 /* Send the claim of n rows: 0, or -1 (the connection's state says why). */
 static int
 claim_send(struct pgq *pq, int n, msec_t mono)
 {
 	char nb[16], lease[24];
-	const char *p[4] = { pq->pg.queue, nb, pq->worker, lease };
+	bool fifo = ++pq->nclaims % SCHED_FIFO_EVERY == 0;
+	const char *p[5] = { pq->pg.queue, nb, pq->worker, lease,
+	    fifo ? "t" : "f" };
 
 	snprintf(nb, sizeof(nb), "%d", n);
 	snprintf(lease, sizeof(lease), "%lld", (long long)pq->lease);
-	if (pg_send_bin(&pq->pg, claim_sql, 4, p) == -1)
+	/* One claim in SCHED_FIFO_EVERY in age order (claim_fifo_sql). */
+	if (pg_send_bin(&pq->pg, pq->limited ? claim_lim_sql : fifo ?
+	    claim_fifo_sql : claim_sql, pq->limited ? 5 : 4, p) == -1)
 		return -1;
 	pq->claiming = true;
 	pq->claim_want = n;
@@ -233,11 +275,11 @@ unclaim(struct pgq *pq, const uint64_t *tok, int nback, int n,
 	    " bad AS (DELETE FROM chute.live j USING unnest($3::bigint[],"
 	    " $4::text[]) AS o(token, why) WHERE j.queue = $1"
 	    " AND j.state = 'cur' AND j.token = o.token RETURNING j.id,"
-	    " j.attempts, j.size, j.created, j.claimed,"
+	    " j.attempts, j.size, j.created, j.claimed, j.priority, j.key,"
 	    " 'refused: ' || o.why AS last),"
 	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
 	    " SELECT $1, id, 'failed', now(), attempts, last, size, created,"
-	    " claimed FROM bad" PG_FINISHED_STRAY ")"
+	    " claimed, priority, key FROM bad" PG_FINISHED_STRAY ")"
 	    " INSERT INTO chute.logs (queue, id, body) SELECT $1, id,"
 	    " convert_to('@chute ' || to_char(now() AT TIME ZONE 'UTC',"
 	    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\" ') || last || E'\\n', 'UTF8')"
@@ -367,7 +409,26 @@ pgq_count_waiting(struct pgq *pq)
 }
 
 /*
- * When is the next job due (for the poll): one step down jobs_due.  It
+ * The queue has (or no longer has) a rule the plain claim cannot decide:
+ * claim with claim_lim_sql (or claim_sql) from now on, at once.
+ */
+static void
+set_limited(struct pgq *pq, bool on)
+{
+	if (on == pq->limited)
+		return;
+	pq->limited = on;
+	pq->wake = true;
+	say("%s: queue %s %s", pq->pg.name, vis_id(pq->pg.queue), on ?
+	    "has a rate or a rule for the whole queue: each claim decides "
+	    "them, nothing claimed ahead" : "has no rate or rule for the "
+	    "whole queue now: claims as before");
+}
+
+/*
+ * When is the next job due (for the poll): one step down jobs_due, which
+ * holds the parked jobs too, so that the worker wakes when a deferred
+ * keyed job's time comes, and chute.keys_due admits it.  It
  * used to count every waiting row too, after every short claim: 36 counts
  * of 40,000 rows, 2.2 s of the server's CPU, while two workers drained
  * them in 4.5 s.  And is the queue paused (a short claim's other reason):
@@ -382,7 +443,9 @@ look_ahead(struct pgq *pq, msec_t mono)
 	    " WHERE queue = $1 AND state IN ('new', 'defer') AND run_at > now()"
 	    " ORDER BY run_at LIMIT 1) - now()) * 1000, -1)::bigint,"
 	    " (SELECT coalesce(paused_by, '') FROM chute.queues"
-	    " WHERE queue = $1 AND paused)";
+	    " WHERE queue = $1 AND paused),"
+	    " coalesce((SELECT limited FROM chute.queues WHERE queue = $1),"
+	    " false), chute.keys_due($1)";
 	const char *p[1] = { pq->pg.queue };
 	PGresult *r = pgq_exec(pq, sql, 1, p, false);
 	msec_t in;
@@ -392,10 +455,13 @@ look_ahead(struct pgq *pq, msec_t mono)
 		pgq_failed(pq, "look ahead");
 		return;
 	}
-	if (pg_rows(r, 2, 1, NULL) != 1) {
+	if (pg_rows(r, 4, 1, NULL) != 1) {
 		PQclear(r);
 		return;
 	}
+	set_limited(pq, strcmp(PQgetvalue(r, 0, 2), "t") == 0);
+	if (atoi(PQgetvalue(r, 0, 3)) > 0)
+		pq->wake = true;	/* parked jobs whose time came, admitted */
 	in = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	if (in >= 0 && mono + in + 1 < pq->next_poll)
 		pq->next_poll = mono + in + 1;
@@ -439,6 +505,12 @@ target_ahead(struct pgq *pq, msec_t mono)
 		pq->done_n = 0;
 		pq->done_t0 = mono;
 	}
+	/*
+	 * A limited queue's claims start at once: a job claimed ahead would
+	 * start later than the claim that counted it against a rate.
+	 */
+	if (pq->limited)
+		return 0;
 	t = (int)(pq->rate * PG_PREFETCH_MS / 1000);
 	if (t < pq->slots)
 		t = pq->slots;
@@ -738,6 +810,27 @@ pgq_expire(struct pgq *pq, msec_t mono)
 }
 
 /*
+ * Parked jobs of keys whose time came (deferred, or submitted for later)
+ * are admitted where their key has room, and keys without jobs are
+ * forgotten (chute.keys_due, schema version 8): a statement of its own,
+ * after the recovery's, whose triggers it must see.
+ */
+static void
+keys_due(struct pgq *pq)
+{
+	const char *p[1] = { pq->pg.queue };
+	PGresult *r = pgq_exec(pq, "SELECT chute.keys_due($1)", 1, p, false);
+
+	if (r == NULL) {
+		pgq_failed(pq, "admit");
+		return;
+	}
+	if (pg_rows(r, 1, 1, NULL) == 1 && atoi(PQgetvalue(r, 0, 0)) > 0)
+		pq->wake = true;
+	PQclear(r);
+}
+
+/*
  * Recovery also deletes, once a PG_REAP_MS ($3), up to a hundred rows of
  * chute.workers gone for an hour (stopped, or not seen within their
  * lease), whichever queue they served: the table keeps the workers alive
@@ -765,7 +858,7 @@ pgq_recover(struct pgq *pq, msec_t mono)
 	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
 	    " SELECT $1, id, 'failed', now(), attempts,"
 	    " 'abandoned: lease expired; attempts exhausted', size, created,"
-	    " claimed FROM spent" PG_FINISHED_STRAY ")"
+	    " claimed, priority, key FROM spent" PG_FINISHED_STRAY ")"
 	    " SELECT id, state, attempts FROM back UNION ALL"
 	    " SELECT id, 'failed', attempts FROM spent";
 	char max[16];
@@ -789,4 +882,5 @@ pgq_recover(struct pgq *pq, msec_t mono)
 		pgq_moved(pq);
 	}
 	PQclear(r);
+	keys_due(pq);
 }

@@ -90,11 +90,13 @@
     " OFFSET 0) x)," \
     /* done and failed: out of chute.live, appended to chute.finished. */ \
     " gone AS (DELETE FROM chute.live j WHERE " HIT("ends") \
-    " RETURNING j.id, j.attempts, j.size, j.created, j.claimed, " K " AS k)," \
+    " RETURNING j.id, j.attempts, j.size, j.created, j.claimed," \
+    " j.priority, j.key, " K " AS k)," \
     " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ", log)" \
     " SELECT $1, id, ($4::text[])[k], now() + ($5::bigint[])[k] *" \
     " interval '1 millisecond', attempts - CASE WHEN ($6::boolean[])[k]" \
     " THEN 0 ELSE 1 END, ($7::text[])[k], size, created, claimed," \
+    " priority, key," \
     " CASE WHEN ($8::text[])[k] <> '' THEN decode(($8::text[])[k], 'hex')" \
     " END FROM gone" KEEP FIN ")" DROP "," \
     /* defer, or new (handed back): the row stays, its log in chute.logs. */ \

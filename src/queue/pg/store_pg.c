@@ -71,7 +71,7 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	static const char sql[] = "SELECT state, attempts, last,"
 	    " to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),"
 	    " (SELECT unique_key FROM chute.payloads p WHERE p.queue = $1"
-	    " AND p.id = $2)"
+	    " AND p.id = $2), priority, coalesce(key, '')"
 	    " FROM chute.jobs WHERE queue = $1 AND id = $2";
 	struct pg *pg = pg_of(s);
 	const char *p[2] = { pg->queue, id };
@@ -81,7 +81,7 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	memset(j, 0, sizeof(*j));
 	if (r == NULL)
 		return pg_fail(pg, "status");
-	if (PQntuples(r) == 0 || PQnfields(r) != 5 ||
+	if (PQntuples(r) == 0 || PQnfields(r) != 7 ||
 	    (j->state = state_from_name(PQgetvalue(r, 0, 0))) == ST_NONE) {
 		PQclear(r);
 		return EXIT_NO;
@@ -93,6 +93,8 @@ sp_job(struct store *s, const char *id, struct store_job *j)
 	/* The key it was submitted with (schema 10): one of ours, checked. */
 	if (!PQgetisnull(r, 0, 4) && key_valid(PQgetvalue(r, 0, 4), &why))
 		strlcpy(j->unique, PQgetvalue(r, 0, 4), sizeof(j->unique));
+	j->prio = atoi(PQgetvalue(r, 0, 5));
+	strlcpy(j->key, PQgetvalue(r, 0, 6), sizeof(j->key));
 	PQclear(r);
 	return 0;
 }
@@ -170,7 +172,7 @@ sp_list(struct store *s, int state,
 	static const char sql[] = "SELECT state, (extract(epoch FROM now() - "
 	    PG_NEAR("run_at") ") * 1000)::bigint, attempts, id, worker,"
 	    " (extract(epoch FROM " PG_NEAR("lease_until") " - now()) * 1000)"
-	    "::bigint"
+	    "::bigint, priority, coalesce(key, '')"
 	    " FROM chute.jobs"
 	    " WHERE queue = $1 AND ($2::text IS NULL OR state = $2)"
 	    " ORDER BY run_at, id";
@@ -191,6 +193,8 @@ sp_list(struct store *s, int state,
 			    PQgetvalue(r, i, 4),
 			.has_lease = !PQgetisnull(r, i, 5),
 			.lease = strtoll(PQgetvalue(r, i, 5), NULL, 10),
+			.prio = atoi(PQgetvalue(r, i, 6)),
+			.key = PQgetvalue(r, i, 7),
 		};
 
 		row(arg, &w);
@@ -494,6 +498,20 @@ sp_page_matching(struct store *s, const struct page_query *q, char *ids,
 }
 
 static int
+sp_limits(struct store *s, void (*row)(void *, const struct store_limit_row *),
+    void *arg)
+{
+	return pg_limits_read(pg_of(s), row, arg);
+}
+
+static int
+sp_set_limit(struct store *s, const struct store_limit_set *c, char *msg,
+    size_t len)
+{
+	return pg_limit_set(pg_of(s), c, msg, len);
+}
+
+static int
 sp_workers(struct store *s, const struct store_workers_out *o, int *cut)
 {
 	return pg_workers_read(pg_of(s), o, cut);
@@ -555,6 +573,8 @@ const struct store_ops store_pg_ops = {
 	.set_pause = sp_set_pause,
 	.paused_note = sp_paused_note,
 	.purge = sp_purge,
+	.limits = sp_limits,
+	.set_limit = sp_set_limit,
 	.retention = sp_retention,
 	.set_retention = sp_set_retention,
 };

@@ -57,6 +57,17 @@ void	 pg_note_if_unknown(struct pg *pg);
 int	 pg_purge(struct pg *pg, const char *state, msec_t older,
 	    long long *removed);
 
+/* ---- store_pg_limit.c: the limits (store.h's limits, set_limit) ---- */
+
+struct store_limit_row;
+struct store_limit_set;
+/* The rules, then the keys in use, each to row(arg, r): 0, or a status. */
+int	 pg_limits_read(struct pg *pg, void (*row)(void *arg,
+	    const struct store_limit_row *r), void *arg);
+/* One rule changed, as store.h's set_limit says. */
+int	 pg_limit_set(struct pg *pg, const struct store_limit_set *c,
+	    char *msg, size_t len);
+
 /* ---- store_pg_stats.c: the numbers of `chute stats URL` ---- */
 
 /*

@@ -63,7 +63,7 @@ pg_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
 	    " AND id = $2 RETURNING *),"
 	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
 	    " SELECT queue, id, 'failed', now(), attempts, 'cancelled', size,"
-	    " created, claimed FROM gone)"
+	    " created, claimed, priority, key FROM gone)"
 	    " SELECT state FROM gone";
 	const char *p[2] = { pg->queue, id };
 	char text[256], note[NAME_MAX + 160];
@@ -97,8 +97,8 @@ pg_retry_job(struct pg *pg, const char *id, const char *by, char *msg,
 	    "WITH back AS (DELETE FROM chute.finished WHERE queue = $1"
 	    " AND id = $2 AND state = 'failed' RETURNING *),"
 	    " live AS (INSERT INTO chute.live (queue, id, state, run_at, size,"
-	    " created, claimed) SELECT queue, id, 'new', now(), size, created,"
-	    " claimed FROM back),"
+	    " created, claimed, priority, key) SELECT queue, id, 'new', now(),"
+	    " size, created, claimed, priority, key FROM back),"
 	    /* The last attempt's log, kept in the finished row, stays. */
 	    " kept AS (INSERT INTO chute.logs (queue, id, body) SELECT queue,"
 	    " id, log FROM back WHERE log IS NOT NULL" PG_LOGS_STRAY ")"

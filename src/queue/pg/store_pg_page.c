@@ -130,17 +130,20 @@ job_row(struct pg *pg, const char *id, struct page_job *j, char *err,
 	static const char sql[] = "SELECT state, attempts, last, worker, size,"
 	    " " EPOCH_US(PG_NEAR("run_at")) ","
 	    " (extract(epoch FROM " PG_NEAR("lease_until") " - now()) * 1000)"
-	    "::bigint FROM chute.jobs WHERE queue = $1 AND id = $2";
+	    "::bigint, priority, coalesce(key, '') FROM chute.jobs"
+	    " WHERE queue = $1 AND id = $2";
 	const char *p[2] = { pg->queue, id };
 	PGresult *r = query(pg, sql, 2, p, false, err, len);
 
 	if (r == NULL)
 		return -1;
-	if (pg_rows(r, 7, 1, NULL) != 1) {
+	if (pg_rows(r, 9, 1, NULL) != 1) {
 		PQclear(r);
 		return 1;
 	}
 	j->state = state_from_name(PQgetvalue(r, 0, 0));
+	j->prio = (int)col_ll(r, 0, 7);
+	strlcpy(j->key, PQgetvalue(r, 0, 8), sizeof(j->key));
 	j->attempts = (int)col_ll(r, 0, 1);
 	strlcpy(j->last, PQgetvalue(r, 0, 2), sizeof(j->last));
 	if (j->state == ST_CUR && !PQgetisnull(r, 0, 3))

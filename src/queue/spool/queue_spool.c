@@ -108,6 +108,8 @@ spoolq_on_event(void *arg, const struct watch_event *ev)
 			pause_look(sq);
 		else if (strcmp(ev->name, RETAIN_FILE) == 0)
 			spoolq_retain_look(sq);
+		else if (strcmp(ev->name, LIMITS_FILE) == 0 && !sq->c.in_place)
+			spoolq_limits_look(sq);
 		return;
 	}
 
@@ -195,12 +197,16 @@ sq_due(struct queue *q, msec_t mono)
 		spoolq_scan_step(sq, SCAN_CHUNK);
 	recheck(sq, mono);
 	spoolq_retain_step(sq, mono);
+	if (!sq->c.in_place)
+		spoolq_keys_due(sq, mono);
 	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
 		spoolq_defer_due(sq);
 	if (mono >= sq->next_rescan) {
 		sq->next_rescan = mono + RESCAN_MS;
 		pause_look(sq);
 		spoolq_retain_look(sq);
+		if (!sq->c.in_place)
+			spoolq_limits_recheck(sq);
 		spoolq_scan_new(sq, false);
 		spoolq_scan_defer(sq);
 	}
@@ -224,6 +230,8 @@ sq_next(struct queue *q, msec_t mono)
 	t = min_ms(sq->next_rescan, nameq_min_key(sq->waiting));
 	t = min_ms(t, nameq_min_key(sq->flocked));
 	t = min_ms(t, nameq_min_key(sq->orphans));
+	if (!sq->c.in_place)
+		t = min_ms(t, spoolq_keys_next(sq));
 	if (sq->next_defer != 0)
 		t = min_ms(t, mono + (sq->next_defer - now_ms()));
 	t = min_ms(t, spoolq_retain_next(sq, mono));
@@ -244,6 +252,9 @@ sq_drained(struct queue *q)
 	if (sq->scan != NULL || nameq_len(sq->ready) > 0 ||
 	    nameq_len(sq->waiting) > 0 || nameq_len(sq->orphans) > 0 ||
 	    sq->nheld > 0)
+		return false;
+	/* Jobs of keys at their limit (a rate's window): known, not read again. */
+	if (spoolq_nparked(sq) > 0 || nameq_len(sq->unparked) > 0)
 		return false;
 	if (!spoolq_new_empty(sq)) {
 		spoolq_scan_new(sq, true);
@@ -269,7 +280,8 @@ sq_counts(struct queue *q, struct counts *n)
 
 	*n = (struct counts){
 		.queued = nameq_len(sq->ready) + nameq_len(sq->waiting) +
-		    nameq_len(sq->flocked),
+		    nameq_len(sq->flocked) + spoolq_nparked(sq) +
+		    nameq_len(sq->unparked),
 		.deferred = sq->ndefer > 0 ? (size_t)sq->ndefer : 0,
 		.paused = sq->paused };
 }
@@ -303,6 +315,9 @@ sq_close(struct queue *q)
 	nameq_free(sq->flocked);
 	nameq_free(sq->deferred);
 	nameq_free(sq->flight);
+	nameq_free(sq->alive);
+	nameq_free(sq->unparked);
+	spoolq_keys_free(sq);
 	free(sq->held);
 	spoolq_workers_unlock(sq);
 	if (sq->sp.root != -1 || sq->sp.path != NULL)
@@ -334,6 +349,8 @@ spoolq_new(const struct queue_conf *c)
 	if ((sq->ready = nameq_new()) == NULL ||
 	    (sq->waiting = nameq_new()) == NULL ||
 	    (sq->orphans = nameq_new()) == NULL ||
+	    (sq->alive = nameq_new()) == NULL ||
+	    (sq->unparked = nameq_new()) == NULL || spoolq_keys_new(sq) == -1 ||
 	    (sq->promoted = nameq_new()) == NULL ||
 	    (sq->renamed = nameq_new()) == NULL ||
 	    (sq->refused = nameq_new()) == NULL ||
@@ -358,6 +375,10 @@ sq_start(struct queue *q)
 
 	pause_look(sq);
 	spoolq_retain_look(sq);
+	if (!sq->c.in_place) {
+		spoolq_limits_look(sq);
+		spoolq_starts_load(sq);
+	}
 	spoolq_workers_find_old(sq);
 	spoolq_recover(sq);
 	spoolq_clean_tmp(sq);

@@ -17,6 +17,7 @@
 #include "base/nameq.h"
 #include "base/util.h"
 #include "store/joblog.h"
+#include "store/limits.h"
 #include "store/ready.h"
 #include "store/spool.h"
 #include "store/watch.h"
@@ -25,6 +26,8 @@
 
 #define OLD_MAX	16
 #define DEFER_WINDOW	65536	/* most names of defer/ indexed in memory */
+
+struct skeys;
 
 struct spoolq {
 	struct queue	 q;
@@ -78,6 +81,13 @@ struct spoolq {
 	DIR		*keep_dir;	/* the pass in progress, of keep_st */
 	int		 keep_st;
 	msec_t		 keep_next;	/* monotonic: the next pass */
+	struct limits	 lim;		/* SPOOL/limits, as last read well */
+	struct timespec	 lim_mtime;	/* its mtime then; ino too */
+	ino_t		 lim_ino;
+	struct skeys	*keys;		/* queue_spool_keys.c's counting */
+	struct nameq	*alive;		/* orphans counted as running */
+	struct nameq	*unparked;	/* parked names given room, to admit */
+	unsigned	 nstarts;	/* claims made: each SCHED_FIFO_EVERYth the oldest */
 };
 
 /*
@@ -191,6 +201,8 @@ void	 sq_release_in_place(struct queue *q, struct claim *c);
 
 /* queue_spool_scan.c */
 void	 spoolq_admit(struct spoolq *sq, const char *name, unsigned flags);
+/* The names in sq->unparked admitted to ready, never parked again here. */
+void	 spoolq_admit_unparked(struct spoolq *sq);
 /*
  * Start reading new/ again, unless it has not changed since the last full
  * scan (the mtime test is only trusted when that scan started well after
@@ -258,6 +270,49 @@ void	 spoolq_retain_close(struct spoolq *sq);
  * until the next owner.
  */
 void	 spoolq_retain_last(struct spoolq *sq);
+/* queue_spool_keys.c: the limits (base/sched.h), counted by the owner */
+int	 spoolq_keys_new(struct spoolq *sq);
+void	 spoolq_keys_free(struct spoolq *sq);
+/*
+ * SPOOL/limits read again: at start, on an event in the root, and at the
+ * safety rescan when its inode or mtime changed.  A bad file is said
+ * (its path and line) and the rules read before stay.
+ */
+void	 spoolq_limits_look(struct spoolq *sq);
+void	 spoolq_limits_recheck(struct spoolq *sq);
+/*
+ * At start: the rated starts an earlier owner made inside each window,
+ * from SPOOL/.starts, count; the file is kept from then on.
+ */
+void	 spoolq_starts_load(struct spoolq *sq);
+/* Room for one more start: the whole spool's (LIM_ALL), key k's. */
+bool	 spoolq_all_room(struct spoolq *sq);
+bool	 spoolq_key_room(struct spoolq *sq, const char *k);
+/* Is key k at its limit with jobs parked (new ones park behind them)? */
+bool	 spoolq_key_parking(struct spoolq *sq, const char *k);
+/*
+ * Park new/name of key k (rank and age: its place in the ready queue)
+ * until the key has room; false: not parked (no memory), it stays ready.
+ */
+bool	 spoolq_park(struct spoolq *sq, const char *k, const char *name,
+	    int rank, int64_t age, unsigned flags);
+bool	 spoolq_parked(struct spoolq *sq, const char *k, const char *name);
+/* Up to n of key k's parked names to sq->unparked, best first. */
+void	 spoolq_unpark(struct spoolq *sq, const char *k, size_t n);
+/*
+ * A job of key k ("" none) started, or (orphan) an earlier owner's found
+ * running in cur/; and one of them gone: its handler ended (the claim's
+ * release), or the orphan left cur/.
+ */
+void	 spoolq_key_run(struct spoolq *sq, const char *k, bool orphan);
+void	 spoolq_key_done(struct spoolq *sq, const char *k);
+/* Keys whose window has room again (mono); when the next one has. */
+void	 spoolq_keys_due(struct spoolq *sq, msec_t mono);
+msec_t	 spoolq_keys_next(struct spoolq *sq);
+/* How many names of new/ are parked, waiting for their key's room. */
+size_t	 spoolq_nparked(struct spoolq *sq);
+/* The key in a job's name into k ("" none, or a bad one). */
+void	 spoolq_name_key(const char *name, char *k, size_t len);
 
 /* queue_spool_recover.c */
 void	 spoolq_recover(struct spoolq *sq);

@@ -15,6 +15,7 @@
 #include "base/chute.h"
 #include "base/id.h"
 #include "base/nameq.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/ready.h"
@@ -111,6 +112,25 @@ refuse_in_place(struct spoolq *sq, const char *name, const struct stat *st,
 	    "new/ and passed over", vis_id(name), why, strerror(saved));
 }
 
+/* new -> failed without ever running it, for why. */
+static void
+reject_why(struct spoolq *sq, const char *name, const struct stat *st,
+    const char *why)
+{
+	if (state_reject(&sq->sp, name) == -1) {
+		if (errno == EACCES || errno == EPERM)
+			refuse_in_place(sq, name, st, why);
+		else if (errno != ENOENT) {
+			say_warn("job=%s new->failed: %s; will retry",
+			    vis_id(name), strerror(errno));
+			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		}
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s", why);
+	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
+}
+
 /* new -> failed without ever running it (nor following a symlink). */
 static void
 reject(struct spoolq *sq, const char *name, const struct stat *st,
@@ -127,18 +147,27 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 	else
 		snprintf(why, sizeof(why), "not a regular file (%s)",
 		    file_type(st->st_mode));
-	if (state_reject(&sq->sp, name) == -1) {
-		if (errno == EACCES || errno == EPERM)
-			refuse_in_place(sq, name, st, why);
-		else if (errno != ENOENT) {
-			say_warn("job=%s new->failed: %s; will retry",
-			    vis_id(name), strerror(errno));
-			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
-		}
-		return;
-	}
-	joblog_note(&sq->sp, name, "rejected: %s", why);
-	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
+	reject_why(sq, name, st, why);
+}
+
+/*
+ * A name whose attributes are bad is refused, never run without what it
+ * asked for (a priority, a key and so its limit): true when it was.
+ */
+static bool
+bad_attributes(struct spoolq *sq, const char *name, int fd,
+    const struct stat *st)
+{
+	struct jobattr a;
+	const char *why;
+	char text[160];
+
+	if (strchr(name, ',') == NULL || jobattr_parse(name, &a, &why) == 0)
+		return false;
+	close(fd);
+	snprintf(text, sizeof(text), "bad attributes in its name: %s", why);
+	reject_why(sq, name, st, text);
+	return true;
 }
 
 /* Not ready yet: look again at the given time (or on its next event). */
@@ -319,6 +348,8 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	}
 	if (!spoolq_ready(sq, name, flags, &fd, &st, &btime))
 		return false;
+	if (bad_attributes(sq, name, fd, &st))
+		return false;
 	if (!spoolq_unique_ok(sq, name, flags)) {
 		close(fd);
 		return false;
@@ -353,13 +384,32 @@ take(struct spoolq *sq, const char *name, unsigned flags, struct claim *c)
 	return true;
 }
 
+/*
+ * The next name to claim: the best (priority, then age), except that
+ * each SCHED_FIFO_EVERYth start goes to the oldest, whatever its
+ * priority, so that no job waits for ever behind higher ones.  Forward's
+ * claims have no starts to share.
+ */
+static int
+pop_next(struct spoolq *sq, char *name, size_t len, unsigned *flags,
+    int *rank, int64_t *age)
+{
+	if (!sq->c.in_place && sq->nstarts % SCHED_FIFO_EVERY ==
+	    SCHED_FIFO_EVERY - 1 && nameq_ranked(sq->ready))
+		return nameq_pop_lowest_key(sq->ready, name, len, flags, rank,
+		    age);
+	return nameq_pop_ranked(sq->ready, name, len, flags, rank, age);
+}
+
 int
 spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
     spoolq_take_fn *take_one)
 {
-	char name[NAME_MAX + 1];
+	char name[NAME_MAX + 1], k[KEY_MAX + 1];
+	bool limited = !sq->c.in_place;
 	unsigned flags;
-	int got = 0;
+	int64_t age;
+	int got = 0, rank;
 
 	if (sq->paused)
 		return 0;
@@ -369,12 +419,27 @@ spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
 		say_warn("%s: %s; will retry", sq->sp.path, strerror(errno));
 		return 0;
 	}
+	if (nameq_len(sq->unparked) > 0)
+		spoolq_admit_unparked(sq);
 	while (got < n) {
 		spoolq_refill(sq);
-		if (!nameq_pop(sq->ready, name, sizeof(name), &flags))
+		if (limited && !spoolq_all_room(sq))
 			break;
-		if (take_one(sq, name, flags, c[got]))
-			got++;
+		if (!pop_next(sq, name, sizeof(name), &flags, &rank, &age))
+			break;
+		k[0] = '\0';
+		if (limited)
+			spoolq_name_key(name, k, sizeof(k));
+		if (limited && k[0] != '\0' && !spoolq_key_room(sq, k) &&
+		    spoolq_park(sq, k, name, rank, age, flags))
+			continue;
+		if (!take_one(sq, name, flags, c[got]))
+			continue;
+		got++;
+		if (limited) {
+			sq->nstarts++;
+			spoolq_key_run(sq, k, false);
+		}
 	}
 	return got;
 }

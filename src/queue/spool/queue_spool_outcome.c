@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/chute.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/spool.h"
@@ -76,8 +77,12 @@ void
 sq_release(struct queue *q, struct claim *c)
 {
 	struct spoolq *sq = (struct spoolq *)q;
+	char k[KEY_MAX + 1];
 
 	unhold(sq, c);
+	/* Its handler is gone: its slot, and its key's, are free. */
+	spoolq_name_key(c->id, k, sizeof(k));
+	spoolq_key_done(sq, k);
 	if (c->fd != -1)
 		close(c->fd);
 	if (c->logfd != -1)

@@ -23,6 +23,7 @@
 
 #include "base/chute.h"
 #include "base/nameq.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/joblog.h"
 #include "store/lock.h"
@@ -132,8 +133,9 @@ handler_holds(struct spoolq *sq, const char *name, int fd,
 	return false;
 }
 
-void
-spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint)
+/* Look at cur/name: true when a handler of an earlier owner still runs it. */
+static bool
+recover_look(struct spoolq *sq, const char *name, unsigned hint)
 {
 	pid_t holder = (pid_t)hint;
 	struct joblog_info ji;
@@ -141,11 +143,11 @@ spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint)
 	int fd;
 
 	if (spoolq_holds(sq, name))
-		return;
+		return false;
 	fd = openat(sq->sp.dir[ST_CUR], name, O_RDONLY | O_NOFOLLOW |
 	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1 && errno == ENOENT)
-		return;
+		return false;
 	if (fd != -1 && (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))) {
 		close(fd);
 		fd = -1;
@@ -166,14 +168,40 @@ spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint)
 		nameq_add(sq->orphans, name, mono_ms() + RECHECK_MS,
 		    (unsigned)holder);
 		close(fd);
-		return;
+		return true;
 	}
 	if (joblog_read(&sq->sp, name, &ji) == -1)
 		ji.attempts = 0;
 	recover_to(sq, name, fd, &ji);
 	if (fd != -1)
 		close(fd);
+	return false;
 }
+
+/*
+ * A job found in cur/ whose handler still runs counts as running for its
+ * key's limit and the spool's until it leaves cur/ (sq->alive), so that
+ * an owner that took over from a killed one starts no more than the
+ * limit: the old owner's handlers hold their slots until they are gone.
+ */
+void
+spoolq_recover_one(struct spoolq *sq, const char *name, unsigned hint)
+{
+	bool was = nameq_take(sq->alive, name, NULL), now;
+	char k[KEY_MAX + 1];
+
+	now = recover_look(sq, name, hint);
+	if (now && nameq_add(sq->alive, name, 0, 0) == -1)
+		now = was;	/* no memory: counted as it was */
+	if (now == was)
+		return;
+	spoolq_name_key(name, k, sizeof(k));
+	if (now)
+		spoolq_key_run(sq, k, true);
+	else
+		spoolq_key_done(sq, k);
+}
+
 
 static int
 recover_cb(void *arg, const char *name)

@@ -13,6 +13,7 @@
 
 #include "base/chute.h"
 #include "base/nameq.h"
+#include "base/sched.h"
 #include "base/util.h"
 #include "store/lock.h"
 #include "store/ready.h"
@@ -26,13 +27,38 @@ stat_mtime(const struct stat *st)
 	return (msec_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
 }
 
-/* Queue a name seen in new/ (by event or scan); oldest mtime runs first. */
-void
-spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
+/*
+ * A name's place in the ready queue: its priority, negated (higher runs
+ * first), before its mtime.  A name whose attributes are bad comes first,
+ * to be refused at once (take); k gets its key.  A name without a ','
+ * (every ID chute makes without --priority and --key) is not parsed.
+ */
+static int
+name_rank(const char *name, char *k, size_t len)
 {
+	struct jobattr a;
+	const char *why;
+
+	k[0] = '\0';
+	if (strchr(name, ',') == NULL)
+		return 0;
+	if (jobattr_parse(name, &a, &why) == -1)
+		return INT_MIN;
+	strlcpy(k, a.key, len);
+	return -a.prio;
+}
+
+/* Queue a name seen in new/ (by event or scan); the best (priority, then
+ * oldest mtime) runs first.  may_park: a name of a key at its limit waits
+ * off the ready queue, parked with its key's. */
+static void
+admit(struct spoolq *sq, const char *name, unsigned flags, bool may_park)
+{
+	char k[KEY_MAX + 1];
 	unsigned before = 0;
 	struct stat st;
 	int64_t key;
+	int rank;
 
 	/* forward's claims stay in new/ (take_in_place): not twice. */
 	if (sq->flight != NULL && nameq_has(sq->flight, name))
@@ -44,13 +70,27 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 	if (S_ISREG(st.st_mode))
 		flags |= RF_REG;	/* ready_check need not look again */
 	key = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	rank = name_rank(name, k, sizeof(k));
+	if (k[0] != '\0' && !sq->c.in_place) {
+		/* Parked, or given room and about to be admitted: not twice. */
+		if (spoolq_parked(sq, k, name) || (may_park &&
+		    nameq_has(sq->unparked, name)))
+			return;
+		if (may_park && spoolq_key_parking(sq, k)) {
+			if (nameq_take(sq->waiting, name, &before) ||
+			    nameq_take(sq->flocked, name, &before))
+				flags |= before;
+			if (spoolq_park(sq, k, name, rank, key, flags))
+				return;
+		}
+	}
 	/*
 	 * Memory must not grow with the backlog: keep only the WINDOW oldest
 	 * names.  Anything left out stays in new/ and is found again by the
 	 * refill scan (spoolq_refill) once the window runs low.
 	 */
 	if (nameq_len(sq->ready) >= sq->window &&
-	    key >= nameq_max_key(sq->ready)) {
+	    nameq_after_max(sq->ready, rank, key)) {
 		sq->truncated = true;
 		return;
 	}
@@ -58,7 +98,7 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 	if (nameq_take(sq->waiting, name, &before) ||
 	    nameq_take(sq->flocked, name, &before))
 		flags |= before;
-	if (nameq_add(sq->ready, name, key, flags) == -1) {
+	if (nameq_add_ranked(sq->ready, name, rank, key, flags) == -1) {
 		sq->truncated = true;	/* out of memory: find it again later */
 		return;
 	}
@@ -66,6 +106,22 @@ spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
 		nameq_drop_max(sq->ready);
 		sq->truncated = true;
 	}
+}
+
+void
+spoolq_admit(struct spoolq *sq, const char *name, unsigned flags)
+{
+	admit(sq, name, flags, true);
+}
+
+void
+spoolq_admit_unparked(struct spoolq *sq)
+{
+	char name[NAME_MAX + 1];
+	unsigned flags;
+
+	while (nameq_pop(sq->unparked, name, sizeof(name), &flags))
+		admit(sq, name, flags, false);
 }
 
 bool

@@ -138,16 +138,24 @@ forwarded(struct spool *sp, const char *id, char *buf, size_t len)
 	return found != NULL;
 }
 
-/* The ,u=KEY of a job's name (its unique key), "" none. */
+/*
+ * A job's priority, key and unique key, from its name's attributes (none
+ * if they are bad: such a name is refused, never run).
+ */
 static void
-unique_of(const char *id, char *buf, size_t len)
+name_attributes(const char *id, struct store_job *j)
 {
 	struct jobattr a;
 	const char *why;
 
-	buf[0] = '\0';
-	if (jobattr_parse(id, &a, &why) == 0)
-		strlcpy(buf, a.unique, len);
+	j->prio = PRIO_DEFAULT;
+	j->key[0] = '\0';
+	j->unique[0] = '\0';
+	if (strchr(id, ',') == NULL || jobattr_parse(id, &a, &why) == -1)
+		return;
+	j->prio = a.prio;
+	strlcpy(j->key, a.key, sizeof(j->key));
+	strlcpy(j->unique, a.unique, sizeof(j->unique));
 }
 
 /* The directory it is in, its log's attempts and last outcome. */
@@ -173,7 +181,7 @@ ss_job(struct store *s, const char *id, struct store_job *j)
 		j->held = (long)holder;
 	if (j->state == ST_DONE)
 		forwarded(sp_of(s), id, j->forwarded, sizeof(j->forwarded));
-	unique_of(id, j->unique, sizeof(j->unique));
+	name_attributes(id, j);
 	return 0;
 }
 
@@ -252,7 +260,11 @@ ss_list(struct store *s, int state,
 			struct joblog_info ji;
 			struct store_row r = { .state = l.v[i].state,
 			    .age = now - l.v[i].mtime, .id = l.v[i].id };
+			struct store_job a;
 
+			name_attributes(r.id, &a);
+			r.prio = a.prio;
+			r.key = a.key;
 			joblog_read(l.sp, l.v[i].id, &ji);
 			r.attempts = ji.attempts;
 			row(arg, &r);
@@ -590,6 +602,20 @@ ss_workers(struct store *s, const struct store_workers_out *o, int *cut)
 }
 
 static int
+ss_limits(struct store *s, void (*row)(void *, const struct store_limit_row *),
+    void *arg)
+{
+	return spool_limits(sp_of(s), row, arg);
+}
+
+static int
+ss_set_limit(struct store *s, const struct store_limit_set *c, char *msg,
+    size_t len)
+{
+	return spool_set_limit(sp_of(s), c, msg, len);
+}
+
+static int
 ss_stats(struct store *s, struct store_stats *st)
 {
 	return spool_stats_read(sp_of(s), st);
@@ -657,4 +683,6 @@ const struct store_ops store_spool_ops = {
 	.purge = ss_purge,
 	.retention = ss_retention,
 	.set_retention = ss_set_retention,
+	.limits = ss_limits,
+	.set_limit = ss_set_limit,
 };

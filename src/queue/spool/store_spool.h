@@ -42,6 +42,21 @@ int	 spool_set_pause(struct spool *sp, const char *path, bool on,
 	    const char *by, bool *changed, char *msg, size_t len);
 
 /*
+ * store_spool_limits.c: the rules of SPOOL/limits and the keys in use
+ * (queue/store.h's limits: rows to row), one rule changed (set_limit);
+ * spool_key_use: each key of a job in cur/ or new/, in byte order, with
+ * how many of its jobs are in each: 0, or -1 with errno set.
+ */
+struct store_limit_row;
+struct store_limit_set;
+int	 spool_limits(struct spool *sp, void (*row)(void *arg,
+	    const struct store_limit_row *r), void *arg);
+int	 spool_set_limit(struct spool *sp, const struct store_limit_set *c,
+	    char *msg, size_t len);
+int	 spool_key_use(struct spool *sp, void (*key)(void *arg, const char *k,
+	    long long running, long long waiting), void *arg);
+
+/*
  * store_spool_page.c: the dashboard's pages of a spool (queue/page.h), as
  * the store's page, page_job, page_failures and page_matching answer
  * them: 0 (page_job: 1, no such job; page_matching: how many), or -1

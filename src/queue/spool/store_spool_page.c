@@ -224,6 +224,19 @@ read_log(struct spool *sp, struct page_job *j)
 	close(fd);
 }
 
+/* Its priority and key, from its name (none when they are bad). */
+static void
+page_attributes(const char *id, struct page_job *j)
+{
+	struct jobattr a;
+	const char *why;
+
+	if (strchr(id, ',') == NULL || jobattr_parse(id, &a, &why) == -1)
+		return;
+	j->prio = a.prio;
+	strlcpy(j->key, a.key, sizeof(j->key));
+}
+
 int
 spool_page_job(struct spool *sp, const char *id, struct page_job *j,
     char *err, size_t len)
@@ -241,6 +254,7 @@ spool_page_job(struct spool *sp, const char *id, struct page_job *j,
 		snprintf(ji.last, sizeof(ji.last), "log: %s", strerror(errno));
 	j->attempts = ji.attempts;
 	strlcpy(j->last, ji.last, sizeof(j->last));
+	page_attributes(id, j);
 	if (j->state == ST_CUR) {
 		owner = lock_owner(sp);
 		if (owner > 0)
