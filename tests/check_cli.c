@@ -1433,6 +1433,44 @@ START_TEST(test_wait_blocked_on_a_job_kept_0_returns_its_outcome)
 }
 END_TEST
 
+/*
+ * Done jobs kept 0, and a wait stopped while more jobs end than the
+ * kernel queues events for (fs.inotify.max_queued_events): the end of
+ * the job it waits for is among the dropped events, so it cannot know
+ * it; it says that events were lost, before "not found", exit 1.
+ */
+START_TEST(test_a_wait_that_lost_events_says_so)
+{
+	const char *argv[] = { T.bin, "wait", T.spool, "--timeout", "60s", "z",
+	    NULL };
+	const char *h = t_handler("h_pw", "while IFS=\"$(printf '\\t')\" "
+	    "read -r id p; do echo ok; done\n");
+	char *max = t_slurp("/proc/sys/fs/inotify/max_queued_events");
+	long n = max != NULL ? atol(max) + 100 : 0;
+	pid_t waiter;
+
+	EXPECT(n > 100 && n < 1000000, "max_queued_events: %s", max);
+	EXPECT(CHUTE("retention", T.spool, "--done", "0") == 0, "retention: %s",
+	    T.err);
+	for (long i = 0; i < n; i++)
+		t_drop(P("a%06ld", i), "x");
+	t_drop("z", "x");
+	waiter = t_spawn(argv, NULL, RP("waiter.out"), RP("waiter.out"), NULL);
+	WAIT_UNTIL(t_inotify_watches(waiter) == 2, 10000, "the wait watches");
+	EXPECT(kill(waiter, SIGSTOP) == 0, "SIGSTOP the wait");
+	EXPECT(t_reap(OWNER("--drain", "--persistent", "-j", "2", "--", h),
+	    120000, "chute run --drain") == 0, "drained");
+	EXPECT(t_entries(P("%s/done", T.spool)) == 0, "none kept");
+	EXPECT(kill(waiter, SIGCONT) == 0, "SIGCONT the wait");
+	EXPECT(t_reap(waiter, 15000, "chute wait z") == 1, "wait: %s",
+	    t_log_of(waiter));
+	EXPECT(t_log_count(waiter, "inotify dropped events while this wait "
+	    "was not reading") == 1 && t_log_count(waiter, "z: not found") ==
+	    1, "said: %s", t_log_of(waiter));
+	free(max);
+}
+END_TEST
+
 /* Not a duration: one line and the usage, exit 64, nothing written. */
 START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 {
@@ -1455,9 +1493,40 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 	    "stats of the default shows no retention: %s", T.out);
 	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
-	    " Invalid argument"), "a file not in its form: %s", T.err);
+	    " line 1 is not 'done DUR' or 'failed DUR'; `chute retention SPOOL "
+	    "--done DUR --failed DUR` writes it anew") && t_nlines(T.err) == 1,
+	    "a file not in its form: %s", T.err);
+	t_write(P("%s/retention", T.spool), "done 1h\nfailed 1h \n");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
+	    " line 2 is not"), "its second line: %s", T.err);
+	t_write(P("%s/retention", T.spool), "done 1h");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err, "/retention:"
+	    " its last line has no newline;"), "no newline: %s", T.err);
+	t_write(P("%s/retention", T.spool), "done soon\n");
+	EXPECT(CHUTE("retention", T.spool, "--done", "7d") == 78,
+	    "set one state over it: the other is not known");
+	/* A FIFO and a symbolic link: said as such, and both set repairs. */
+	unlink(P("%s/retention", T.spool));
+	EXPECT(mkfifo(P("%s/retention", T.spool), 0644) == 0, "mkfifo");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err,
+	    "/retention: not a regular file;") && t_nlines(T.err) == 1,
+	    "a FIFO: %s", T.err);
 	EXPECT(CHUTE("retention", T.spool, "--done", "7d", "--failed",
-	    "forever") == 78, "set over it: the other state is not known");
+	    "forever") == 0 && strcmp(T.out, "done 7d\nfailed forever\n") ==
+	    0, "both set over a FIFO: %s%s", T.out, T.err);
+	unlink(P("%s/retention", T.spool));
+	t_write(RP("target"), "done 1s\nfailed 1s\n");
+	EXPECT(symlink(RP("target"), P("%s/retention", T.spool)) == 0,
+	    "symlink");
+	EXPECT(CHUTE("retention", T.spool) == 78 && strstr(T.err,
+	    "/retention: a symbolic link, not followed;"), "a symlink: %s",
+	    T.err);
+	EXPECT(CHUTE("retention", T.spool, "--done", "7d", "--failed",
+	    "forever") == 0, "both set over a symlink: %s", T.err);
+	EXPECT(strcmp(t_slurp(RP("target")), "done 1s\nfailed 1s\n") == 0 &&
+	    strcmp(t_slurp(P("%s/retention", T.spool)), "done 7d\nfailed "
+	    "forever\n") == 0, "the link replaced, its target untouched");
+	t_write(P("%s/retention", T.spool), "done soon\n");
 	EXPECT(CHUTE("status", T.spool, "nosuch") == 1 && strstr(T.err,
 	    "nosuch: unknown job"), "status of an unknown ID with a bad "
 	    "setting: %s", T.err);
@@ -2142,6 +2211,7 @@ cli_suite(void)
 	tcase_add_test(tc, test_retention_removes_a_done_job_and_its_log_at_its_time_not_before);
 	tcase_add_test(tc, test_wait_blocked_on_a_job_kept_0_returns_its_outcome);
 	tcase_add_test(tc, test_retention_refuses_bad_durations_and_touches_nothing);
+	tcase_add_test(tc, test_a_wait_that_lost_events_says_so);
 	tcase_add_test(tc, test_delayed_submission_is_not_run_before_its_time);
 	tcase_add_test(tc, test_submit_at_epoch_defers_until_that_time);
 	tcase_add_test(tc, test_retry_of_a_failed_job_runs_it_again_with_attempts_reset);

@@ -2379,6 +2379,32 @@ START_TEST(test_a_queue_kept_0_leaves_nothing_and_wait_still_gets_the_outcome)
 END_TEST
 
 /*
+ * A wait for one ID that the queue's retention removed names it, as
+ * status does; for several, the one line says "a job among the IDs".
+ */
+START_TEST(test_a_wait_for_one_removed_job_names_it)
+{
+	EXPECT(CHUTE("retention", t_uri, "--done", "0") == 0, "retention: %s",
+	    T.err);
+	t_fleet_submit("default", "j1", "x");
+	t_fleet_submit("default", "j2", "x");
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(CHUTE("wait", t_uri, "j1") == 1 && strstr(T.err, "chute: j1: "
+	    "not found: unknown, or finished and removed by the retention of "
+	    "queue default (done 0, failed forever)") && t_nlines(T.err) == 1,
+	    "wait for one: %s", T.err);
+	EXPECT(CHUTE("wait", t_uri, "j1", "j2") == 1 && strstr(T.err, "chute: "
+	    "a job among the IDs: not found") && t_nlines(T.err) == 1,
+	    "wait for two: %s", T.err);
+	EXPECT(CHUTE("retention", t_uri, "--done", "forever") == 0, "forever");
+	EXPECT(CHUTE("wait", t_uri, "j1") == 1 && strcmp(T.err, "chute: "
+	    "unknown job among the IDs\n") == 0, "kept forever, as before: %s",
+	    T.err);
+}
+END_TEST
+
+/*
  * Done jobs kept 2 s, failed 3 s, three workers: every finished row is
  * removed (with its payload and logs) no sooner than its state's time
  * after it ended, and no later than that plus the sweep's period (1 s)
@@ -2447,6 +2473,12 @@ START_TEST(test_retention_refuses_bad_durations_and_touches_nothing)
 		EXPECT(CHUTE("retention", t_uri, "--failed", "1h", "--done",
 		    bad[i]) == 64, "--done '%s' after a good --failed", bad[i]);
 	}
+	/* An operand left over (a duration without its option): refused. */
+	EXPECT(CHUTE("retention", t_uri, "1h") == 64 && strstr(T.err,
+	    "unexpected argument: 1h") && T.out[0] == '\0', "an operand: %s",
+	    T.err);
+	EXPECT(CHUTE("retention", t_uri, "--done", "1h", "forever") == 64 &&
+	    T.out[0] == '\0', "an operand after a good option: %s", T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.queues") == 0,
 	    "nothing was set");
 	EXPECT(CHUTE("retention", t_uri) == 0 && strcmp(T.out,
@@ -2915,6 +2947,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_queue_kept_0_leaves_nothing_and_wait_still_gets_the_outcome);
 	tcase_add_test(tc, test_retention_removes_finished_jobs_at_their_time_under_three_workers);
 	tcase_add_test(tc, test_retention_refuses_bad_durations_and_touches_nothing);
+	tcase_add_test(tc, test_a_wait_for_one_removed_job_names_it);
 	suite_add_tcase(s, tc);
 	/* What a submitter sharing the workers' role can do (issue 35). */
 	tc = t_tcase(t_fleet_setup, t_fleet_teardown, "shared", 180);

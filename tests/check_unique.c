@@ -254,6 +254,33 @@ START_TEST(test_a_job_dropped_in_by_mv_with_a_held_key_is_refused)
 }
 END_TEST
 
+/*
+ * A name's key that cannot be a file of unique/ ("..", "."): the job is
+ * refused to failed/ with the reason in its log, not retried forever in
+ * new/, and the others run.
+ */
+START_TEST(test_a_job_dropped_in_with_a_dot_key_is_refused)
+{
+	pid_t owner;
+	char *log;
+
+	t_drop("dots,u=..", "dropped\n");
+	t_drop("dot,u=.", "dropped\n");
+	t_drop("fine,u=ok", "dropped\n");
+	owner = OWNER("--", h_journal());
+	WAIT_UNTIL(t_exists(SP("failed", "dots,u=..")) &&
+	    t_exists(SP("failed", "dot,u=.")) &&
+	    t_exists(SP("done", "fine,u=ok")), 10000, "refused, and run: %s",
+	    t_log_of(owner));
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+	log = t_slurp(SP("log", "dots,u=.."));
+	EXPECT(log && strstr(log, "rejected: a unique key is not . or .."),
+	    "its log: %s", log);
+	EXPECT(t_log_count(owner, "will retry") == 0, "not retried: %s",
+	    t_log_of(owner));
+}
+END_TEST
+
 /* submit --unique r --on-duplicate replace of text, and the flags. */
 static int
 replace(const char *store, const char *text, const char *flag,
@@ -396,7 +423,7 @@ bad_keys(const char *store)
 {
 	char big[10241];
 	const char *bad[] = { "a/b", "tab\there", "nl\nx", "", big,
-	    "\x1b[31mred" };
+	    "\x1b[31mred", ".", ".." };
 
 	memset(big, 'k', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
@@ -559,6 +586,33 @@ START_TEST(test_two_spools_forwarding_the_same_keys_make_one_job_per_key)
 }
 END_TEST
 
+/*
+ * forward refuses a name's key that chute submit refuses (".."), to
+ * failed/ with the reason, as the spool's owner does; the queue gets no
+ * such key, and the other jobs go.
+ */
+START_TEST(test_forward_refuses_a_dot_key_as_the_owner_does)
+{
+	pid_t fa;
+	char *log;
+
+	t_drop("dots,u=..", "x\n");
+	t_drop("fine,u=f1", "x\n");
+	fa = t_spawn((const char *const[]){ T.bin, "forward", T.spool, t_uri,
+	    "--drain", NULL }, NULL, RP("fa"), RP("fa"), NULL);
+	EXPECT(t_reap(fa, 30000, "forward") == 0, "forward: %s", t_log_of(fa));
+	EXPECT(t_exists(SP("failed", "dots,u=..")) &&
+	    t_exists(SP("done", "fine,u=f1")), "refused, and forwarded: %s",
+	    t_log_of(fa));
+	log = t_slurp(SP("log", "dots,u=.."));
+	EXPECT(log && strstr(log, "rejected: a unique key is not . or .."),
+	    "its log: %s", log);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.unique_keys WHERE ukey ="
+	    " '..'") == 0 && queue_jobs("f1") == 1, "the queue: %s",
+	    t_sql("SELECT string_agg(ukey, ' ') FROM chute.unique_keys"));
+}
+END_TEST
+
 START_TEST(test_bad_unique_keys_are_refused_with_one_line_in_a_queue)
 {
 	bad_keys(t_uri);
@@ -578,6 +632,7 @@ unique_suite(void)
 	tcase_add_test(tc, test_a_key_frees_when_its_job_leaves_the_chosen_states_on_a_spool);
 	tcase_add_test(tc, test_a_failed_submit_leaves_no_key_taken_on_a_spool);
 	tcase_add_test(tc, test_a_job_dropped_in_by_mv_with_a_held_key_is_refused);
+	tcase_add_test(tc, test_a_job_dropped_in_with_a_dot_key_is_refused);
 	tcase_add_test(tc, test_submitters_of_a_group_spool_share_the_keys);
 	tcase_add_test(tc, test_replace_moves_a_waiting_job_between_new_and_defer);
 	tcase_add_test(tc, test_a_replace_killed_at_any_rename_loses_no_job);
@@ -592,6 +647,7 @@ unique_suite(void)
 	tcase_add_test(tc, test_a_failed_submit_leaves_no_key_taken_in_a_queue);
 	tcase_add_test(tc, test_replace_moves_a_waiting_job_between_new_and_defer_in_a_queue);
 	tcase_add_test(tc, test_two_spools_forwarding_the_same_keys_make_one_job_per_key);
+	tcase_add_test(tc, test_forward_refuses_a_dot_key_as_the_owner_does);
 	tcase_add_test(tc, test_bad_unique_keys_are_refused_with_one_line_in_a_queue);
 	suite_add_tcase(s, tc);
 	return s;

@@ -19,6 +19,7 @@
 #include "base/sched.h"
 #include "base/util.h"
 #include "store/spool.h"
+#include "store/unique.h"
 #include "queue/pg/pg.h"
 #include "chute-pgsql/pg_cmd.h"
 #include "chute-pgsql/pg_forward.h"
@@ -172,6 +173,24 @@ batch_put(struct batch *b, int i)
 	return 0;
 }
 
+/*
+ * A name whose unique key no submit may take (".."): failed/, with the
+ * reason, as the spool's owner refuses it, rather than a key in the
+ * queue that chute submit refuses.  True when it went there.
+ */
+static bool
+bad_unique(struct fwd *f, struct claim *c)
+{
+	const char *key = unique_key(c->id), *why;
+
+	if (key[0] == '\0' || unique_key_valid(key, &why))
+		return false;
+	queue_spool_note(f->q, c, false, "rejected: %s", why);
+	say_warn("job=%s new->failed rejected: %s", vis_id(c->id), why);
+	finish(f, c, ST_FAILED, "rejected: not a unique key");
+	return true;
+}
+
 /* Take claim c into b as job i; false when it went elsewhere at once. */
 static bool
 batch_take(struct fwd *f, struct batch *b, struct claim *c, int i)
@@ -189,6 +208,8 @@ batch_take(struct fwd *f, struct batch *b, struct claim *c, int i)
 		too_large(f, c, b->size[i]);
 		return false;
 	}
+	if (bad_unique(f, c))
+		return false;
 	strlcpy(b->dbid[i], c->id, sizeof(b->dbid[i]));
 	b->sent[i] = b->again[i] = b->dup[i] = false;
 	return true;

@@ -199,6 +199,13 @@ int	 cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
  */
 void	 cmd_say_unknown(struct store *s, const char *id);
 
+/*
+ * The same for a wait's unknown IDs, all said in one line (a queue's):
+ * id is the one ID when the wait is for one, named where a retention may
+ * have removed it; the plain answer stays the store's wait_unknown.
+ */
+void	 cmd_say_unknown_wait(struct store *s, const char *id);
+
 /* cmd_retention.c: `chute retention STORE [--done DUR] [--failed DUR]` */
 int	 cmd_retention(int argc, char **argv);
 

@@ -37,8 +37,11 @@ parse(int argc, char **argv, struct retention *r, bool uri)
 		return usage_error("retention", "--%s %s: not a duration, 0 "
 		    "or forever", c == 'd' ? "done" : "failed", optarg);
 	}
-	if (argc - optind != 0 && !uri)
-		return usage_error("retention", "want exactly one SPOOL");
+	/* A queue's URI is taken already: anything left is a mistake. */
+	if (argc - optind != 0)
+		return uri ? usage_error("retention", "unexpected argument: %s",
+		    argv[optind]) : usage_error("retention", "want exactly one "
+		    "SPOOL");
 	return 0;
 }
 
@@ -59,7 +62,11 @@ cmd_retention(int argc, char **argv)
 		return usage_error("retention", "%s", s.ops->missing);
 	if ((rc = cmd_store_open(&s, "retention", queue)) != 0)
 		return rc;
-	if ((rc = s.ops->retention(&s, &r)) == 0 &&
+	/* Both given: the old setting is not needed (nor read, if bad). */
+	if (want.done != -2 && want.failed != -2) {
+		r = want;
+		rc = s.ops->set_retention(&s, &r);
+	} else if ((rc = s.ops->retention(&s, &r)) == 0 &&
 	    (want.done != -2 || want.failed != -2)) {
 		/* The state not named keeps its setting. */
 		if (want.done != -2)

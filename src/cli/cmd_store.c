@@ -181,8 +181,9 @@ cmd_store_each_id(int argc, char **argv, int (*fn)(struct store *,
 	return cmd_store_done(&s, rc);
 }
 
-void
-cmd_say_unknown(struct store *s, const char *id)
+/* name_plain false: the plain answer is the store's wait_unknown. */
+static void
+say_unknown(struct store *s, const char *id, bool name_plain)
 {
 	struct retention r = { KEEP_FOREVER, KEEP_FOREVER };
 	char d[32], f[32];
@@ -192,7 +193,7 @@ cmd_say_unknown(struct store *s, const char *id)
 	if (s->ops->retention != NULL && s->ops->retention(s, &r) != 0)
 		r.done = r.failed = KEEP_FOREVER;
 	if (r.done == KEEP_FOREVER && r.failed == KEEP_FOREVER) {
-		if (id != NULL)
+		if (id != NULL && name_plain)
 			fprintf(stderr, "chute: %s: unknown job\n", id);
 		else
 			fprintf(stderr, "chute: %s\n", s->ops->wait_unknown);
@@ -204,4 +205,16 @@ cmd_say_unknown(struct store *s, const char *id)
 	    "removed by the retention of %s%s (done %s, failed %s)\n",
 	    id != NULL ? id : "a job among the IDs", s->ops->uri ? "queue " :
 	    "", s->ops->title(s), d, f);
+}
+
+void
+cmd_say_unknown(struct store *s, const char *id)
+{
+	say_unknown(s, id, true);
+}
+
+void
+cmd_say_unknown_wait(struct store *s, const char *id)
+{
+	say_unknown(s, id, false);
 }

@@ -30,7 +30,7 @@ uq_option(struct uq_opts *u, int c, const char *v)
 	switch (c) {
 	case UQ_OPT_KEY:
 		/* One line, and not the key: it may be 10 kB of anything. */
-		if (!key_valid(v, &why)) {
+		if (!unique_key_valid(v, &why)) {
 			fprintf(stderr, "chute: submit: --unique: %s\n", why);
 			return EX_USAGE;
 		}

@@ -52,7 +52,7 @@ pending(struct wait *w, int *rc)
 			left++;
 	}
 	if (w->unknown > 0 && w->s->ops->wait_unknown != NULL)
-		cmd_say_unknown(w->s, NULL);
+		cmd_say_unknown_wait(w->s, w->n == 1 ? w->ids[0] : NULL);
 	return left;
 }
 

@@ -66,6 +66,19 @@ spool_retention_set(struct spool *sp, const struct retention *r)
 	return fsync(sp->root);
 }
 
+/* Why the last spool_retention() gave EINVAL. */
+static const char *bad_why = "not lines 'done DUR' and 'failed DUR'";
+
+const char *
+spool_retention_error(int err)
+{
+	if (err == EINVAL)
+		return bad_why;
+	if (err == ELOOP)
+		return "a symbolic link, not followed";
+	return strerror(err);
+}
+
 /* One line "STATE DUR" into r; -1 (EINVAL) for anything else. */
 static int
 retain_line(char *line, struct retention *r)
@@ -91,8 +104,10 @@ bad:
 int
 spool_retention(struct spool *sp, struct retention *r)
 {
+	static char why[64];
 	char buf[256], *line, *next;
 	struct stat st;
+	int lineno;
 	ssize_t n;
 	int fd, saved;
 
@@ -102,12 +117,14 @@ spool_retention(struct spool *sp, struct retention *r)
 	    O_CLOEXEC);
 	if (fd == -1)
 		return errno == ENOENT ? 0 : -1;
+	bad_why = "not lines 'done DUR' and 'failed DUR'";
 	if (fstat(fd, &st) == -1)
 		n = -1;
 	else if (!S_ISREG(st.st_mode))
-		n = -1, errno = EINVAL;
+		n = -1, errno = EINVAL, bad_why = "not a regular file";
 	else if ((n = read_full(fd, buf, sizeof(buf))) == (ssize_t)sizeof(buf))
-		n = -1, errno = EINVAL;	/* longer than two lines can be */
+		/* longer than two lines can be */
+		n = -1, errno = EINVAL, bad_why = "longer than 255 bytes";
 	if (n == -1) {
 		saved = errno;
 		close(fd);
@@ -116,14 +133,24 @@ spool_retention(struct spool *sp, struct retention *r)
 	}
 	close(fd);
 	buf[n] = '\0';
-	for (line = buf; *line != '\0'; line = next) {
+	for (line = buf, lineno = 1; *line != '\0'; line = next, lineno++) {
 		if ((next = strchr(line, '\n')) == NULL) {
 			errno = EINVAL;		/* a line cut short */
+			bad_why = "its last line has no newline";
 			return -1;
 		}
 		*next++ = '\0';
-		if (retain_line(line, r) == -1)
+		if (retain_line(line, r) == -1) {
+			snprintf(why, sizeof(why), "line %d is not 'done DUR' or "
+			    "'failed DUR'", lineno);
+			bad_why = why;
 			return -1;
+		}
+	}
+	if (line != buf + n) {
+		errno = EINVAL;
+		bad_why = "it holds a NUL byte";
+		return -1;
 	}
 	return 0;
 }

@@ -27,4 +27,11 @@ int	 spool_retention_set(struct spool *sp, const struct retention *r);
  */
 int	 spool_retention(struct spool *sp, struct retention *r);
 
+/*
+ * The reason spool_retention() failed with err, for one line: EINVAL's
+ * says what is wrong with the file (the last call's), ELOOP's that it is
+ * a symbolic link, the rest strerror's.
+ */
+const char	*spool_retention_error(int err);
+
 #endif

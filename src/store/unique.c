@@ -30,6 +30,20 @@ close_saved(int fd)
 	errno = saved;
 }
 
+bool
+unique_key_valid(const char *key, const char **why)
+{
+	if (!key_valid(key, why))
+		return false;
+	/* The key is a file's name in unique/: these two are directories. */
+	if (strcmp(key, ".") == 0 || strcmp(key, "..") == 0) {
+		*why = "a unique key is not . or .. (a key is a file's name"
+		    " in SPOOL/unique/)";
+		return false;
+	}
+	return true;
+}
+
 /*
  * unique/ with new/'s mode and group: a group's submitters take keys
  * too.  Made by chute init; a spool made before gets it here, from the

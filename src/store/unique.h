@@ -17,6 +17,12 @@
 
 #define UNIQUE_DIR	"unique"
 
+/*
+ * key_valid()'s keys but for "." and "..", which name unique/ itself or
+ * the spool as a file: false with *why a reason for one line.
+ */
+bool	 unique_key_valid(const char *key, const char **why);
+
 /* A key file, open and flocked, and what it says. */
 struct unique_hold {
 	int			 fd;	/* -1: not open */

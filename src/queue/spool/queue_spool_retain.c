@@ -63,7 +63,7 @@ spoolq_retain_look(struct spoolq *sq)
 		if (!sq->keep_bad)
 			say_err("%s/" RETAIN_FILE ": %s; every finished job is "
 			    "kept until it reads again", sq->sp.path,
-			    strerror(errno));
+			    spool_retention_error(errno));
 		sq->keep_bad = true;
 		r.done = r.failed = KEEP_FOREVER;
 	} else

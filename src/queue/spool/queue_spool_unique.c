@@ -45,6 +45,22 @@ refuse(struct spoolq *sq, const char *name, const char *key,
 	    " (%s)", vis_id(name), key, vis_id(h->id), state_names[st]);
 }
 
+/* Refused: new/name -> failed/, its key no key (why). */
+static void
+refuse_bad(struct spoolq *sq, const char *name, const char *why)
+{
+	if (state_reject(&sq->sp, name) == -1) {
+		if (errno != ENOENT) {
+			say_warn("job=%s new->failed: %s; will retry",
+			    vis_id(name), strerror(errno));
+			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		}
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s", why);
+	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
+}
+
 /* Under the key's flock: 1 the job may run, 0 refused, -1 error. */
 static int
 decide(struct spoolq *sq, const char *name, const char *key,
@@ -74,6 +90,11 @@ spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags)
 	/* A name without ,u= (or with bad attributes: not this check's). */
 	if (jobattr_parse(name, &a, &why) == -1 || a.unique[0] == '\0')
 		return true;
+	/* Not a key (".."): refused for good, not looked at again forever. */
+	if (!unique_key_valid(a.unique, &why)) {
+		refuse_bad(sq, name, why);
+		return false;
+	}
 	/*
 	 * It ran before (a log): a retry or a requeue, not a submission;
 	 * it took or was refused its key then.

@@ -310,11 +310,14 @@ static struct {
 	struct watch	*w;
 	char *const	*ids;
 	int		 n, *seen;
+	bool		 lost, said;	/* events dropped; said so */
 } ended;
 
 static void
 ended_event(void *arg, const struct watch_event *ev)
 {
+	if (ev->kind == W_OVERFLOW)
+		ended.lost = true;
 	if (ev->kind != W_ARRIVED || ev->state < ST_FIRST ||
 	    !state_terminal(ev->state))
 		return;
@@ -351,10 +354,24 @@ ss_states(struct store *s, char *const *ids, int n, int *st)
 		    strerror(errno));
 		return EX_IOERR;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if ((st[i] = spool_locate(sp_of(s), ids[i], NULL)) == ST_NONE &&
 		    ended.seen[i] != 0)
 			st[i] = ended.seen[i];
+		/*
+		 * The kernel dropped events (the wait did not read while
+		 * more than fs.inotify.max_queued_events came): an end it
+		 * would have seen may be among them.  Said before the
+		 * answer, which cannot be more than "not found".
+		 */
+		if (st[i] == ST_NONE && ended.lost && !ended.said) {
+			ended.said = true;
+			fprintf(stderr, "chute: %s: inotify dropped events while"
+			    " this wait was not reading: a job that ended and "
+			    "was removed meanwhile is not known\n",
+			    sp_of(s)->path);
+		}
+	}
 	return 0;
 }
 
@@ -634,11 +651,16 @@ ss_stats(struct store *s, struct store_stats *st)
 static int
 ss_retention(struct store *s, struct retention *r)
 {
+	int err;
+
 	if (spool_retention(sp_of(s), r) == 0)
 		return 0;
-	fprintf(stderr, "chute: %s/" RETAIN_FILE ": %s\n", sp_of(s)->path,
-	    strerror(errno));
-	return errno == EINVAL ? EX_CONFIG : EX_IOERR;
+	err = errno;
+	fprintf(stderr, "chute: %s/" RETAIN_FILE ": %s%s\n", sp_of(s)->path,
+	    spool_retention_error(err), err == EINVAL || err == ELOOP ?
+	    "; `chute retention SPOOL --done DUR --failed DUR` writes it anew" :
+	    "");
+	return err == EINVAL || err == ELOOP ? EX_CONFIG : EX_IOERR;
 }
 
 static int
