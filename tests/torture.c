@@ -753,12 +753,12 @@ sub_chute(struct sub *s, int nfiles, bool delay, bool to_spool)
 static void
 sub_unique(struct sub *s)
 {
-	static const char *const modes[] = { "refuse", "keep", "replace" };
-	const char *mode = modes[rnd(&s->rng, 3)];
+	static char refuse[] = "refuse", keep[] = "keep", replace[] = "replace";
+	static char *const modes[] = { refuse, keep, replace };
+	char *mode = modes[rnd(&s->rng, 3)];
 	char key[32], *file, *out = NULL, *nl;
 	char *argv[] = { cfg.chute, "submit", target, "--unique", key,
-	    "--unique-while", "kept", "--on-duplicate", (char *)mode, NULL,
-	    NULL };
+	    "--unique-while", "kept", "--on-duplicate", mode, NULL, NULL };
 	int st, code;
 
 	snprintf(key, sizeof(key), "%s-%u", mode, rnd(&s->rng, UNIQUE_KEYS));
