@@ -367,6 +367,70 @@ START_TEST(test_spool_metrics_show_at_most_100_keys)
 }
 END_TEST
 
+/*
+ * The schedules (issue 37), on either store: "slow" every hour, never
+ * ticked (its next tick the hour after its declaration, no last tick);
+ * "fast" every 100 ms, ticked by `chute tick` (polled until one was
+ * made): its next tick 100 ms after its last.  In promtool's format and
+ * as text; chute_schedules says 2.
+ */
+static void
+expect_schedules(const char *store, const char *given)
+{
+	char label[PATH_MAX + 32], slow[PATH_MAX + 64], fast[PATH_MAX + 64];
+	int64_t before = t_now(), after;
+	double next, last;
+	char *text;
+	int code;
+
+	/* Kept: P's buffers are a ring. */
+	snprintf(label, sizeof(label), "%s", given);
+	snprintf(slow, sizeof(slow), "{%s,schedule=\"slow\"}", label);
+	snprintf(fast, sizeof(fast), "{%s,schedule=\"fast\"}", label);
+	EXPECT(CHUTE("schedule", store, "slow", "--every", "1h", "--", "x")
+	    == 0 && CHUTE("schedule", store, "fast", "--every", "100ms", "--",
+	    "y") == 0, "schedule: %s", T.err);
+	after = t_now();
+	EXPECT(CHUTE("stats", store, "--prometheus") == 0, "stats: %s", T.err);
+	expect_promtool_accepts(T.out);
+	expect_help_and_type(T.out);
+	EXPECT(!has_metric(T.out, "chute_schedule_last_tick_seconds"),
+	    "no tick made yet, no last tick:\n%s", t_snip(T.out));
+	next = sample(T.out, P("chute_schedule_next_tick_seconds%s", slow));
+	EXPECT((int64_t)next % 3600 == 0 && next * 1000 > before &&
+	    next * 1000 <= after + 3600000, "slow's next tick %.3f: the hour "
+	    "after [%lld, %lld] ms", next, (long long)before,
+	    (long long)after);
+	EXPECT(sample(T.out, P("chute_schedule_interval_seconds%s", slow)) ==
+	    3600 && sample(T.out, P("chute_schedule_interval_seconds%s", fast))
+	    == 0.1, "the intervals:\n%s", t_snip(T.out));
+	EXPECT(sample(T.out, P("chute_schedules{%s}", label)) == 2,
+	    "chute_schedules");
+	WAIT_UNTIL((code = CHUTE("tick", store)) == 0 &&
+	    CHUTE("stats", store, "--prometheus") == 0 &&
+	    has_metric(T.out, "chute_schedule_last_tick_seconds"), 10000,
+	    "chute tick made no tick of fast (%d): %s", code, T.err);
+	expect_promtool_accepts(T.out);
+	expect_help_and_type(T.out);
+	last = sample(T.out, P("chute_schedule_last_tick_seconds%s", fast));
+	next = sample(T.out, P("chute_schedule_next_tick_seconds%s", fast));
+	EXPECT(last * 1000 >= before && (long long)(next * 1000 + 0.5) ==
+	    (long long)(last * 1000 + 0.5) + 100, "fast: last %.3f, next %.3f", last,
+	    next);
+	EXPECT(CHUTE("stats", store) == 0, "stats: %s", T.err);
+	text = strstr(T.out, "\nschedule          fast every=100ms next=");
+	EXPECT(text != NULL && strstr(text, " last=20") != NULL &&
+	    strstr(T.out, "\nschedule          slow every=1h0m next=") !=
+	    NULL && strstr(T.out, ":00:00.000Z last=-\n") != NULL,
+	    "text stats:\n%s", t_snip(T.out));
+}
+
+START_TEST(test_spool_metrics_show_the_schedules_next_and_last_tick)
+{
+	expect_schedules(T.spool, P("spool=\"%s\"", T.spool));
+}
+END_TEST
+
 START_TEST(test_chute_metrics_sh_writes_one_whole_file_per_spool)
 {
 	char *text;
@@ -527,6 +591,12 @@ START_TEST(test_queue_metrics_pass_promtool_and_say_what_the_queue_holds)
 }
 END_TEST
 
+START_TEST(test_queue_metrics_show_the_schedules_next_and_last_tick)
+{
+	expect_schedules(uri, "queue=\"default\"");
+}
+END_TEST
+
 Suite *
 metrics_suite(void)
 {
@@ -539,12 +609,14 @@ metrics_suite(void)
 	tcase_add_test(tc, test_an_odd_spool_path_is_escaped_into_a_valid_label);
 	tcase_add_test(tc, test_chute_metrics_sh_writes_one_whole_file_per_spool);
 	tcase_add_test(tc, test_spool_metrics_show_at_most_100_keys);
+	tcase_add_test(tc, test_spool_metrics_show_the_schedules_next_and_last_tick);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
 		return s;
 	tc = t_tcase(pg_setup, pg_teardown, "queue", 120);
 	tcase_add_unchecked_fixture(tc, cluster_up, t_pg_stop);
 	tcase_add_test(tc, test_queue_metrics_pass_promtool_and_say_what_the_queue_holds);
+	tcase_add_test(tc, test_queue_metrics_show_the_schedules_next_and_last_tick);
 	suite_add_tcase(s, tc);
 	return s;
 }

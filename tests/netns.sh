@@ -18,6 +18,8 @@
 #   standby	a multi-host URI whose first host is a standby (in recovery)
 #   demote	the primary made read-only, the standby promoted
 #   failover	kill -9 of the primary host under load, standby promoted
+#   unique	submits with --unique from three hosts in each mode, the
+#		primary's host killed midway: one job per key, retries exact
 #   async	an asynchronous standby promoted: a fencing token given twice
 #   clock	workers whose wall clocks are hours wrong (faketime)
 #   torture[=N]	N rounds (3) of random cuts and failovers under load
@@ -681,6 +683,119 @@ failover() {
 	pair_fresh || notok "failover: a new primary after it"
 }
 
+# ---- unique keys ----
+
+# usub HOST KEY MODE: `submit --unique KEY --on-duplicate MODE` from HOST
+# (its input "HOST KEY"), one line "HOST KEY MODE STATUS [ID]" in
+# $tmp/usubs per try; a try that exits 75 is tried again at once (each is
+# bounded by connect_timeout; 60 tries at most), as a submitter would.
+usub() {
+	local out rc n=0
+	while :; do
+		out=$(echo "$1 $2" | inns "$1" "$chute" submit "$U2&connect_timeout=2" \
+			--unique "$2" --on-duplicate "$3" 2>>"$tmp/usub.err")
+		rc=$?
+		echo "$1 $2 $3 $rc $out" >> "$tmp/usubs"
+		[ $rc = 75 ] && [ $((n += 1)) -lt 60 ] || return 0
+	done
+}
+# uround FROM TO: hosts w1, w2 and w3 at once, each submitting keys
+# u-MODE-FROM..u-MODE-TO of each mode in the same order (so that they
+# race for each key); in the background, its pids in $upids.
+uround() {
+	local h
+	upids=""
+	for h in w1 w2 w3; do
+		( for k in $(seq "$1" "$2"); do
+			for m in refuse keep replace; do usub $h "u-$m-$k" $m; done
+		  done ) &
+		upids="$upids $!"; started="$started $!"
+	done
+}
+# ukeys_ok SERVER: every try's status is 0, 3 (refuse only) or 75 with
+# nothing printed; each key's last tries (one per host): refuse's at most
+# one 0, the others 3; keep's and replace's all 0; every ID printed is
+# the one job of its key on SERVER.
+ukeys_ok() {
+	psqlx "$1" "$db" "SELECT unique_key, id FROM chute.payloads WHERE unique_key IS NOT NULL" |
+		tr '|' ' ' > "$tmp/ukeys"
+	awk 'NR == FNR { job[$1] = $2; next }
+	    { st = $4; bad = 0 }
+	    st == 75 && NF != 4 { bad = 1 }
+	    st != 75 && (NF != 5 || $5 != job[$2]) { bad = 1 }
+	    st != 0 && st != 75 && !(st == 3 && $3 == "refuse") { bad = 1 }
+	    bad { print "#   bad try: " $0; e = 1 }
+	    st != 75 { last[$1 " " $2] = st; mode[$2] = $3 }
+	    END {
+		for (hk in last) { split(hk, a, " "); n[a[2]]++; if (last[hk] == 0) z[a[2]]++ }
+		for (k in n) {
+			if (n[k] != 3) { print "#   " k ": " n[k] " hosts ended"; e = 1 }
+			if (mode[k] == "refuse" && z[k] > 1) { print "#   " k ": " z[k] " made it"; e = 1 }
+			if (mode[k] != "refuse" && z[k] != 3) { print "#   " k ": " z[k] " of 3 exited 0"; e = 1 }
+		}
+		exit e
+	    }' "$tmp/ukeys" "$tmp/usubs"
+}
+
+# Submitters on three hosts race for 12 unique keys, 4 in each of the
+# modes refuse, keep and replace, against one queue whose primary's host
+# dies midway (its synchronous standby promoted; their URI names both,
+# read-write only): the second half's first submits, and one more for
+# certain, in flight at the crash (they wait for a lock on
+# chute.unique_keys that a session of ours holds).
+# A submit cut off by the failover exits 75 and prints nothing; tried
+# again, it makes the one job of its key or finds it made: exactly one
+# job per key, no second one by a retry, and the statuses as documented.
+unique_keys() {
+	local out again rc t0=$(ms) lk uf
+	say "unique: --unique from three hosts in each mode, the primary's host killed midway"
+	newdb || { notok "unique: a database"; return; }
+	standby_make || { notok "unique: a synchronous standby by pg_basebackup"; return; }
+	: > "$tmp/usubs"
+	uround 1 2
+	for p in $upids; do wait "$p"; done
+	check "unique: before the failover: one job per key, the statuses as documented" ukeys_ok p
+	"$pgbin/psql" -X -q "host=$tmp/sock-p port=5432 user=postgres dbname=$db" \
+		-c "BEGIN; LOCK TABLE chute.unique_keys IN SHARE MODE; SELECT pg_sleep(60)" >/dev/null 2>&1 &
+	lk=$!; started="$started $lk"
+	until_ok 10000 eval '[ "$(psqlx p "$db" "SELECT count(*) FROM pg_locks WHERE granted AND mode = '\''ShareLock'\'' AND relation = '\''chute.unique_keys'\''::regclass")" = 1 ]'
+	uround 3 4
+	( out=$(echo "w1 uf" | inns w1 "$chute" submit "$U2&connect_timeout=2&application_name=inflight" \
+		--unique uf 2>"$tmp/uinflight.err")
+	  echo "$? $out" > "$tmp/uinflight" ) &
+	uf=$!; started="$started $uf"
+	check "unique: a submit waits for the key's lock when the primary dies" until_ok 10000 eval \
+		'[ "$(psqlx p "$db" "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = '\''Lock'\'' AND application_name = '\''inflight'\''")" = 1 ]'
+	host_dies p
+	say "unique: primary killed after $(wc -l < "$tmp/usubs") tries"
+	check "unique: the standby is promoted" promote s
+	for p in $upids; do wait "$p"; done
+	wait "$uf" 2>/dev/null
+	check "unique: the submit in flight at the crash exits 75 and prints nothing" \
+		eval '[ "$(cat "$tmp/uinflight")" = "75 " ]'
+	say "unique: it said: $(cat "$tmp/uinflight.err")"
+	check "unique: ... and its key is free on the new primary (nothing was committed)" \
+		eval '[ "$(psqlx s "$db" "SELECT count(*) FROM chute.payloads WHERE unique_key = '\''uf'\''")" = 0 ]'
+	out=$(echo "w1 uf" | inns w1 "$chute" submit "$U2&connect_timeout=2" --unique uf 2>>"$tmp/usub.err")
+	rc=$?
+	check "unique: tried again, it makes the key's job (exit 0, its ID)" eval \
+		'[ $rc = 0 ] && [ "$out" = "$(psqlx s "$db" "SELECT id FROM chute.payloads WHERE unique_key = '\''uf'\''")" ]'
+	again=$(echo "w1 uf" | inns w1 "$chute" submit "$U2&connect_timeout=2" --unique uf 2>>"$tmp/usub.err")
+	rc=$?
+	check "unique: tried once more, refused (exit 3) naming that job: no second one" eval \
+		'[ $rc = 3 ] && [ "$again" = "$out" ]'
+	say "unique: $(awk '$4 == 75' "$tmp/usubs" | wc -l) tries exited 75 at the failover and were tried again"
+	check "unique: after the failover: one job per key, the statuses as documented, every ID printed the key's job" ukeys_ok s
+	check "unique: exactly one job for each of the 13 keys, and no other job" eval \
+		'[ "$(psqlx s "$db" "SELECT count(DISTINCT unique_key) || '\'' '\'' || count(*) || '\'' '\'' || (SELECT count(*) FROM chute.jobs) FROM chute.payloads WHERE unique_key IS NOT NULL")" = "13 13 13" ]'
+	check "unique: a replaced job holds one of its submitters' inputs" eval \
+		'[ "$(psqlx s "$db" "SELECT count(*) FROM chute.payloads WHERE unique_key LIKE '\''u-replace-%'\'' AND convert_from(body, '\''UTF8'\'') ~ ('\''^w[123] '\'' || unique_key || '\''\n$'\'')")" = 4 ]'
+	[ "$fail" = 0 ] || { show "$tmp/usubs"; show "$tmp/usub.err"; }
+	say "unique: $(wc -l < "$tmp/usubs") tries, $(( ($(ms) - t0) / 1000 )) s"
+	kill "$lk" 2>/dev/null; wait "$lk" 2>/dev/null
+	pair_fresh || notok "unique: a new primary after it"
+}
+
 # ---- clocks ----
 
 # Workers whose wall clocks are 5 hours behind and ahead (libfaketime;
@@ -903,7 +1018,7 @@ keylimit() {
 	stop "$B"; stop "$A"
 }
 
-all="partition-both partition-in partition-out partition-link keylimit blip submit forward standby demote failover async clock ticks torture"
+all="partition-both partition-in partition-out partition-link keylimit blip submit forward standby demote failover unique async clock ticks torture"
 for s in ${@:-$all}; do
 	case $s in
 	partition-*) partition "${s#partition-}" ;;
@@ -914,6 +1029,7 @@ for s in ${@:-$all}; do
 	standby) standby_first ;;
 	demote) demote ;;
 	failover) failover ;;
+	unique) unique_keys ;;
 	async) async_token ;;
 	clock) clocks ;;
 	ticks) ticks ;;

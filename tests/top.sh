@@ -98,6 +98,13 @@ check "... then its jobs run one at a time to done/" \
 	screen '^wait 0 +new 0 +cur 0 +defer 0 +done 6 +failed 1'
 check "... and the keys' list is gone with them" until_ok 10000 hasnt '^KEY '
 
+# ---- schedules: the next tick beside the rate ----
+"$chute" schedule "$spool" nightly --every 1d -- x > /dev/null
+check "a schedule declared shows its next tick beside the rate, within a day" \
+	screen '^last minute: .*   next tick: nightly in ([0-9]+h)?[0-9]+m *$'
+"$chute" schedule "$spool" nightly --remove > /dev/null
+check "... and is gone once it is removed" until_ok 10000 hasnt 'next tick:'
+
 # ---- leaving ----
 top_leave "$spool" 'done 6 +failed 1'
 

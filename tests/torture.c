@@ -761,6 +761,45 @@ sub_chute(struct sub *s, int nfiles, bool delay, bool to_spool)
 	free(out);
 }
 
+/*
+ * --pgsql: `chute submit URL --unique KEY --unique-while kept
+ * --on-duplicate MODE` of one payload (issue 37).  KEY is one of
+ * UNIQUE_KEYS per mode, so that the submitters of a round, and of the
+ * rounds after, race for it; held while kept, nothing here being purged,
+ * it makes one job per key in the whole run.  Each try is one line of
+ * WORK/uniques, "MODE KEY STATUS ID|-", for torture_pg.c's check_unique;
+ * a 75 (a restart) may have committed: one job of unknown ID (u).
+ */
+#define UNIQUE_KEYS	4
+static void
+sub_unique(struct sub *s)
+{
+	static char refuse[] = "refuse", keep[] = "keep", replace[] = "replace";
+	static char *const modes[] = { refuse, keep, replace };
+	char *mode = modes[rnd(&s->rng, 3)];
+	char key[32], *file, *out = NULL, *nl;
+	char *argv[] = { cfg.chute, "submit", target, "--unique", key,
+	    "--unique-while", "kept", "--on-duplicate", mode, NULL, NULL };
+	int st, code;
+
+	snprintf(key, sizeof(key), "%s-%u", mode, rnd(&s->rng, UNIQUE_KEYS));
+	file = strdup(path("%s/payload/r%d-s%d-%d", work, s->round, s->idx,
+	    s->n++));
+	append_line(file, "torture payload 0 %u", (unsigned)hash(file));
+	argv[9] = file;
+	st = capture(argv, -1, &out, path("%s/submit.err", work), CMD_MS);
+	code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (out != NULL && (nl = strchr(out, '\n')) != NULL)
+		*nl = '\0';
+	append_line(path("%s/uniques", work), "%s %s %d %s", mode, key, code,
+	    out != NULL && *out != '\0' ? out : "-");
+	if (code == 75)
+		sub_record('u', "-");
+	unlink(file);
+	free(file);
+	free(out);
+}
+
 /* The protocol for anyone without chute: write tmp/NAME, rename to new/NAME. */
 static void
 sub_mv(struct sub *s)
@@ -1354,6 +1393,34 @@ round_run(int round)
 	owner_kill(owner);
 	stats.kills++;
 	check_snapshot(round);
+}
+
+/*
+ * --pgsql: UNIQUE_SUBS submitters at once, each two sub_unique tries: a
+ * race for the keys each round, whatever else the round does.
+ */
+#define UNIQUE_SUBS	4
+void
+subs_unique_start(int round)
+{
+	for (int i = 0; i < UNIQUE_SUBS; i++) {
+		struct sub s = { round, NSUBMITTERS + i, 0, rng_next(&rng) };
+		pid_t pid = fork();
+
+		if (pid == -1)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			child_setup();
+			setpgid(0, 0);
+			nkids = 0;	/* this process's children are its own */
+			sigprocmask(SIG_BLOCK, &chld_set, NULL);
+			for (int k = 0; k < 2 && !stop_sig; k++)
+				sub_unique(&s);
+			_exit(0);
+		}
+		setpgid(pid, pid);
+		kid_add(pid, K_SUBMITTER, round);
+	}
 }
 
 /* ---- the final checks ---- */

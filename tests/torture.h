@@ -108,6 +108,7 @@ bool	 submitted(const void *);
 /* ---- submitters ---- */
 
 void	 subs_start(int, int);
+void	 subs_unique_start(int);
 int	 subs_live(void);
 void	 subs_wait_all(int64_t);
 

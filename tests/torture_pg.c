@@ -52,6 +52,13 @@
  *  - every ID chute submit printed is in chute.jobs exactly once, in done
  *    or failed; a job there whose ID was never printed only if a submit
  *    failed with 75 (a server restart) when it may have been committed;
+ *  - unique keys (issue 37): each round four submitters at once make two
+ *    `submit --unique KEY --unique-while kept --on-duplicate MODE` each,
+ *    KEY one of four per mode (refuse, keep, replace), through the same
+ *    kills and restarts; a key has exactly one job in the whole run, and
+ *    every try printed that job's ID and exited as its mode promises (0;
+ *    3 for refuse but the one that made it, and for a replace of a holder
+ *    that had run), or exited 75 and printed nothing (check_unique);
  *  - the audit, job by job: a claim takes a job in new or defer that is
  *    due, adds 1 to attempts, gives a fresh token; nothing claims a job
  *    in cur (the SKIP LOCKED claim); a claim ends by an outcome recorded
@@ -196,6 +203,7 @@ static struct {
 	int	 failed_lost, failed_flaky;
 	int	 fenced, expired, leftover_dirs;
 	int	 fwd_kills, fwd_starts, fwd_jobs, fwd_resent;
+	int	 uniq_tries, uniq_keys;
 	int64_t	 drain_ms;
 } st;
 
@@ -1321,6 +1329,7 @@ round_pg(int round)
 	ends0 = tally.ends;
 	subs0 = stat(path("%s/submissions", work), &sb) == 0 ? sb.st_size : 0;
 	subs_start(round, backlog_pg());
+	subs_unique_start(round);	/* issue 37: check_unique */
 	if (cfg.freeze && rnd(&rng, 100) < 30) {
 		wait_until(submitted, &subs0, NULL, 5000);
 		if ((frozen = worker_pick(claimer())) != -1)
@@ -2112,6 +2121,115 @@ count_forward_log(void)
 	free(log);
 }
 
+/* ---- the checks: unique keys ---- */
+
+/* The one job of each unique key: key and ID, tab-separated, in *out. */
+static int
+unique_jobs(char **out)
+{
+	char *rows, *line, *save, *f[3];
+	size_t len = 0;
+	FILE *m = open_memstream(out, &len);
+
+	if (m == NULL)
+		die("open_memstream: %s", strerror(errno));
+	sql_or_die("SELECT unique_key, count(*), min(id) FROM chute.payloads"
+	    " WHERE unique_key IS NOT NULL GROUP BY 1", &rows);
+	for (line = strtok_r(rows, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (fields(line, f, 3) != 3)
+			violation("chute.payloads: unreadable row: %.100s",
+			    line);
+		else if (atoi(f[1]) != 1)
+			violation("unique key %s: %s jobs (held while kept, "
+			    "nothing purged: one, ever)", f[0], f[1]);
+		else
+			fprintf(m, "%s\t%s\n", f[0], f[2]);
+	}
+	free(rows);
+	fclose(m);
+	return 0;
+}
+
+/* key's job in the rows of unique_jobs(), or NULL. */
+static const char *
+unique_job(const char *rows, const char *key, char *buf, size_t len)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = rows; p != NULL && *p != '\0'; ) {
+		const char *nl = strchr(p, '\n');
+
+		if (strncmp(p, key, n) == 0 && p[n] == '\t' && nl != NULL) {
+			snprintf(buf, len, "%.*s", (int)(nl - p - n - 1),
+			    p + n + 1);
+			return buf;
+		}
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Each try of sub_unique (WORK/uniques) against the database: a key has
+ * one job; a try printed it (its ID, the only one it may print) and
+ * exited as its mode promises (refuse: 0 for the one that made it, else
+ * 3; keep: 0; replace: 0, or 3 once the holder ran), or exited 75 and
+ * printed nothing; at most one refuse of a key made it.  Each ID printed
+ * counts as submitted ('q') for the checks of every job that follow.
+ */
+static void
+check_unique(void)
+{
+	char *buf = slurp(path("%s/uniques", work), NULL), *rows, *line, *save;
+	char mode[16], key[64], id[256], job[256], made[64][64];
+	int code, nmade = 0;
+
+	if (buf == NULL)
+		return;
+	unique_jobs(&rows);
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		const char *j;
+
+		st.uniq_tries++;
+		if (sscanf(line, "%15s %63s %d %255s", mode, key, &code,
+		    id) != 4) {
+			violation("uniques: unreadable line: %.100s", line);
+			continue;
+		}
+		j = unique_job(rows, key, job, sizeof(job));
+		if (code == 75 && strcmp(id, "-") == 0)
+			continue;
+		if ((code != 0 && code != 3) || (code == 3 &&
+		    strcmp(mode, "keep") == 0) || j == NULL ||
+		    strcmp(id, j) != 0) {
+			violation("submit --unique %s --on-duplicate %s: exit "
+			    "%d, printed %s; the key's job: %s", key, mode,
+			    code, id, j != NULL ? j : "none");
+			continue;
+		}
+		if (jobs[job_get(id, true)].method == 0)
+			jobs[job_get(id, true)].method = 'q';
+		if (code != 0 || strcmp(mode, "refuse") != 0)
+			continue;
+		for (int i = 0; i < nmade; i++)
+			if (strcmp(made[i], key) == 0)
+				violation("submit --unique %s --on-duplicate "
+				    "refuse: two exited 0", key);
+		if (nmade < 64)
+			snprintf(made[nmade++], sizeof(made[0]), "%s", key);
+	}
+	for (const char *p = rows; p != NULL && *p != '\0'; p++) {
+		st.uniq_keys++;
+		p = strchr(p, '\n');
+		if (p == NULL)
+			break;
+	}
+	free(rows);
+	free(buf);
+}
+
 static void
 check_all_pg(void)
 {
@@ -2119,6 +2237,7 @@ check_all_pg(void)
 	load_errors();
 	journal_poll();
 	load_jobs();
+	check_unique();
 	load_audit();
 	match_runs();
 	worker_logs();
@@ -2279,7 +2398,8 @@ summary(int64_t t0)
 	    "(committed, ID unprinted=%d); failed by lost claims=%d, by the "
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
 	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, found "
-	    "again after a kill=%d; drain=%.1fs; total=%.1fs\n", st.k_start, st.k_burst,
+	    "again after a kill=%d; unique submits=%d, keys=%d; drain=%.1fs; "
+	    "total=%.1fs\n", st.k_start, st.k_burst,
 	    st.k_running, st.k_ended, st.k_live,
 	    count_lines(path("%s/grandchildren", work)), nclaims, st.lost,
 	    st.lost_norun, st.lost_midrun, st.lost_outcome, st.lost_self,
@@ -2287,7 +2407,7 @@ summary(int64_t t0)
 	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,
 	    st.failed_lost, st.failed_flaky, nworkers, st.leftover_dirs,
 	    tally.orphans_reaped, st.fwd_starts, st.fwd_kills, st.fwd_jobs,
-	    st.fwd_resent, st.drain_ms / 1000.0,
+	    st.fwd_resent, st.uniq_tries, st.uniq_keys, st.drain_ms / 1000.0,
 	    (mono_ms() - t0) / 1000.0);
 	print_violations(cfg.freeze ? " --pgsql --freeze" : " --pgsql");
 }

@@ -112,6 +112,14 @@ js_str() {
 b_is() { b "eval $1"; [ "$reply" = "$2" ] || { echo "#   $1: '$reply', want '$2'"; false; }; }
 # b_wait MS EXPR: poll EXPR in the page until true.
 b_wait() { b "wait $1 $2"; [ "$reply" = ok ]; }
+# sched_shown STORE: the overview's schedules table (live) has webtick,
+# every 1d, with the next tick `chute schedule STORE` lists.
+sched_shown() {
+	local next
+	next=$("$chute" schedule "$1" | sed -n 's/^webtick .* next=\([^ ]*\) .*/\1/p')
+	# One line: the browser's commands are lines.
+	[ -n "$next" ] && b_wait 10000 "!document.getElementById('schedbox').hidden && document.querySelector('#scheds tr td').textContent === 'webtick' && document.querySelectorAll('#scheds tr td')[2].textContent === '$next'"
+}
 # b_click CSS: click the first element CSS selects, then wait for the
 # page it leads to: a new document (the mark set on this one is gone),
 # loaded.
@@ -374,6 +382,24 @@ b_ok "open $base/job?id=$(urlenc 'kw1,p=7,k=webkey')"
 check "a job's page shows its priority and key" \
 	eval 'b_is "document.getElementById(\"prio\").textContent" 7 &&
 	    b_is "document.getElementById(\"key\").textContent" webkey'
+b_ok "open $base/"
+
+# ---- schedules on the overview, a job's unique key on its page ----
+check "no schedule: the schedules' table is hidden" \
+	b_is "document.getElementById('schedbox').hidden" true
+"$chute" schedule "$spool" webtick --every 1d -- x >/dev/null
+check "a schedule shows in the overview without a reload, its next tick as chute schedule lists it" \
+	sched_shown "$spool"
+"$chute" schedule "$spool" webtick --remove >/dev/null
+check "... and is gone once removed" \
+	b_wait 10000 "document.getElementById('schedbox').hidden"
+echo ok | "$chute" submit "$spool" --id uj1 --unique webu --delay 1h >/dev/null
+b_ok "open $base/job?id=$(urlenc 'uj1,u=webu')"
+check "a job's page shows its unique key" \
+	b_is "document.getElementById('unique').textContent" webu
+b_ok "open $base/job?id=$(urlenc 'kw1,p=7,k=webkey')"
+check "... and a job without one shows none" \
+	b_is "document.getElementById('unique') === null" true
 b_ok "open $base/"
 
 # ---- hostile IDs and logs execute nothing ----
@@ -721,6 +747,15 @@ queue_part() {
 	check "the queue's job page shows its priority and key" \
 		eval 'b_is "document.getElementById(\"prio\").textContent" -4 &&
 		    b_is "document.getElementById(\"key\").textContent" qkey'
+	b_ok "open $base/"
+	"$chute" schedule "$url" webtick --every 1d -- x >/dev/null
+	check "a queue's schedule shows in the overview without a reload, its next tick as chute schedule URL lists it" \
+		sched_shown "$url"
+	"$chute" schedule "$url" webtick --remove >/dev/null
+	id=$(echo ok | "$chute" submit "$url" --id uj1 --unique webu --delay 1h)
+	b_ok "open $base/job?id=$(urlenc "$id")"
+	check "a queue's job page shows its unique key" \
+		b_is "document.getElementById('unique').textContent" webu
 	b_ok "open $base/"
 	for id in "${hostile[@]}"; do
 		b_ok "open $base/job?id=$(urlenc "$id")"

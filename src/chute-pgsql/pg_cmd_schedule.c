@@ -32,10 +32,6 @@ static const char declare_sql[] =
 " catch_up = EXCLUDED.catch_up, payload = EXCLUDED.payload,"
 " since_ms = EXCLUDED.since_ms RETURNING (xmax = 0)";
 
-static const char list_sql[] =
-"SELECT name, every_ms, offset_ms, catch_up, since_ms, coalesce(last_ms, -1)"
-" FROM chute.schedules WHERE queue = $1 ORDER BY name";
-
 /*
  * One schedule's due ticks ($3 times, $4 IDs) made, $5 its new last
  * tick: their rows in chute.ticks (a tick made twice would break its
@@ -118,7 +114,7 @@ remove_one(struct pg *pg, const char *name)
 	return 0;
 }
 
-/* Row i of list_sql's columns (or the pass's) into *s. */
+/* Row i of the pass's columns into *s. */
 static void
 row_of(const PGresult *r, int i, struct sched_row *s, msec_t *since)
 {
@@ -131,28 +127,18 @@ row_of(const PGresult *r, int i, struct sched_row *s, msec_t *since)
 	s->last = num(r, i, 5);
 }
 
+static void
+print_row(void *arg, const struct sched_row *s)
+{
+	(void)arg;
+	sched_print_row(s);
+}
+
 static int
 list(struct pg *pg)
 {
-	const char *v[1] = { pg->queue };
-	PGresult *r = pg_exec(pg, list_sql, 1, v);
-	struct sched_row s;
-	msec_t since;
-	int n;
-
-	if (pg_result(pg, r) != PGRES_TUPLES_OK || (n = pg_rows(r, 6, 100000,
-	    NULL)) == -1) {
-		PQclear(r);
-		return pg_fail(pg, "schedule");
-	}
-	for (int i = 0; i < n; i++) {
-		row_of(r, i, &s, &since);
-		s.next = tick_next(&s.ts, s.last >= 0 ? s.last :
-		    tick_floor(&s.ts, since));
-		sched_print_row(&s);
-	}
-	PQclear(r);
-	return 0;
+	return pg_schedules(pg, pg->queue, print_row, NULL) == -1 ?
+	    pg_fail(pg, "schedule") : 0;
 }
 
 int

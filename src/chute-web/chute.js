@@ -100,6 +100,24 @@
 		shown("keysbox", d.keys.length > 0);
 	}
 
+	function scheds(d) {
+		var body = document.getElementById("scheds");
+		if (!body || !d.scheds)
+			return;
+		while (body.firstChild)
+			body.removeChild(body.firstChild);
+		d.scheds.forEach(function (c) {
+			var tr = document.createElement("tr");
+			cell(tr, c.name);
+			cell(tr, c.every);
+			cell(tr, c.next);
+			cell(tr, c.last);
+			body.appendChild(tr);
+		});
+		text("scheds-all", String(d.scheds_all));
+		shown("schedbox", d.scheds.length > 0);
+	}
+
 	function show(d) {
 		var err = document.getElementById("error");
 		STATES.forEach(function (s) {
@@ -121,6 +139,7 @@
 		rows("run", d.run, false, d.claims);
 		rows("fail", d.fail, true, d.claims);
 		keys(d);
+		scheds(d);
 		page.setAttribute("data-updates",
 		    String(Number(page.getAttribute("data-updates") || 0) + 1));
 	}

@@ -222,6 +222,11 @@ job_facts(struct buf *b, const struct page_job *j)
 	/* A key is a word of safe bytes (key_valid); escaped all the same. */
 	buf_html(b, j->key[0] ? j->key : "-", strlen(j->key[0] ? j->key : "-"),
 	    false);
+	/* Only a job that has one: the page of any other is as it was. */
+	if (j->unique[0] != '\0') {
+		buf_add(b, "</dd><dt>unique key</dt><dd id=\"unique\">");
+		buf_html(b, j->unique, strlen(j->unique), false);
+	}
 	buf_add(b, "</dd><dt>last outcome</dt><dd id=\"last\">");
 	buf_html(b, j->last[0] ? j->last : "-", strlen(j->last[0] ? j->last :
 	    "-"), false);

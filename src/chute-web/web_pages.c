@@ -250,6 +250,43 @@ keys_table(struct buf *b, const struct top *t)
 	buf_add(b, "</tbody></table></div>");
 }
 
+/* A schedule's words: its interval, next tick and last tick made ("-"). */
+static void
+sched_words(const struct top_sched *c, char *every, char *next, char *last,
+    size_t len)
+{
+	dur_format(c->every, every, len);
+	iso_time(c->next, next, len);
+	if (c->last >= 0)
+		iso_time(c->last, last, len);
+	else
+		strlcpy(last, "-", len);
+}
+
+/*
+ * The schedules, by name, with their next tick: hidden while there is
+ * none (a schedule's name is [A-Za-z0-9_-]: sched_name_valid).
+ */
+static void
+scheds_table(struct buf *b, const struct top *t)
+{
+	char every[48], next[48], last[48];
+
+	buf_fmt(b, "<div id=\"schedbox\"%s><h2>Schedules <span id=\"scheds-all\">"
+	    "%lld</span></h2><table class=\"jobs\"><thead><tr><th>schedule"
+	    "</th><th>every</th><th>next tick</th><th>last tick</th></tr>"
+	    "</thead><tbody id=\"scheds\">", t->nsched > 0 ? "" : " hidden",
+	    t->scheds_all);
+	for (size_t i = 0; i < t->nsched; i++) {
+		sched_words(&t->sched[i], every, next, last, sizeof(every));
+		buf_add(b, "<tr><td>");
+		buf_html(b, t->sched[i].name, strlen(t->sched[i].name), false);
+		buf_fmt(b, "</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+		    every, next, last);
+	}
+	buf_add(b, "</tbody></table></div>");
+}
+
 /* Both forms, one hidden: chute.js shows the one the state wants. */
 /* A retention other than the default, read as the page is made. */
 static void
@@ -310,6 +347,7 @@ page_overview(const struct web_req *r, struct buf *b)
 	buf_add(b, "<h2>Newest failures</h2>");
 	items(b, "fail", &ov->t, true);
 	keys_table(b, &ov->t);
+	scheds_table(b, &ov->t);
 	buf_add(b, "<p class=\"at\">read <span id=\"at\">");
 	buf_age(b, since(ov->at));
 	buf_add(b, "</span> ago; live while this page is open</p></section>");
@@ -356,6 +394,22 @@ json_keys(struct buf *b, const struct top *t)
 		buf_fmt(b, ",\"running\":%lld,\"waiting\":%lld,\"max\":\"%s\","
 		    "\"rate\":\"%s\"}", t->key[i].running, t->key[i].waiting,
 		    max, rate);
+	}
+	buf_add(b, "]");
+}
+
+static void
+json_scheds(struct buf *b, const struct top *t)
+{
+	char every[48], next[48], last[48];
+
+	buf_fmt(b, ",\"scheds_all\":%lld,\"scheds\":[", t->scheds_all);
+	for (size_t i = 0; i < t->nsched; i++) {
+		sched_words(&t->sched[i], every, next, last, sizeof(every));
+		buf_add(b, i ? ",{\"name\":" : "{\"name\":");
+		buf_json(b, t->sched[i].name, true);
+		buf_fmt(b, ",\"every\":\"%s\",\"next\":\"%s\",\"last\":\"%s\"}",
+		    every, next, last);
 	}
 	buf_add(b, "]");
 }
@@ -411,5 +465,6 @@ web_overview_json(const struct web_overview *ov, struct buf *b)
 	json_items(b, "run", &ov->t, false);
 	json_items(b, "fail", &ov->t, true);
 	json_keys(b, &ov->t);
+	json_scheds(b, &ov->t);
 	buf_fmt(b, ",\"claims\":%s}", ov->t.claims ? "true" : "false");
 }

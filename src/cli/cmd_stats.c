@@ -4,7 +4,8 @@
  * (a spool: the longest running attempt and its owner; a queue: its
  * workers), then the pause (and, as text, a retention set); as text, or
  * in Prometheus's format, which adds the keys in use (the store's limits:
- * at most PROM_KEYS of them).
+ * at most PROM_KEYS of them).  Both end with the schedules (the store's
+ * schedules op): each one's next tick and the last made.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cli/cmd.h"
 #include "cli/listing.h"
 #include "queue/store.h"
+#include "queue/view.h"
 
 /* The keys in use: at most PROM_KEYS of them, the most waiting first. */
 static int
@@ -30,11 +32,26 @@ print_keys(FILE *f, const struct prom_stats *p, struct store *s)
 	return rc;
 }
 
+/* The schedules: how many, each one's interval, next and last tick. */
+static int
+print_schedules(FILE *f, const struct prom_stats *p, struct store *s)
+{
+	struct top_sched *v;
+	size_t n;
+	int rc;
+
+	if ((rc = scheds_read(s, &v, &n)) == 0)
+		prom_print_schedules(f, p, v, n);
+	free(v);
+	return rc;
+}
+
 static int
 print_prometheus(FILE *f, const struct store_stats *st, struct store *s)
 {
 	struct prom_stats p = { .label = s->ops->uri ? "queue" : "spool",
 	    .name = s->ops->title(s) };
+	int rc;
 
 	for (int i = ST_FIRST; i < ST_END; i++)
 		p.jobs[i] = (double)st->jobs[i];
@@ -61,7 +78,9 @@ print_prometheus(FILE *f, const struct store_stats *st, struct store *s)
 		p.has[PM_ALIVE] = true;
 	}
 	prom_print(f, &p);
-	return print_keys(f, &p, s);
+	if ((rc = print_keys(f, &p, s)) != 0)
+		return rc;
+	return print_schedules(f, &p, s);
 }
 
 static void
@@ -114,6 +133,34 @@ print_retention(struct store *s)
 	printf("%-17s done %s, failed %s\n", "retention", d, f);
 }
 
+/*
+ * Each schedule, "schedule NAME every=DUR next=TIME last=TIME|-" (as
+ * `chute schedule` lists them): 0, or the exit status of a listing that
+ * failed (said on stderr).
+ */
+static int
+print_schedules_text(struct store *s)
+{
+	char every[32], next[48], last[48];
+	struct top_sched *v;
+	size_t n;
+	int rc;
+
+	if ((rc = scheds_read(s, &v, &n)) != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		dur_format(v[i].every, every, sizeof(every));
+		iso_time(v[i].next, next, sizeof(next));
+		strlcpy(last, "-", sizeof(last));
+		if (v[i].last >= 0)
+			iso_time(v[i].last, last, sizeof(last));
+		printf("%-17s %s every=%s next=%s last=%s\n", "schedule",
+		    v[i].name, every, next, last);
+	}
+	free(v);
+	return 0;
+}
+
 int
 cmd_stats_prometheus(FILE *f, struct store *s)
 {
@@ -147,6 +194,7 @@ cmd_stats(int argc, char **argv)
 	else if ((rc = s.ops->stats(&s, &st)) == 0) {
 		print_text(&st);
 		print_retention(&s);
+		rc = print_schedules_text(&s);
 	}
 	return cmd_store_done(&s, rc);
 }

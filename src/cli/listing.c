@@ -162,6 +162,108 @@ prom_print_keys(FILE *f, const struct prom_stats *s, const struct key_use *k,
 	}
 }
 
+void
+prom_print_schedules(FILE *f, const struct prom_stats *s,
+    const struct top_sched *v, size_t n)
+{
+	char labels[2 * PATH_MAX + 64], name[SCHED_NAME_MAX + 16];
+	size_t i;
+
+	if (n == 0)
+		return;
+	prom_label(labels, sizeof(labels), s->label, s->name);
+	prom_family(f, "chute_schedules", "Recurring jobs declared (chute "
+	    "schedule).");
+	prom_sample(f, "chute_schedules", labels, NULL, (double)n);
+	prom_family(f, "chute_schedule_interval_seconds", "The schedule's "
+	    "interval (--every).");
+	/* A schedule's name is [A-Za-z0-9_-]: nothing to escape. */
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "schedule=\"%s\"", v[i].name);
+		prom_sample(f, "chute_schedule_interval_seconds", labels, name,
+		    v[i].every / 1000.0);
+	}
+	prom_family(f, "chute_schedule_next_tick_seconds", "Unix time of the "
+	    "schedule's next tick to make; in the past while no scheduler "
+	    "(chute tick) makes it.");
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "schedule=\"%s\"", v[i].name);
+		prom_sample(f, "chute_schedule_next_tick_seconds", labels, name,
+		    v[i].next / 1000.0);
+	}
+	for (i = 0; i < n && v[i].last < 0; i++)
+		;
+	if (i == n)	/* no tick made yet: no family without samples */
+		return;
+	prom_family(f, "chute_schedule_last_tick_seconds", "Unix time of the "
+	    "last tick whose job was made; absent until one was.");
+	for (i = 0; i < n; i++) {
+		if (v[i].last < 0)
+			continue;
+		snprintf(name, sizeof(name), "schedule=\"%s\"", v[i].name);
+		prom_sample(f, "chute_schedule_last_tick_seconds", labels, name,
+		    v[i].last / 1000.0);
+	}
+}
+
+/* ---- the schedules ---- */
+
+struct scheds {
+	struct top_sched *v;
+	size_t		 n, cap;
+	bool		 failed;
+};
+
+static void
+sched_row(void *arg, const struct sched_row *r)
+{
+	struct scheds *k = arg;
+	struct top_sched *u;
+
+	if (k->failed)
+		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 16;
+		struct top_sched *v = reallocarray(k->v, cap, sizeof(*v));
+
+		if (v == NULL) {
+			k->failed = true;
+			return;
+		}
+		k->v = v;
+		k->cap = cap;
+	}
+	u = &k->v[k->n++];
+	strlcpy(u->name, r->name, sizeof(u->name));
+	u->every = r->ts.every;
+	u->next = r->next;
+	u->last = r->last;
+}
+
+int
+scheds_read(struct store *s, struct top_sched **v, size_t *n)
+{
+	struct scheds k = { 0 };
+	int rc;
+
+	*v = NULL;
+	*n = 0;
+	if (s->ops->schedules == NULL)
+		return 0;
+	if ((rc = s->ops->schedules(s, sched_row, &k)) == 0 && k.failed) {
+		fprintf(stderr, "chute: %s: the schedules: out of memory\n",
+		    s->target);
+		rc = EX_SOFTWARE;
+	}
+	if (rc != 0) {
+		free(k.v);
+		return rc;
+	}
+	*v = k.v;
+	*n = k.n;
+	return 0;
+}
+
 /* ---- the keys in use ---- */
 
 struct keys {
@@ -239,17 +341,36 @@ keys_read(struct store *s, struct key_use **v, size_t *n)
 	return 0;
 }
 
+/* t's schedules read again: 0, or an exit status (t keeps what it had). */
+static int
+scheds_of(struct store *s, struct top *t)
+{
+	struct top_sched *v;
+	size_t n;
+	int rc;
+
+	if ((rc = scheds_read(s, &v, &n)) != 0)
+		return rc;
+	t->nsched = n < TOP_SCHED_MAX ? n : TOP_SCHED_MAX;
+	t->scheds_all = (long long)n;
+	if (t->nsched > 0)
+		memcpy(t->sched, v, t->nsched * sizeof(*v));
+	free(v);
+	return 0;
+}
+
 int
 top_keys_read(struct store *s, struct top *t, msec_t *next)
 {
 	struct key_use *v;
 	msec_t mono = mono_ms(), took;
 	size_t n;
-	int rc;
+	int rc, sr;
 
 	if (mono < *next)
 		return 0;
 	rc = keys_read(s, &v, &n);
+	sr = scheds_of(s, t);
 	took = mono_ms() - mono;
 	*next = mono_ms() + (10 * took > TOP_KEY_MS ? 10 * took : TOP_KEY_MS);
 	if (rc != 0)
@@ -267,7 +388,7 @@ top_keys_read(struct store *s, struct top *t, msec_t *next)
 		k->rate_ms = v[i].rate_ms;
 	}
 	free(v);
-	return 0;
+	return sr != 0 ? -1 : 0;
 }
 
 /* ---- chute workers ---- */

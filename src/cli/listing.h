@@ -72,8 +72,20 @@ struct store;
 int	 keys_read(struct store *s, struct key_use **v, size_t *n);
 
 /*
+ * The schedules of store s (its schedules op), by name, into a malloc'ed
+ * *v (*n of them): 0 (none when the store has no such op), or an exit
+ * status after one line on stderr.  And in Prometheus's format: how many
+ * (chute_schedules), and each one's interval, next tick and last tick
+ * made (Unix time; absent when none was).  Nothing when there is none.
+ */
+struct top_sched;
+int	 scheds_read(struct store *s, struct top_sched **v, size_t *n);
+void	 prom_print_schedules(FILE *f, const struct prom_stats *s,
+	    const struct top_sched *v, size_t n);
+
+/*
  * t's keys (queue/view.h: the TOP_KEY_MAX most waiting, and how many in
- * all) read again from s once the monotonic clock reaches *next, which
+ * all), and its schedules (the first TOP_SCHED_MAX by name), read again from s once the monotonic clock reaches *next, which
  * is then set TOP_KEY_MS on, or ten times what the reading took if more
  * (a spool of 100,000 keys takes about 0.3 s to read: a view must not
  * spend its time on it).  0, or -1 (t keeps the keys it had).

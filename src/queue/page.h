@@ -61,6 +61,7 @@ struct page_job {
 	char		*log;		/* malloc'd: its last PAGE_LOG_MAX bytes */
 	size_t		 loglen;
 	long long	 logsize;	/* the whole log's; -1 none */
+	char		 unique[KEY_MAX + 1];	/* its unique key; "" none */
 };
 
 struct page_group {

@@ -27,6 +27,7 @@
 #include "base/jobstate.h"
 #include "base/sched.h"
 #include "base/util.h"
+#include "store/sched_spool.h"
 
 struct store;
 struct top;
@@ -305,6 +306,13 @@ struct store_ops {
 	 */
 	int	(*retention)(struct store *s, struct retention *r);
 	int	(*set_retention)(struct store *s, const struct retention *r);
+	/*
+	 * The recurring jobs (`chute schedule`), by name, each to row(arg,
+	 * r) with its last and next tick: 0, or an exit status (said on
+	 * stderr).
+	 */
+	int	(*schedules)(struct store *s, void (*row)(void *arg,
+		    const struct sched_row *r), void *arg);
 };
 
 /* An open store: its operations and their state. */

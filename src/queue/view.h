@@ -17,6 +17,7 @@
 
 #include "base/jobstate.h"
 #include "base/sched.h"
+#include "base/tick.h"
 #include "base/util.h"
 #include "store/spool.h"
 
@@ -24,6 +25,7 @@
 #define TOP_FAIL_MAX	32	/* failures kept: the newest */
 #define TOP_WORKER_MAX	32	/* workers kept: those alive first */
 #define TOP_KEY_MAX	16	/* keys kept: the most waiting first */
+#define TOP_SCHED_MAX	8	/* schedules kept: the first by name */
 #define TOP_KEY_MS	1000	/* the keys are read again at most this often */
 #define TOP_WINDOW	60	/* seconds of throughput */
 #define TOP_RESCAN_MS	250	/* a spool's events are coalesced into one rescan per this */
@@ -61,6 +63,13 @@ struct top_key {
 	msec_t		 rate_ms;
 };
 
+/* A schedule (the store's schedules op), as stats, top and the dashboard show it. */
+struct top_sched {
+	char		 name[SCHED_NAME_MAX + 1];
+	msec_t		 every;
+	msec_t		 next, last;	/* wall clock; last -1: none made yet */
+};
+
 struct top {
 	char		 title[PATH_MAX];	/* the spool's path; the queue's URI and name */
 	/* Why what is shown may be behind (a lost server), or "". */
@@ -91,6 +100,10 @@ struct top {
 	struct top_key	 key[TOP_KEY_MAX];
 	size_t		 nkey;
 	long long	 keys_all;	/* of all, not only those kept */
+	/* The schedules (read with the keys, by top_keys_read), by name. */
+	struct top_sched sched[TOP_SCHED_MAX];
+	size_t		 nsched;
+	long long	 scheds_all;	/* of all, not only those kept */
 };
 
 /*

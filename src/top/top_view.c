@@ -95,6 +95,35 @@ line_rate(const struct top *t, char *buf, size_t len)
 		    (double)secs : 0.0);
 }
 
+/*
+ * The schedules' next ticks, by name: "next tick: hb in 4s, nightly in
+ * 8h0m0s (2 more)"; "due" for a tick no scheduler has made yet.  "" when
+ * there is no schedule.
+ */
+static void
+line_scheds(const struct top *t, msec_t now, char *buf, size_t len)
+{
+	size_t o;
+	char in[32];
+
+	buf[0] = '\0';
+	if (t->nsched == 0)
+		return;
+	o = (size_t)snprintf(buf, len, "next tick:");
+	for (size_t i = 0; i < t->nsched && o < len; i++) {
+		if (t->sched[i].next > now)
+			top_age(t->sched[i].next - now + 999, in + 3,
+			    sizeof(in) - 3);
+		memcpy(in, "in ", 3);
+		o += (size_t)snprintf(buf + o, len - o, "%s %s %s",
+		    i > 0 ? "," : "", t->sched[i].name,
+		    t->sched[i].next > now ? in : "due");
+	}
+	if (o < len && t->scheds_all > (long long)t->nsched)
+		snprintf(buf + o, len - o, " (%lld more)", t->scheds_all -
+		    (long long)t->nsched);
+}
+
 /* "ELAPSED  ID", or on a queue "ELAPSED  WORKER  LEASE  ID". */
 static void
 line_running(const struct top *t, const struct top_job *j, msec_t now,
@@ -248,6 +277,9 @@ top_view_print(const struct top *t)
 	printf("%s\n", buf);
 	line_rate(t, buf, sizeof(buf));
 	printf("%s\n", buf);
+	line_scheds(t, now_ms(), buf, sizeof(buf));
+	if (buf[0] != '\0')
+		printf("%s\n", buf);
 	print_lists(t, now_ms(), buf, sizeof(buf));
 	return cmd_flush_stdout(0);
 }
@@ -522,7 +554,7 @@ draw(struct view *v)
 {
 	char buf[512];
 	msec_t now = now_ms();
-	int y;
+	int y, x;
 
 	shown(v);
 	follow_selection(v);
@@ -539,6 +571,10 @@ draw(struct view *v)
 	put(1, 0, buf);
 	line_rate(v->t, buf, sizeof(buf));
 	put(2, 0, buf);
+	/* Beside the rate: the head has no row to spare. */
+	x = (int)strlen(buf) + 3;
+	line_scheds(v->t, now, buf, sizeof(buf));
+	put(2, x, buf);
 	draw_news(v);
 	y = draw_running(v, 4, now);
 	y = draw_failed(v, y, now);

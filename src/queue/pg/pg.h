@@ -341,6 +341,14 @@ int	 pg_retention(struct pg *pg, const char *queue, struct retention *r);
 int	 pg_set_retention(struct pg *pg, const char *queue,
 	    const struct retention *r);
 /*
+ * pg_schedules.c: queue's schedules, by name, each to row with its next
+ * tick (a never-ticked one's from its declaration).  0, or -1 (pg_fail
+ * says why).
+ */
+struct sched_row;
+int	 pg_schedules(struct pg *pg, const char *queue, void (*row)(void *arg,
+	    const struct sched_row *r), void *arg);
+/*
  * A job of a queue kept 0 that ended and left the database at once is
  * told on PG_ENDED_CHANNEL as "ended/STATE/QUEUE/ID" (queue_pg_outcome.c),
  * for `chute wait`, which LISTENs there (no worker does).  The ID it

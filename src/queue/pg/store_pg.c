@@ -547,6 +547,16 @@ sp_set_retention(struct store *s, const struct retention *r)
 	    "retention") : 0;
 }
 
+static int
+sp_schedules(struct store *s, void (*row)(void *, const struct sched_row *),
+    void *arg)
+{
+	struct pg *pg = pg_of(s);
+
+	return pg_schedules(pg, pg->queue, row, arg) == -1 ? pg_fail(pg,
+	    "schedules") : 0;
+}
+
 const struct store_ops store_pg_ops = {
 	.usage = "URL [--queue NAME]",
 	.missing = "no postgresql:// URI given",
@@ -587,4 +597,5 @@ const struct store_ops store_pg_ops = {
 	.set_limit = sp_set_limit,
 	.retention = sp_retention,
 	.set_retention = sp_set_retention,
+	.schedules = sp_schedules,
 };

@@ -222,6 +222,27 @@ job_log(struct pg *pg, const char *id, struct page_job *j, char *err,
 	return 0;
 }
 
+/*
+ * The unique key it was submitted with (chute.payloads, schema 10; one of
+ * ours, checked as status does): the page shows it, and does without it
+ * when it cannot be read.
+ */
+static void
+job_unique(struct pg *pg, const char *id, struct page_job *j)
+{
+	static const char sql[] = "SELECT unique_key FROM chute.payloads"
+	    " WHERE queue = $1 AND id = $2 AND unique_key IS NOT NULL";
+	const char *p[2] = { pg->queue, id };
+	char err[160];
+	const char *why;
+	PGresult *r = query(pg, sql, 2, p, false, err, sizeof(err));
+
+	if (r != NULL && pg_rows(r, 1, 1, NULL) == 1 &&
+	    key_valid(PQgetvalue(r, 0, 0), &why))
+		strlcpy(j->unique, PQgetvalue(r, 0, 0), sizeof(j->unique));
+	PQclear(r);
+}
+
 int
 pg_page_job(struct pg *pg, const char *id, struct page_job *j, char *err,
     size_t len)
@@ -231,8 +252,9 @@ pg_page_job(struct pg *pg, const char *id, struct page_job *j, char *err,
 	memset(j, 0, sizeof(*j));
 	strlcpy(j->id, id, sizeof(j->id));
 	j->logsize = -1;
-	if ((rc = job_row(pg, id, j, err, len)) == 0)
-		rc = job_log(pg, id, j, err, len);
+	if ((rc = job_row(pg, id, j, err, len)) == 0 &&
+	    (rc = job_log(pg, id, j, err, len)) == 0)
+		job_unique(pg, id, j);
 	return rc;
 }
 

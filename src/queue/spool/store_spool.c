@@ -24,6 +24,7 @@
 #include "store/lock.h"
 #include "store/pause.h"
 #include "store/retain.h"
+#include "store/sched_spool.h"
 #include "store/spool.h"
 #include "store/watch.h"
 #include "queue/page.h"
@@ -674,6 +675,13 @@ ss_set_retention(struct store *s, const struct retention *r)
 	return EX_IOERR;
 }
 
+static int
+ss_schedules(struct store *s, void (*row)(void *, const struct sched_row *),
+    void *arg)
+{
+	return sched_spool_list(sp_of(s), row, arg);
+}
+
 const struct store_ops store_spool_ops = {
 	.usage = "SPOOL",
 	.missing = "no spool given",
@@ -710,4 +718,5 @@ const struct store_ops store_spool_ops = {
 	.set_retention = ss_set_retention,
 	.limits = ss_limits,
 	.set_limit = ss_set_limit,
+	.schedules = ss_schedules,
 };

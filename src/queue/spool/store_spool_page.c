@@ -224,7 +224,7 @@ read_log(struct spool *sp, struct page_job *j)
 	close(fd);
 }
 
-/* Its priority and key, from its name (none when they are bad). */
+/* Its priority, key and unique key, from its name (none when they are bad). */
 static void
 page_attributes(const char *id, struct page_job *j)
 {
@@ -235,6 +235,7 @@ page_attributes(const char *id, struct page_job *j)
 		return;
 	j->prio = a.prio;
 	strlcpy(j->key, a.key, sizeof(j->key));
+	strlcpy(j->unique, a.unique, sizeof(j->unique));
 }
 
 int

@@ -23,7 +23,7 @@
 
 #include "base/chute.h"
 #include "base/tick.h"
-#include "cli/schedule.h"
+#include "store/sched_spool.h"
 #include "store/spool.h"
 #include "store/state.h"
 
