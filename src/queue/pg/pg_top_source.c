@@ -37,6 +37,7 @@ _Static_assert(TOP_RUN_MAX >= TOP_FAIL_MAX, "jobs[] holds either list");
 struct pgtop {
 	struct top	 t;
 	struct pg	 pg;
+	struct pg	*home;		/* the store's, given back at the end */
 	bool		 up;
 	bool		 told;		/* news since the last refresh */
 	msec_t		 refreshed;	/* mono_ms() of the last refresh */
@@ -366,6 +367,18 @@ struct pg *
 pgtop_pg(struct pgtop *q)
 {
 	return &q->pg;
+}
+
+void
+pgtop_set_home(struct pgtop *q, struct pg *home)
+{
+	q->home = home;
+}
+
+struct pg *
+pgtop_home(struct pgtop *q)
+{
+	return q->home;
 }
 
 void

@@ -418,6 +418,16 @@ sp_top_open(struct store *s, bool live, msec_t since, struct top_source *src,
 		perror("chute: top");
 		return EX_SOFTWARE;
 	}
+	/*
+	 * The connection is the source's from now on, and the source makes
+	 * it again when it is lost: the store's other calls meanwhile (top's
+	 * and the dashboard's keys and schedules) go through the source's
+	 * struct pg, never through the store's copy, whose PGconn a new
+	 * connection freed (chute top URL crashed on the first reading of
+	 * the keys after the server came back).
+	 */
+	pgtop_set_home(q, pg_of(s));
+	s->be = pgtop_pg(q);
 	if (live)
 		return pgtop_start(q, src);
 	if (pgtop_read(q) == -1)
@@ -429,9 +439,13 @@ sp_top_open(struct store *s, bool live, msec_t since, struct top_source *src,
 static void
 sp_top_close(struct store *s, void *h)
 {
+	struct pg *home;
+
 	if (h == NULL)
 		return;
-	*pg_of(s) = *pgtop_pg(h);
+	home = pgtop_home(h);
+	*home = *pgtop_pg(h);
+	s->be = home;
 	pgtop_free(h);
 }
 
@@ -507,10 +521,23 @@ sp_page_matching(struct store *s, const struct page_query *q, char *ids,
 	return pg_page_matching(pg_of(s), q, ids, max, err, len);
 }
 
+/*
+ * Not connected (a live view's source lost the server, and says so on its
+ * screen): EX_TEMPFAIL without a line, which a reading every second would
+ * repeat under the view.  A command's connection was made at open.
+ */
+static bool
+down(struct pg *pg)
+{
+	return pg->conn == NULL || PQstatus(pg->conn) != CONNECTION_OK;
+}
+
 static int
 sp_limits(struct store *s, void (*row)(void *, const struct store_limit_row *),
     void *arg)
 {
+	if (down(pg_of(s)))
+		return EX_TEMPFAIL;
 	return pg_limits_read(pg_of(s), row, arg);
 }
 
@@ -553,6 +580,8 @@ sp_schedules(struct store *s, void (*row)(void *, const struct sched_row *),
 {
 	struct pg *pg = pg_of(s);
 
+	if (down(pg))
+		return EX_TEMPFAIL;
 	return pg_schedules(pg, pg->queue, row, arg) == -1 ? pg_fail(pg,
 	    "schedules") : 0;
 }

@@ -136,6 +136,9 @@ int	 pgtop_start(struct pgtop *q, struct top_source *src);
 int	 pgtop_read(struct pgtop *q);
 struct top	*pgtop_model(struct pgtop *q);
 struct pg	*pgtop_pg(struct pgtop *q);
+/* The store's own struct pg, which the source's is copied back into. */
+void		 pgtop_set_home(struct pgtop *q, struct pg *home);
+struct pg	*pgtop_home(struct pgtop *q);
 void	 pgtop_free(struct pgtop *q);
 
 #endif
