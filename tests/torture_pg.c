@@ -1813,6 +1813,10 @@ audit_row(const struct arow *a)
 		job_woke_at[j] = a->at;		/* its last dependency ended */
 	else if (is(a->old, "wait", NULL) && is(a->new, "wait", NULL))
 		;				/* one of them ended: waiting - 1 */
+	else if (is(a->old, "new", "defer") && is(a->new, "new", "defer") &&
+	    a->old_attempts == a->new_attempts &&
+	    a->old_token == a->new_token && strstr(a->id, ",u=replace-"))
+		;	/* --on-duplicate replace of a job not claimed yet */
 	else if (is(a->new, "failed", NULL) && (strncmp(a->last,
 	    "dependency failed: ", 19) == 0 || cancelled(a)))
 		;				/* check_deps judges it */
