@@ -59,6 +59,27 @@
  *    every try printed that job's ID and exited as its mode promises (0;
  *    3 for refuse but the one that made it, and for a replace of a holder
  *    that had run), or exited 75 and printed nothing (check_unique);
+ *  - dependencies (issue 37): each round a process (deps_main) submits,
+ *    every other round, a job x-rR-N whose handler exits 1 (failed at
+ *    once), then three `submit --id d-rR-N --after ID[,ID...]` of one to
+ *    three of the latest jobs printed, half of them x- and d- jobs
+ *    (chains), a third with --after-failed run, and cancels one in four
+ *    (application_name tc) in whatever state it reached; each try is a
+ *    line of WORK/deps.  The audit takes a dependent inserted in wait,
+ *    wait -> wait (one of its jobs ended), wait -> new (woken), and a
+ *    move to failed saying "dependency failed: ID" or a cancel by tc.
+ *    Then (check_deps), for each dependent: its edges in chute.after are
+ *    the list and mode it was given; it was claimed or ran only if each
+ *    job it waits for ended done (with run: ended at all), its first
+ *    claim after each of their ends (the audit's times), its first START
+ *    after the last END of each of their runs (the journal; a job
+ *    cancelled while it ran is ended by the cancel, and its handler's END
+ *    may come after: counted apart), woken not before the last of them
+ *    ended; one of them failed without run: failed, "dependency failed:
+ *    ID" naming one of the failed ones, never claimed; else it ran
+ *    (done, or failed by its own attempts, attempts >= 1); nothing is
+ *    left in wait after the drain (check_job_pg) and no dependent ran
+ *    twice at once (check_runs); only our cancels cancel;
  *  - the audit, job by job: a claim takes a job in new or defer that is
  *    due, adds 1 to attempts, gives a fresh token; nothing claims a job
  *    in cur (the SKIP LOCKED claim); a claim ends by an outcome recorded
