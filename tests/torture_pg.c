@@ -2527,6 +2527,81 @@ dep_cancelled(const char *deps, const char *id)
 }
 
 /*
+ * Dependent j and job d it waits for: claimed after d's end (the audit),
+ * its first START after d's last END (the journal), woken not before it.
+ */
+static void
+dep_order(int j, int d)
+{
+	const struct job *jb = &jobs[j];
+	const char *id = jb->id;
+	int first = job_claims[j];
+
+	if (first != -1 && claims[first].at <= job_end_at[d])
+		violation("%s: claimed at %s, before %s, which it waits "
+		    "for, ended at %s", id, clock_text(claims[first].at),
+		    jobs[d].id, clock_text(job_end_at[d]));
+	/*
+	 * A cancel ends a running job at once; its worker stops the
+	 * handler after (chute.1, cancel): a dependent with run may
+	 * start before that handler's END.  Counted, not judged.
+	 */
+	if (jb->first != -1 && runs[jb->first].start_ns <=
+	    last_end_ns(d) && is(jobs[d].why, "cancelled", NULL))
+		st.dep_cancel_overlap++;
+	else if (jb->first != -1 && runs[jb->first].start_ns <=
+	    last_end_ns(d))
+		violation("%s: its handler started (journal line %ld) "
+		    "%.3f s before the last END of %s, which it waits "
+		    "for", id, runs[jb->first].sline,
+		    (last_end_ns(d) - runs[jb->first].start_ns) / 1e9,
+		    jobs[d].id);
+	if (job_woke_at[j] != 0 && job_woke_at[j] < job_end_at[d])
+		violation("%s: woken (wait->new) at %s, before %s, which "
+		    "it waits for, ended at %s", id,
+		    clock_text(job_woke_at[j]), jobs[d].id,
+		    clock_text(job_end_at[d]));
+}
+
+/*
+ * How dependent j ended, its jobs having ended (all done or not): one
+ * failed without run: failed naming one of them (failed: ",A,,B,"),
+ * never claimed nor run; else it ran.
+ */
+static void
+dep_verdict(int j, bool run, bool all_done, const char *failed)
+{
+	const struct job *jb = &jobs[j];
+	const char *id = jb->id;
+	int first = job_claims[j];
+	char pat[300];
+
+	if (!all_done && !run) {
+		st.dep_failed++;
+		if (first != -1 || jb->first != -1)
+			violation("%s: ran (claimed: %s, handler: %s) though %s, "
+			    "which it waits for without --after-failed run, "
+			    "failed", id, first != -1 ? "yes" : "no",
+			    jb->first != -1 ? "yes" : "no", failed);
+		snprintf(pat, sizeof(pat), ",%s,", jb->why + (strncmp(jb->why,
+		    "dependency failed: ", 19) == 0 ? 19 : 0));
+		if (!is(jb->state, "failed", NULL) || strncmp(jb->why,
+		    "dependency failed: ", 19) != 0 || strstr(failed, pat) ==
+		    NULL)
+			violation("%s: %s (%s); a job it waits for failed (%s): "
+			    "failed, naming one of them, was due", id, jb->state,
+			    jb->why, failed);
+		return;
+	}
+	st.dep_ran++;
+	if (strncmp(jb->why, "dependency failed: ", 19) == 0 ||
+	    jb->attempts < 1)
+		violation("%s: %s (%s, attempts=%d), but every job it waits "
+		    "for ended %s: it was due to run", id, jb->state, jb->why,
+		    jb->attempts, run ? "(--after-failed run)" : "done");
+}
+
+/*
  * Each dependent against its jobs: its edges are the list it was given;
  * it was claimed (ran) only if each job it waits for ended done (with
  * --after-failed run, ended at all), and only after each had ended (the
@@ -2542,7 +2617,7 @@ check_dep(const char *deps, const char *edges, const char *id, int code,
     bool run, char *after)
 {
 	char list[4096], flags[32], *save, *t, failed[4096] = "";
-	int j = job_get(id, false), first, nafter = 0;
+	int j = job_get(id, false), nafter = 0;
 	bool all_done = true, cancel;
 	struct job *jb;
 
@@ -2562,7 +2637,6 @@ check_dep(const char *deps, const char *edges, const char *id, int code,
 	st.dep_woken += job_woke_at[j] != 0;
 	if (!dep_edge(edges, id, list, sizeof(list), flags, sizeof(flags)))
 		list[0] = '\0';
-	first = job_claims[j];
 	for (t = strtok_r(after, ",", &save); t != NULL;
 	    t = strtok_r(NULL, ",", &save)) {
 		char pat[300];
@@ -2582,29 +2656,7 @@ check_dep(const char *deps, const char *edges, const char *id, int code,
 			all_done = false;
 			strlcat(failed, pat, sizeof(failed));
 		}
-		if (first != -1 && claims[first].at <= job_end_at[d])
-			violation("%s: claimed at %s, before %s, which it waits "
-			    "for, ended at %s", id, clock_text(claims[first].at),
-			    t, clock_text(job_end_at[d]));
-		/*
-		 * A cancel ends a running job at once; its worker stops the
-		 * handler after (chute.1, cancel): a dependent with run may
-		 * start before that handler's END.  Counted, not judged.
-		 */
-		if (jb->first != -1 && runs[jb->first].start_ns <=
-		    last_end_ns(d) && is(jobs[d].why, "cancelled", NULL))
-			st.dep_cancel_overlap++;
-		else if (jb->first != -1 && runs[jb->first].start_ns <=
-		    last_end_ns(d))
-			violation("%s: its handler started (journal line %ld) "
-			    "%.3f s before the last END of %s, which it waits "
-			    "for", id, runs[jb->first].sline,
-			    (last_end_ns(d) - runs[jb->first].start_ns) / 1e9, t);
-		if (job_woke_at[j] != 0 && job_woke_at[j] < job_end_at[d])
-			violation("%s: woken (wait->new) at %s, before %s, which "
-			    "it waits for, ended at %s", id,
-			    clock_text(job_woke_at[j]), t,
-			    clock_text(job_end_at[d]));
+		dep_order(j, d);
 	}
 	if (list[0] != '\0') {
 		int edges_n = -1;	/* ",A,B,": one comma more than edges */
@@ -2624,30 +2676,7 @@ check_dep(const char *deps, const char *edges, const char *id, int code,
 		violation("%s: cancelled, and not by us", id);
 	if (cancel)
 		return;
-	if (!all_done && !run) {
-		st.dep_failed++;
-		if (first != -1 || jb->first != -1)
-			violation("%s: ran (claimed: %s, handler: %s) though %s, "
-			    "which it waits for without --after-failed run, "
-			    "failed", id, first != -1 ? "yes" : "no",
-			    jb->first != -1 ? "yes" : "no", failed);
-		char pat[300];
-		snprintf(pat, sizeof(pat), ",%s,", jb->why + (strncmp(jb->why,
-		    "dependency failed: ", 19) == 0 ? 19 : 0));
-		if (!is(jb->state, "failed", NULL) || strncmp(jb->why,
-		    "dependency failed: ", 19) != 0 || strstr(failed, pat) ==
-		    NULL)
-			violation("%s: %s (%s); a job it waits for failed (%s): "
-			    "failed, naming one of them, was due", id, jb->state,
-			    jb->why, failed);
-		return;
-	}
-	st.dep_ran++;
-	if (strncmp(jb->why, "dependency failed: ", 19) == 0 ||
-	    jb->attempts < 1)
-		violation("%s: %s (%s, attempts=%d), but every job it waits "
-		    "for ended %s: it was due to run", id, jb->state, jb->why,
-		    jb->attempts, run ? "" : "done");
+	dep_verdict(j, run, all_done, failed);
 }
 
 static void
