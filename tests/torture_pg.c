@@ -59,6 +59,27 @@
  *    every try printed that job's ID and exited as its mode promises (0;
  *    3 for refuse but the one that made it, and for a replace of a holder
  *    that had run), or exited 75 and printed nothing (check_unique);
+ *  - dependencies (issue 37): each round a process (deps_main) submits,
+ *    every other round, a job x-rR-N whose handler exits 1 (failed at
+ *    once), then three `submit --id d-rR-N --after ID[,ID...]` of one to
+ *    three of the latest jobs printed, half of them x- and d- jobs
+ *    (chains), a third with --after-failed run, and cancels one in four
+ *    (application_name tc) in whatever state it reached; each try is a
+ *    line of WORK/deps.  The audit takes a dependent inserted in wait,
+ *    wait -> wait (one of its jobs ended), wait -> new (woken), and a
+ *    move to failed saying "dependency failed: ID" or a cancel by tc.
+ *    Then (check_deps), for each dependent: its edges in chute.after are
+ *    the list and mode it was given; it was claimed or ran only if each
+ *    job it waits for ended done (with run: ended at all), its first
+ *    claim after each of their ends (the audit's times), its first START
+ *    after the last END of each of their runs (the journal; a job
+ *    cancelled while it ran is ended by the cancel, and its handler's END
+ *    may come after: counted apart), woken not before the last of them
+ *    ended; one of them failed without run: failed, "dependency failed:
+ *    ID" naming one of the failed ones, never claimed; else it ran
+ *    (done, or failed by its own attempts, attempts >= 1); nothing is
+ *    left in wait after the drain (check_job_pg) and no dependent ran
+ *    twice at once (check_runs); only our cancels cancel;
  *  - the audit, job by job: a claim takes a job in new or defer that is
  *    due, adds 1 to attempts, gives a fresh token; nothing claims a job
  *    in cur (the SKIP LOCKED claim); a claim ends by an outcome recorded
@@ -191,6 +212,8 @@ static struct claim *claims;
 static int nclaims, capclaims;
 static int *job_claims;			/* per job: first claim, -1: none */
 static int *job_open;			/* per job: its open claim, -1: none */
+static int64_t *job_end_at;		/* per job: when it left chute.live */
+static int64_t *job_woke_at;		/* per job: its wait -> new, 0: none */
 
 static struct {
 	int	 kills, k_start, k_burst, k_running, k_ended, k_live;
@@ -204,6 +227,8 @@ static struct {
 	int	 fenced, expired, leftover_dirs;
 	int	 fwd_kills, fwd_starts, fwd_jobs, fwd_resent;
 	int	 uniq_tries, uniq_keys;
+	int	 dep_jobs, dep_woken, dep_failed, dep_ran, dep_cancelled;
+	int	 dep_x, dep_cancel_overlap;
 	int64_t	 drain_ms;
 } st;
 
@@ -792,6 +817,8 @@ write_handler_pg(void)
 	    "mode=ok\n"
 	    "%s"
 	    "%s"
+	    "# Dependencies: a job x-* fails for good (exit 1), each time.\n"
+	    "case $id in x-*) mode=bad ;; esac\n"
 	    "# The witness: this shell alone holds it; its commands get 9>&-,\n"
 	    "# for they outlive it when the worker is killed (fleet.md).\n"
 	    "exec 9>>'%s/locks/'\"$id\"\n"
@@ -805,6 +832,10 @@ write_handler_pg(void)
 	    "\techo \"$id $a $!\" >>'%s/grandchildren'\n"
 	    "fi\n"
 	    "case $mode in\n"
+	    "bad)\tsleep $s 9>&-\n"
+	    "\techo \"E $id $a $$ $(date +%%s%%N 9>&-) bad 1\" >>\"$J\"\n"
+	    "\texec 9>&-\n"
+	    "\texit 1 ;;\n"
 	    "tf)\tsleep $s 9>&-\n"
 	    "\techo \"E $id $a $$ $(date +%%s%%N 9>&-) tf 75\" >>\"$J\"\n"
 	    "\texec 9>&-\n"
@@ -1277,6 +1308,166 @@ forward_finish(void)
 	forward_reap("--drain", DRAIN_MS);
 }
 
+/* ---- dependencies (issue 37) ---- */
+
+#define DEP_POOL	48	/* the latest jobs a dependent may wait for */
+#define DEP_MINE	8	/* ... and the latest x- and d- jobs */
+
+struct dep_pool {
+	char	 any[DEP_POOL][64], mine[DEP_MINE][64];
+	int	 nany, nmine;
+};
+
+/*
+ * IDs an --after may name: the latest printed ones (c and d: submits to
+ * the database), the latest x- and d- jobs apart, so that chains and
+ * jobs that fail are waited for often.
+ */
+static void
+dep_pool(struct dep_pool *p)
+{
+	char *subs = slurp(path("%s/submissions", work), NULL), *line, *save;
+
+	p->nany = p->nmine = 0;
+	for (line = subs ? strtok_r(subs, "\n", &save) : NULL; line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if ((line[0] != 'c' && line[0] != 'd') || strlen(line) > 64 ||
+		    strchr(line, ',') != NULL)	/* ",p=N,k=KEY": no list */
+			continue;
+		if ((line[2] == 'x' || line[2] == 'd') && line[3] == '-')
+			snprintf(p->mine[p->nmine++ % DEP_MINE], 64, "%s",
+			    line + 2);
+		else
+			snprintf(p->any[p->nany++ % DEP_POOL], 64, "%s",
+			    line + 2);
+	}
+	free(subs);
+	p->nany = p->nany < DEP_POOL ? p->nany : DEP_POOL;
+	p->nmine = p->nmine < DEP_MINE ? p->nmine : DEP_MINE;
+}
+
+/*
+ * `chute submit URL&application_name=td --id ID [--after LIST
+ * [--after-failed run]] FILE`; its exit code, -1 if it timed out; a 0
+ * that printed another ID is a 70.  Each try is a line of WORK/deps.
+ */
+static int
+dep_cmd(const char *id, const char *after, bool run, uint64_t *r)
+{
+	char url[700], file[PATH_MAX + 64], *argv[16], *out = NULL;
+	int ac = 0, ws, code;
+
+	snprintf(url, sizeof(url), "%s&application_name=td", pg.url);
+	snprintf(file, sizeof(file), "%s/payload/%s", work, id);
+	append_line(file, "torture payload 0 %u", (unsigned)rnd(r, 1u << 30));
+	argv[ac++] = cfg.chute;
+	argv[ac++] = "submit";
+	argv[ac++] = url;
+	argv[ac++] = "--id";
+	argv[ac++] = (char *)(uintptr_t)id;
+	if (after != NULL) {
+		argv[ac++] = "--after";
+		argv[ac++] = (char *)(uintptr_t)after;
+	}
+	if (run) {
+		argv[ac++] = "--after-failed";
+		argv[ac++] = "run";
+	}
+	argv[ac++] = file;
+	argv[ac] = NULL;
+	ws = capture(argv, -1, &out, path("%s/deps.err", work), CMD_MS);
+	code = ws != -1 && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	if (code == 0 && (out == NULL || strncmp(out, id, strlen(id)) != 0 ||
+	    out[strlen(id)] != '\n'))
+		code = 70;
+	unlink(file);
+	free(out);
+	/* Printed: submitted; 75: maybe committed, under this ID. */
+	if (code == 0 || code == 75)
+		append_line(path("%s/submissions", work), "%c %s",
+		    code == 0 ? 'c' : '?', id);
+	append_line(path("%s/deps", work), "%c %s %d %d %s",
+	    after != NULL ? 'D' : 'X', id, code, run, after ? after : "-");
+	return code;
+}
+
+/* `chute cancel URL&application_name=tc ID`: a line "C ID CODE". */
+static void
+dep_cancel(const char *id)
+{
+	char url[700], *argv[] = { cfg.chute, "cancel", url,
+	    (char *)(uintptr_t)id, NULL }, *out = NULL;
+	int ws;
+
+	snprintf(url, sizeof(url), "%s&application_name=tc", pg.url);
+	ws = capture(argv, -1, &out, path("%s/cancel.err", work), CMD_MS);
+	free(out);
+	append_line(path("%s/deps", work), "C %s %d 0 -", id, ws != -1 &&
+	    WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+}
+
+/*
+ * One process per round: now and then a job x-rR-N that fails (the
+ * handler exits 1), then three dependents d-rR-N, each --after one to
+ * three of the latest jobs (half of them x- and d- ones: chains),
+ * a third with --after-failed run; one in four cancelled at once,
+ * in whatever state it reached.
+ */
+static void __attribute__((noreturn))
+deps_main(int round, uint64_t r)
+{
+	struct dep_pool p;
+	char id[64], after[3 * 65];
+	int n = 0;
+
+	if (rnd(&r, 2) == 0) {
+		snprintf(id, sizeof(id), "x-r%d-%d", round, n++);
+		dep_cmd(id, NULL, false, &r);
+	}
+	for (int i = 0; i < 3 && !stop_sig; i++) {
+		int k = 1 + (int)rnd(&r, 3);
+
+		dep_pool(&p);
+		after[0] = '\0';
+		for (int a = 0; a < k; a++) {
+			bool mine = p.nmine > 0 && (p.nany == 0 || rnd(&r, 2));
+			const char *t = mine ? p.mine[rnd(&r, p.nmine)] :
+			    p.nany > 0 ? p.any[rnd(&r, p.nany)] : NULL;
+
+			if (t == NULL || strstr(after, t) != NULL)
+				continue;	/* a substring: fewer, no matter */
+			if (after[0] != '\0')
+				strlcat(after, ",", sizeof(after));
+			strlcat(after, t, sizeof(after));
+		}
+		if (after[0] == '\0')
+			continue;
+		snprintf(id, sizeof(id), "d-r%d-%d", round, n++);
+		if (dep_cmd(id, after, rnd(&r, 3) == 0, &r) == 0 &&
+		    rnd(&r, 4) == 0)
+			dep_cancel(id);
+	}
+	_exit(0);
+}
+
+static void
+deps_start(int round)
+{
+	uint64_t r = rng_next(&rng);
+	pid_t pid = fork();
+
+	if (pid == -1)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		child_setup();
+		setpgid(0, 0);
+		sigprocmask(SIG_BLOCK, &chld_set, NULL);
+		deps_main(round, r);
+	}
+	setpgid(pid, pid);
+	kid_add(pid, K_SUBMITTER, round);
+}
+
 /* ---- the rounds ---- */
 
 static void
@@ -1330,6 +1521,7 @@ round_pg(int round)
 	subs0 = stat(path("%s/submissions", work), &sb) == 0 ? sb.st_size : 0;
 	subs_start(round, backlog_pg());
 	subs_unique_start(round);	/* issue 37: check_unique */
+	deps_start(round);		/* issue 37: check_deps */
 	if (cfg.freeze && rnd(&rng, 100) < 30) {
 		wait_until(submitted, &subs0, NULL, 5000);
 		if ((frozen = worker_pick(claimer())) != -1)
@@ -1555,6 +1747,14 @@ claim_open(int j, const struct arow *a)
  * to failed with "abandoned: lease expired"), handed back (new, attempts
  * - 1), or an outcome, which only the claim's own worker may record.
  */
+/* A cancel by our `chute cancel` (tc): the job leaves for failed. */
+static bool
+cancelled(const struct arow *a)
+{
+	return is(a->app, "tc", NULL) && is(a->new, "failed", NULL) &&
+	    is(a->last, "cancelled", NULL);
+}
+
 static void
 claim_close(int j, const struct arow *a)
 {
@@ -1571,6 +1771,10 @@ claim_close(int j, const struct arow *a)
 	}
 	job_open[j] = -1;
 	c->end_at = a->at;
+	if (cancelled(a)) {
+		c->end = 'c';		/* its worker stops the run */
+		return;
+	}
 	if (recovery) {
 		c->end = 'r';
 		if (strcmp(a->expired, "true") != 0)
@@ -1598,8 +1802,12 @@ audit_row(const struct arow *a)
 {
 	int j = job_get(a->id, true);
 
+	if (is(a->new, "done", "failed"))
+		job_end_at[j] = a->at;
 	if (is(a->op, "I", NULL)) {
-		if (!is(a->new, "new", "defer") || a->new_attempts != 0)
+		/* wait: a dependent (issue 37), checked in check_deps. */
+		if ((!is(a->new, "new", "defer") && !is(a->new, "wait", NULL)) ||
+		    a->new_attempts != 0)
 			violation("%s: inserted as %s with attempts %d",
 			    a->id, a->new, a->new_attempts);
 		return;
@@ -1622,6 +1830,17 @@ audit_row(const struct arow *a)
 		claim_open(j, a);
 	else if (is(a->old, "cur", NULL))
 		claim_close(j, a);
+	else if (is(a->old, "wait", NULL) && is(a->new, "new", NULL))
+		job_woke_at[j] = a->at;		/* its last dependency ended */
+	else if (is(a->old, "wait", NULL) && is(a->new, "wait", NULL))
+		;				/* one of them ended: waiting - 1 */
+	else if (is(a->old, "new", "defer") && is(a->new, "new", "defer") &&
+	    a->old_attempts == a->new_attempts &&
+	    a->old_token == a->new_token && strstr(a->id, ",u=replace-"))
+		;	/* --on-duplicate replace of a job not claimed yet */
+	else if (is(a->new, "failed", NULL) && (strncmp(a->last,
+	    "dependency failed: ", 19) == 0 || cancelled(a)))
+		;				/* check_deps judges it */
 	else
 		violation("%s: changed from %s to %s by '%s' (%s)", a->id,
 		    a->old, a->new, a->app, a->last);
@@ -1657,7 +1876,9 @@ load_audit(void)
 		p = nl != NULL ? nl + 1 : NULL;
 	}
 	if ((job_claims = malloc(njobs * sizeof(int))) == NULL ||
-	    (job_open = malloc(njobs * sizeof(int))) == NULL)
+	    (job_open = malloc(njobs * sizeof(int))) == NULL ||
+	    (job_end_at = calloc(njobs, sizeof(int64_t))) == NULL ||
+	    (job_woke_at = calloc(njobs, sizeof(int64_t))) == NULL)
 		die("out of memory");
 	for (int j = 0; j < njobs; j++)
 		job_claims[j] = job_open[j] = -1;
@@ -1841,6 +2062,14 @@ check_outcome_pg(const struct claim *c)
 			    "did not exit 0");
 		return;
 	}
+	if (strncmp(id, "x-", 2) == 0 && is(c->last, "exit=1", NULL) &&
+	    is(c->to, "failed", NULL)) {
+		if (rn->eline == 0 || rn->code != 1)
+			violation("%s: failed (exit=1) by attempt %d, but that "
+			    "run %s", id, c->attempt, rn->eline == 0 ?
+			    "never ended" : "did not exit 1");
+		return;
+	}
 	if (!cfg.flaky) {
 		violation("%s: attempt %d ended %s (%s) without --flaky", id,
 		    c->attempt, c->to, c->last);
@@ -1947,6 +2176,12 @@ check_finished(struct job *jb, int j)
 			    "outcome made it so", jb->id);
 		return;
 	}
+	/* Failed by the handler of an x- job, a dependency, a cancel. */
+	if (strncmp(jb->id, "x-", 2) == 0 && is(jb->why, "exit=1", NULL))
+		return;
+	if (strncmp(jb->why, "dependency failed: ", 19) == 0 ||
+	    is(jb->why, "cancelled", NULL))
+		return;				/* check_deps */
 	if (jb->attempts != MAX_ATTEMPTS)
 		violation("%s: failed with attempts=%d (%s): no handler here "
 		    "fails for good", jb->id, jb->attempts, jb->why);
@@ -2230,6 +2465,253 @@ check_unique(void)
 	free(buf);
 }
 
+/* ---- the checks: dependencies ---- */
+
+/* The edges in chute.after, "ID\t,A,B,\tRUN" a line, in *out. */
+static char *
+dep_edges(void)
+{
+	char *out;
+
+	sql_or_die("SELECT id, ',' || string_agg(after_id, ',') || ',',"
+	    " bool_and(run)::text || '/' || bool_or(run)::text"
+	    " FROM chute.after GROUP BY id", &out);
+	return out;
+}
+
+/* id's line of dep_edges(): its list and its run flags, or false. */
+static bool
+dep_edge(const char *rows, const char *id, char *list, size_t len,
+    char *run, size_t rlen)
+{
+	size_t n = strlen(id);
+	char *f[3], line[4096];
+
+	for (const char *p = rows; p != NULL && *p != '\0'; ) {
+		const char *nl = strchr(p, '\n');
+		int l = nl != NULL ? (int)(nl - p) : (int)strlen(p);
+
+		if (strncmp(p, id, n) == 0 && p[n] == '\t') {
+			snprintf(line, sizeof(line), "%.*s", l, p);
+			if (fields(line, f, 3) != 3)
+				return false;
+			snprintf(list, len, "%s", f[1]);
+			snprintf(run, rlen, "%s", f[2]);
+			return true;
+		}
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+/* The last END of job j's handlers, ns; 0: none. */
+static int64_t
+last_end_ns(int j)
+{
+	int64_t t = 0;
+
+	for (int r = jobs[j].first; r != -1; r = runs[r].next)
+		if (runs[r].eline != 0 && runs[r].end_ns > t)
+			t = runs[r].end_ns;
+	return t;
+}
+
+/* Was id cancelled by one of ours (WORK/deps' C lines)? */
+static bool
+dep_cancelled(const char *deps, const char *id)
+{
+	char pat[300];
+
+	snprintf(pat, sizeof(pat), "\nC %s ", id);
+	return strstr(deps, pat) != NULL;
+}
+
+/*
+ * Dependent j and job d it waits for: claimed after d's end (the audit),
+ * its first START after d's last END (the journal), woken not before it.
+ */
+static void
+dep_order(int j, int d)
+{
+	const struct job *jb = &jobs[j];
+	const char *id = jb->id;
+	int first = job_claims[j];
+
+	if (first != -1 && claims[first].at <= job_end_at[d])
+		violation("%s: claimed at %s, before %s, which it waits "
+		    "for, ended at %s", id, clock_text(claims[first].at),
+		    jobs[d].id, clock_text(job_end_at[d]));
+	/*
+	 * A cancel ends a running job at once; its worker stops the
+	 * handler after (chute.1, cancel): a dependent with run may
+	 * start before that handler's END.  Counted, not judged.
+	 */
+	if (jb->first != -1 && runs[jb->first].start_ns <=
+	    last_end_ns(d) && is(jobs[d].why, "cancelled", NULL))
+		st.dep_cancel_overlap++;
+	else if (jb->first != -1 && runs[jb->first].start_ns <=
+	    last_end_ns(d))
+		violation("%s: its handler started (journal line %ld) "
+		    "%.3f s before the last END of %s, which it waits "
+		    "for", id, runs[jb->first].sline,
+		    (last_end_ns(d) - runs[jb->first].start_ns) / 1e9,
+		    jobs[d].id);
+	if (job_woke_at[j] != 0 && job_woke_at[j] < job_end_at[d])
+		violation("%s: woken (wait->new) at %s, before %s, which "
+		    "it waits for, ended at %s", id,
+		    clock_text(job_woke_at[j]), jobs[d].id,
+		    clock_text(job_end_at[d]));
+}
+
+/*
+ * How dependent j ended, its jobs having ended (all done or not): one
+ * failed without run: failed naming one of them (failed: ",A,,B,"),
+ * never claimed nor run; else it ran.
+ */
+static void
+dep_verdict(int j, bool run, bool all_done, const char *failed)
+{
+	const struct job *jb = &jobs[j];
+	const char *id = jb->id;
+	int first = job_claims[j];
+	char pat[300];
+
+	if (!all_done && !run) {
+		st.dep_failed++;
+		if (first != -1 || jb->first != -1)
+			violation("%s: ran (claimed: %s, handler: %s) though %s, "
+			    "which it waits for without --after-failed run, "
+			    "failed", id, first != -1 ? "yes" : "no",
+			    jb->first != -1 ? "yes" : "no", failed);
+		snprintf(pat, sizeof(pat), ",%s,", jb->why + (strncmp(jb->why,
+		    "dependency failed: ", 19) == 0 ? 19 : 0));
+		if (!is(jb->state, "failed", NULL) || strncmp(jb->why,
+		    "dependency failed: ", 19) != 0 || strstr(failed, pat) ==
+		    NULL)
+			violation("%s: %s (%s); a job it waits for failed (%s): "
+			    "failed, naming one of them, was due", id, jb->state,
+			    jb->why, failed);
+		return;
+	}
+	st.dep_ran++;
+	if (strncmp(jb->why, "dependency failed: ", 19) == 0 ||
+	    jb->attempts < 1)
+		violation("%s: %s (%s, attempts=%d), but every job it waits "
+		    "for ended %s: it was due to run", id, jb->state, jb->why,
+		    jb->attempts, run ? "(--after-failed run)" : "done");
+}
+
+/*
+ * Each dependent against its jobs: its edges are the list it was given;
+ * it was claimed (ran) only if each job it waits for ended done (with
+ * --after-failed run, ended at all), and only after each had ended (the
+ * audit's times, and the journal's: its first START after their last
+ * END); woken (wait -> new) not before the last of them ended; one of
+ * them failed without run: failed itself, "dependency failed: ID" naming
+ * one that failed, never claimed; it all ended: it ended too (check_job_pg:
+ * nothing left in wait), done or failed by its own handler, attempts >= 1.
+ * A cancelled dependent (ours, tc) may stop anywhere.
+ */
+static void
+check_dep(const char *deps, const char *edges, const char *id, int code,
+    bool run, char *after)
+{
+	char list[4096], flags[32], *save, *t, failed[4096] = "";
+	int j = job_get(id, false), nafter = 0;
+	bool all_done = true, cancel;
+	struct job *jb;
+
+	if (code != 0 && code != 75) {
+		violation("%s: submit --after %s exited %d", id, after, code);
+		return;
+	}
+	if (j == -1 || jobs[j].rows == 0) {
+		if (code == 0)
+			violation("%s: submit --after printed it; no row", id);
+		return;
+	}
+	jb = &jobs[j];
+	st.dep_jobs++;
+	cancel = dep_cancelled(deps, id) && is(jb->why, "cancelled", NULL);
+	st.dep_cancelled += cancel;
+	st.dep_woken += job_woke_at[j] != 0;
+	if (!dep_edge(edges, id, list, sizeof(list), flags, sizeof(flags)))
+		list[0] = '\0';
+	for (t = strtok_r(after, ",", &save); t != NULL;
+	    t = strtok_r(NULL, ",", &save)) {
+		char pat[300];
+		int d = job_get(t, false);
+
+		nafter++;
+		snprintf(pat, sizeof(pat), ",%s,", t);
+		if (strstr(list, pat) == NULL)
+			violation("%s: waits for %s, and chute.after has no such "
+			    "edge (%s)", id, t, list);
+		if (d == -1 || !is(jobs[d].state, "done", "failed")) {
+			violation("%s: waits for %s, %s after the drain", id, t,
+			    d == -1 ? "not in the database" : jobs[d].state);
+			continue;
+		}
+		if (!is(jobs[d].state, "done", NULL)) {
+			all_done = false;
+			strlcat(failed, pat, sizeof(failed));
+		}
+		dep_order(j, d);
+	}
+	if (list[0] != '\0') {
+		int edges_n = -1;	/* ",A,B,": one comma more than edges */
+
+		for (const char *p = list; *p != '\0'; p++)
+			edges_n += *p == ',';
+		if (edges_n != nafter)
+			violation("%s: chute.after has %d edges (%s), it was "
+			    "given %d", id, edges_n, list, nafter);
+	}
+	if (list[0] != '\0' && !is(flags, run ? "true/true" : "false/false",
+	    NULL))
+		violation("%s: chute.after's run (and/or) is %s, it was "
+		    "submitted %s --after-failed run", id, flags, run ? "with" :
+		    "without");
+	if (is(jb->why, "cancelled", NULL) && !dep_cancelled(deps, id))
+		violation("%s: cancelled, and not by us", id);
+	if (cancel)
+		return;
+	dep_verdict(j, run, all_done, failed);
+}
+
+static void
+check_deps(void)
+{
+	char *deps = slurp(path("%s/deps", work), NULL), *edges, *line, *save;
+	char *all;
+
+	if (deps == NULL)
+		return;
+	edges = dep_edges();
+	if (asprintf(&all, "\n%s", deps) == -1)
+		die("out of memory");
+	for (line = strtok_r(deps, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char kind, id[256], after[4096];
+		int code, run;
+
+		if (sscanf(line, "%c %255s %d %d %4095s", &kind, id, &code, &run,
+		    after) != 5) {
+			violation("deps: unreadable line: %.100s", line);
+			continue;
+		}
+		if (kind == 'D')
+			check_dep(all, edges, id, code, run, after);
+		else if (kind == 'X')
+			st.dep_x += code == 0;
+		else if (code != 0 && code != 75 && code != 1)
+			violation("chute cancel %s exited %d", id, code);
+	}
+	free(all);
+	free(edges);
+	free(deps);
+}
+
 static void
 check_all_pg(void)
 {
@@ -2247,6 +2729,7 @@ check_all_pg(void)
 		check_runs(&jobs[j], false);
 	}
 	check_edge();
+	check_deps();
 	if (cfg.keys)
 		check_keys();
 	count_worker_logs();
@@ -2398,7 +2881,9 @@ summary(int64_t t0)
 	    "(committed, ID unprinted=%d); failed by lost claims=%d, by the "
 	    "handler=%d; workers=%d, their local dirs left behind=%d; orphans "
 	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, found "
-	    "again after a kill=%d; unique submits=%d, keys=%d; drain=%.1fs; "
+	    "again after a kill=%d; unique submits=%d, keys=%d; dependents=%d (woken from wait=%d, "
+	    "ran=%d, failed by a dependency=%d, cancelled=%d; jobs that fail"
+	    "=%d; started before a cancelled job's handler ended=%d); drain=%.1fs; "
 	    "total=%.1fs\n", st.k_start, st.k_burst,
 	    st.k_running, st.k_ended, st.k_live,
 	    count_lines(path("%s/grandchildren", work)), nclaims, st.lost,
@@ -2407,7 +2892,9 @@ summary(int64_t t0)
 	    st.handbacks, st.fenced, st.expired, st.refused, st.unprinted,
 	    st.failed_lost, st.failed_flaky, nworkers, st.leftover_dirs,
 	    tally.orphans_reaped, st.fwd_starts, st.fwd_kills, st.fwd_jobs,
-	    st.fwd_resent, st.uniq_tries, st.uniq_keys, st.drain_ms / 1000.0,
+	    st.fwd_resent, st.uniq_tries, st.uniq_keys, st.dep_jobs,
+	    st.dep_woken, st.dep_ran, st.dep_failed, st.dep_cancelled, st.dep_x,
+	    st.dep_cancel_overlap, st.drain_ms / 1000.0,
 	    (mono_ms() - t0) / 1000.0);
 	print_violations(cfg.freeze ? " --pgsql --freeze" : " --pgsql");
 }
