@@ -10,7 +10,9 @@
  * `chute submit URI --unique KEY FILE`'s (pg_cmd_unique.c, take_sql, with
  * --unique-while active), key "u<i>": a distinct key per job, so every take
  * succeeds and the holder look-up never runs. Both NOTIFY in the statement,
- * as chute's do. What it leaves out is the process: exec of chute and
+ * as chute's do. Their delay and time CASEs are folded to what they give
+ * for a job due now ('new', now()), and the priority 0 and no key are
+ * written in as chute sends them as parameters. What it leaves out is the process: exec of chute and
  * chute-pgsql, loading libpq, connecting, the schema check.
  *
  * Prints "SECONDS JOBS_PER_S" on stdout: from the moment every process is
