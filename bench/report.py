@@ -827,13 +827,17 @@ def fleet_uniq(rows, meta):
             if k == base:
                 continue
             ms = fleet_get(rows, k, "p50_ms")
-            n = k[1].split("-")[-1]
+            n = k[1].split(":")[1].split("-")[-1]
             if k[0] == "chute":
                 t.append(("queue: waking %s dependents, ms (report)" % n,
                           "the execute of the one outcome that wakes them (server log)", ms or None, "(report)", None, "%.1f"))
                 if base:
                     t.append(("queue: the same outcome waking none, ms (report)", "baseline",
                               fleet_get(rows, base, "p50_ms") or None, "(report)", None, "%.2f"))
+            elif k[0] != "chute-spool":
+                t.append(("%s: waking %s dependents, %s, ms (report)" % (k[0], n, k[1].split(":")[-1]),
+                          "from complete()'s return to none blocked (polled every 5 ms)", ms or None,
+                          "(report)", None, "%.1f"))
             else:
                 t.append(("spool: waking %s dependents, ms (report)" % n,
                           "the job's rename into done/ to the last woken one's into new/ (ctimes)", ms or None,

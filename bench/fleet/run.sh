@@ -43,7 +43,7 @@
 #                        chute (its statement over open connections, its CLI on a queue and
 #                        on a spool), graphile-worker jobKey, pg-boss 10 and 12 singletonKey;
 #                        after: the cost of waking BENCH_FLEET_AFTER dependents, chute's
-#                        queue and spool)
+#                        queue and spool, and pg-boss 12's flow() at flowIntervalSeconds 5 and 1)
 #   BENCH_FLEET_UNIQ_JOBS     submits of each uniq row (default 2000)
 #   BENCH_FLEET_UNIQ_PROCS    submitters in parallel (default 4)
 #   BENCH_FLEET_UNIQ_CLI_JOBS submits of chute's CLI rows on a queue (default 500: a process pair
@@ -755,11 +755,22 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		log "round $round: after: chute spool, one job's done waking $AFTER_N (load $(load))"
 		spool=$(mktemp -d "$DIR/spool.XXXXXX")
 		uniq_chute_row chute-spool "after:wake-$AFTER_N" "$round" after-spool "$spool" "$AFTER_N"
-		for peer in graphile-worker pg-boss; do
-			meta "skip:$peer:after" "$( [[ $peer == graphile-worker ]] && echo "no dependencies (graphile-worker declined them, #458)" ||
-				echo "pg-boss 10.4.2 has no dependsOn; 12.38.1 has (flow(), dependsOn): not measured yet")"
+		# pg-boss 12's flow(): its resolver unblocks every flowIntervalSeconds (5 by default, 1 at least).
+		for flow in 5 1; do
+			log "round $round: after: pg-boss 12 flow(), complete() waking $AFTER_N, flowIntervalSeconds $flow (load $(load))"
+			db aboss12
+			bounded node "$HERE/uniq.js" boss12-after "$URI" "$AFTER_N" "$flow"
+			node -e '
+				const r = JSON.parse(process.argv[1]);
+				console.log([r.system, `after:wake-${r.woken}:flow${r.flow_s}`, process.argv[2], r.woken, (r.wake_ms / 1000).toFixed(4), "-",
+					r.wake_ms.toFixed(1), "-", `complete_ms=${r.complete_ms.toFixed(1)},from=complete_return,poll_ms=5` +
+					(process.argv[3] ? "," + process.argv[3] : "")].join("\t"));
+			' "$(cat "$RES")" "$round" "$(extra_notes)" >>"$OUT"
+			ran_any=1
 		done
-		log "  graphile-worker: no dependencies (#458); pg-boss 10.4.2: none; pg-boss 12.38.1: flow() with dependsOn, not measured here"
+		meta "skip:graphile-worker:after" "no dependencies (graphile-worker declined them, #458)"
+		meta "skip:pg-boss:after" "pg-boss 10.4.2 has no dependsOn (pg-boss 12's flow() is measured)"
+		log "  graphile-worker: no dependencies (#458); pg-boss 10.4.2: none"
 	fi
 done
 ((ran_any)) || { log "nothing selected by BENCH_FLEET_ONLY=$ONLY"; exit 64; }

@@ -15,6 +15,15 @@
 //   boss12  the same with pg-boss 12
 // Then counts the jobs in the peer's table: anything but exactly N fails the run (a lost
 // or a doubled insert). Prints one JSON line: seconds, jobs_per_s, jobs counted.
+//
+//   node uniq.js boss12-after URI K [FLOW_S]
+//
+// pg-boss 12's dependencies (flow(): jobs with ref and dependsOn; pg-boss 10 has none): one
+// job A and K jobs depending on it in one flow() (untimed), A fetched, then timed:
+// complete(A) (complete_ms), and from its return to no dependent left blocked (wake_ms),
+// polled every 5 ms over a connection of its own. pg-boss 12 does not unblock in the
+// completion: its background resolver does it, out of band (plans.js, completeJobs), every
+// flowIntervalSeconds (default 5, at least 1): FLOW_S sets it.
 "use strict";
 
 const lib = require("./lib");
@@ -49,7 +58,37 @@ async function boss(uri, keyed, mod) {
 	};
 }
 
+async function boss12After(uri, k, flowS) {
+	const { PgBoss } = await import("pg-boss-12");
+	const b = new PgBoss(flowS ? { connectionString: uri, flowIntervalSeconds: flowS } : { connectionString: uri });
+	b.on("error", (e) => lib.die(`pg-boss-12: ${e.message}`));
+	await b.start();
+	await b.createQueue(QUEUE);
+	const jobs = [{ ref: "a", name: QUEUE, data: { i: 0 } }];
+	for (let i = 1; i <= k; i++) jobs.push({ ref: `d${i}`, name: QUEUE, data: { i }, dependsOn: ["a"] });
+	await b.flow(jobs);
+	const db = new Client({ connectionString: uri });
+	await db.connect();
+	const blocked = async () => (await db.query("SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND blocked", [QUEUE])).rows[0].n;
+	if ((await blocked()) !== k) lib.die(`boss12-after: not ${k} blocked jobs after flow()`);
+	const got = await b.fetch(QUEUE);
+	if (!got || got.length !== 1 || got[0].data.i !== 0) lib.die("boss12-after: fetch did not give A alone");
+	const t0 = lib.nowMs();
+	await b.complete(QUEUE, got[0].id);
+	const t1 = lib.nowMs();
+	while ((await blocked()) > 0) {
+		if (lib.nowMs() - t1 > 1000 * Number(process.env.FLEET_TIMEOUT || 600)) lib.die("boss12-after: dependents still blocked");
+		await lib.sleep(5);
+	}
+	const t2 = lib.nowMs();
+	await db.end();
+	await b.stop({ graceful: false, wait: true });
+	process.stdout.write(JSON.stringify({ system: "pg-boss-12", woken: k, flow_s: flowS || 5, complete_ms: t1 - t0, wake_ms: t2 - t1 }) + "\n");
+	process.exit(0);
+}
+
 async function main() {
+	if (process.argv[2] === "boss12-after") return boss12After(process.argv[3], Number(process.argv[4]), Number(process.argv[5] || 0));
 	const [peer, uri, nArg, concArg, mode] = process.argv.slice(2);
 	const n = Number(nArg), conc = Number(concArg), keyed = mode === "keyed";
 	if (!Number.isInteger(n) || n < 1 || !Number.isInteger(conc) || conc < 1 || !["plain", "keyed"].includes(mode))
