@@ -747,6 +747,7 @@ def cmd_fleet(tsv, spawn_ms=None):
             w(text)
         target_table(w, targets(sfx))
     L.extend(fleet_sched(rows, meta))
+    L.extend(fleet_uniq(rows, meta))
     w("### Every row\n")
     w("Throughput rows: jobs/s from the workers' start to the last job finished (peers: the database")
     w("says so; chute's persistent rows: the last outcome's commit, `exit_s` to both workers' exit;")
@@ -768,6 +769,81 @@ def cmd_fleet(tsv, spawn_ms=None):
             notes += " (round %d)" % max(rs)
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % ((key[0], key[1], jobs) + tuple(cell) + (notes, len(rs))))
     w("")
+    return L
+
+
+# ---------------------------------------------------------------- unique keys, dependencies (issue 37)
+
+UNIQ_ROWS = [
+    ("chute", "statement", "chute, its statement (usubmit: open connections, no process)"),
+    ("chute", "cli-queue", "chute, `chute submit URL` processes (what a user runs; process-bound)"),
+    ("chute-spool", "cli", "chute spool, `chute submit SPOOL` processes"),
+    ("graphile-worker", "", "graphile-worker, addJob with jobKey"),
+    ("pg-boss", "", "pg-boss 10, send with singletonKey (policy short)"),
+    ("pg-boss-12", "", "pg-boss 12, send with singletonKey (policy short)"),
+]
+
+
+def fleet_uniq(rows, meta):
+    """Issue 37's section: submit throughput with a distinct unique key per job against
+    without (uniq:plain[:VIA] / uniq:keyed[:VIA]), per system, the aim >= 0.8x; and the
+    cost of waking dependents (after:wake-K)."""
+    L = []
+    w = L.append
+    keys = {k[1]: k for k in rows}
+    uniq = [(sysname, via, lbl) for sysname, via, lbl in UNIQ_ROWS
+            if any(k[0] == sysname and k[1].startswith("uniq:") for k in rows)]
+    after = sorted(k for k in rows if k[1].startswith("after:"))
+    skips = sorted((c[len("skip:"):], t) for c, t in meta.items() if c.startswith("skip:")
+                   and re.search(r":(uniq|after)", c))
+    if not uniq and not after and not skips:
+        return L
+    w("### Unique keys and dependencies (issue 37)\n")
+    w("Submit throughput: the same number of single-job submits, 4 at a time (`BENCH_FLEET_UNIQ_PROCS`),")
+    w("each job with a distinct unique key against none, every run checked for exactly that many jobs.")
+    w("chute's `statement` rows are the cost of its submit statements over open connections (as the")
+    w("peers' one pool); its `cli` rows are what a user runs, one process pair and connection per")
+    w("submit, and on a queue dominated by that. Aim: keyed >= 0.8x plain.\n")
+    for what, why in skips:
+        w("- skipped: %s: %s" % (what, why))
+    if skips:
+        w("")
+    t = []
+    for sysname, via, lbl in uniq:
+        sfx = ":" + via if via else ""
+        pl = next((k for k in rows if k[0] == sysname and k[1] == "uniq:plain" + sfx), None)
+        kd = next((k for k in rows if k[0] == sysname and k[1] == "uniq:keyed" + sfx), None)
+        if pl is None or kd is None:
+            continue
+        rp, rk = fleet_get(rows, pl, "jobs_per_s"), fleet_get(rows, kd, "jobs_per_s")
+        t.append(("%s: keyed >= 0.8x plain" % lbl,
+                  "jobs/s keyed %s / plain %s (medians)" % (
+                      "%.0f" % statistics.median(rk.values()) if rk else "?",
+                      "%.0f" % statistics.median(rp.values()) if rp else "?"),
+                  fleet_ratio(rk, rp), ">= 0.8", lambda x: x >= 0.8, "%.2fx"))
+    if after:
+        base = next((k for k in after if k[0] == "chute" and k[1] == "after:wake-0"), None)
+        for k in after:
+            if k == base:
+                continue
+            ms = fleet_get(rows, k, "p50_ms")
+            n = k[1].split(":")[1].split("-")[-1]
+            if k[0] == "chute":
+                t.append(("queue: waking %s dependents, ms (report)" % n,
+                          "the execute of the one outcome that wakes them (server log)", ms or None, "(report)", None, "%.1f"))
+                if base:
+                    t.append(("queue: the same outcome waking none, ms (report)", "baseline",
+                              fleet_get(rows, base, "p50_ms") or None, "(report)", None, "%.2f"))
+            elif k[0] != "chute-spool":
+                t.append(("%s: waking %s dependents, %s, ms (report)" % (k[0], n, k[1].split(":")[-1]),
+                          "from complete()'s return to none blocked (polled every 5 ms)", ms or None,
+                          "(report)", None, "%.1f"))
+            else:
+                t.append(("spool: waking %s dependents, ms (report)" % n,
+                          "the job's rename into done/ to the last woken one's into new/ (ctimes)", ms or None,
+                          "(report)", None, "%.1f"))
+    if t:
+        target_table(w, t)
     return L
 
 
@@ -808,7 +884,8 @@ def fleet_sched(rows, meta):
         m = re.match(r"sched:([^:]+):(.+)$", k[1])
         if m:
             sched.setdefault(m.group(1), {})[(k[0], m.group(2))] = k
-    skips = sorted((c[len("skip:"):], t) for c, t in meta.items() if c.startswith("skip:"))
+    skips = sorted((c[len("skip:"):], t) for c, t in meta.items() if c.startswith("skip:")
+                   and not re.search(r":(uniq|after)", c))
     if not claim and not sched and not skips:
         return L
     w("### Scheduling (issue 36): priorities, per-key limits, a hot key\n")

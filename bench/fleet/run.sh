@@ -38,6 +38,17 @@
 #                        peers with priorities, per-key limits and a hot key, each counted
 #                        by the witness; sched-claim: chute's claim rate with priorities and
 #                        keys against without, at 1,000 and 100,000 queued)
+#                        uniq after (issue 37, in the default set too: uniq: submit
+#                        throughput with a distinct unique key per job against without, for
+#                        chute (its statement over open connections, its CLI on a queue and
+#                        on a spool), graphile-worker jobKey, pg-boss 10 and 12 singletonKey;
+#                        after: the cost of waking BENCH_FLEET_AFTER dependents, chute's
+#                        queue and spool, and pg-boss 12's flow() at flowIntervalSeconds 5 and 1)
+#   BENCH_FLEET_UNIQ_JOBS     submits of each uniq row (default 2000)
+#   BENCH_FLEET_UNIQ_PROCS    submitters in parallel (default 4)
+#   BENCH_FLEET_UNIQ_CLI_JOBS submits of chute's CLI rows on a queue (default 500: a process pair
+#                        and a connection each)
+#   BENCH_FLEET_AFTER         dependents of the after rows (default 1000)
 #   BENCH_FLEET_SCHED_JOBS    jobs of the sched rows (default 20000)
 #   BENCH_FLEET_SCHED_KEYS    keys they are spread over (default 50)
 #   BENCH_FLEET_SCHED_N       the per-key limit of the keys-lN rows (default 2)
@@ -93,7 +104,7 @@ JOBS=${BENCH_FLEET_JOBS:-20000}
 OUT=${BENCH_FLEET_OUT:-$HERE/results.tsv}
 TMPBASE=${BENCH_FLEET_TMPDIR:-/var/tmp}
 TIMEOUT=${BENCH_FLEET_TIMEOUT:-600}
-ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim forward sched sched-claim} "
+ONLY=" ${BENCH_FLEET_ONLY:-gw boss raw latency chute chute-exec chute-latency chute-claim forward sched sched-claim uniq after} "
 GW_CONFIGS=${BENCH_FLEET_GW_CONFIGS:-defaults batched}
 CHUTE_CONFIGS=${BENCH_FLEET_CHUTE_CONFIGS:-persistent-2x2 persistent-2x2-tmp}
 FWD_BATCH=256 FWD_SIZE=100
@@ -102,6 +113,10 @@ EXEC_JOBS=${BENCH_FLEET_EXEC_JOBS:-2000}
 BACKLOG=${BENCH_FLEET_BACKLOG:-1000000}
 CLAIM_JOBS=${BENCH_FLEET_CLAIM_JOBS:-20000}
 SMALL_BACKLOG=1000
+UNIQ_JOBS=${BENCH_FLEET_UNIQ_JOBS:-2000}
+UNIQ_PROCS=${BENCH_FLEET_UNIQ_PROCS:-4}
+UNIQ_CLI_JOBS=${BENCH_FLEET_UNIQ_CLI_JOBS:-500}
+AFTER_N=${BENCH_FLEET_AFTER:-1000}
 SCHED_JOBS=${BENCH_FLEET_SCHED_JOBS:-20000}
 SCHED_KEYS=${BENCH_FLEET_SCHED_KEYS:-50}
 SCHED_N=${BENCH_FLEET_SCHED_N:-2}
@@ -131,7 +146,7 @@ want() { [[ $ONLY == *" $1 "* ]]; }
 [[ -x $PG_BIN/initdb ]] || { log "no PostgreSQL server binaries in $PG_BIN (apt-get install postgresql)"; exit 1; }
 command -v node >/dev/null || { log "no node (apt-get install nodejs npm)"; exit 1; }
 want_chute=0
-for k in chute chute-exec chute-latency chute-claim forward sched-claim; do want "$k" && want_chute=1; done
+for k in chute chute-exec chute-latency chute-claim forward sched-claim uniq after; do want "$k" && want_chute=1; done
 want sched && [[ " $SCHED_PEERS " == *" chute "* ]] && want_chute=1
 if ((want_chute)); then
 	[[ -x $CHUTE_BIN && -x $(dirname "$CHUTE_BIN")/chute-pgsql ]] ||
@@ -347,6 +362,9 @@ if ((want_chute)); then
 	cc -O2 -Wall -Wextra -D_GNU_SOURCE $(pkg-config --cflags libpq) -o "$DIR/bin/psubmit" \
 		"$HERE/psubmit.c" $(pkg-config --libs libpq)
 	# shellcheck disable=SC2046
+	cc -O2 -Wall -Wextra -D_GNU_SOURCE $(pkg-config --cflags libpq) -o "$DIR/bin/usubmit" \
+		"$HERE/usubmit.c" $(pkg-config --libs libpq)
+	# shellcheck disable=SC2046
 	cc -O2 -Wall -Wextra $(pkg-config --cflags libpq) -o "$DIR/bin/fwdraw" \
 		"$HERE/fwdraw.c" $(pkg-config --libs libpq)
 	export CHUTE=$DIR/bin/chute FLEET_BIN=$DIR/bin
@@ -522,6 +540,42 @@ sched_chute_row() {
 	ran_any=1
 }
 
+# ---- issue 37: unique keys and dependencies
+
+# uniq_chute_row CONFIG ROUND uniq.sh-ARGS...: a uniq.sh row; "skip REASON" (this chute has no
+# unique keys or dependencies) becomes a "meta skip" row and a log line, as sched_chute_row's.
+uniq_chute_row() {
+	local sys=$1 cfg=$2 round=$3 jobs s rate p50 p99 notes
+	shift 3
+	FLEET_WORK=$(mktemp -d "$DIR/work.XXXXXX")
+	export FLEET_WORK
+	bounded "$HERE/uniq.sh" "$@"
+	read -r jobs s rate p50 p99 notes <"$RES"
+	if [[ $jobs == skip ]]; then
+		log "  skipped: $sys $cfg: $s $rate $p50 $p99 $notes"
+		meta "skip:$sys:$cfg" "$s $rate $p50 $p99 $notes"
+		return 0
+	fi
+	row "$sys" "$cfg" "$round" "$jobs" "$s" "$rate" "$p50" "$p99" "$(pin_notes "$notes")"
+	ran_any=1
+}
+
+# uniq_peer PEER MODE ROUND: uniq.js's row for a node peer.
+uniq_peer() {
+	local peer=$1 mode=$2 round=$3 line
+	db "u$peer"
+	bounded node "$HERE/uniq.js" "$peer" "$URI" "$UNIQ_JOBS" "$UNIQ_PROCS" "$mode"
+	line=$(node -e '
+		const r = JSON.parse(process.argv[1]);
+		console.log([r.system, "uniq:" + r.mode, process.argv[2], r.jobs, r.seconds.toFixed(3), r.jobs_per_s.toFixed(0), "-", "-",
+			`via=one_pool,conc=${r.conc},checked=${r.counted}` + (process.argv[3] ? "," + process.argv[3] : "")].join("\t"));
+	' "$(cat "$RES")" "$round" "$(extra_notes)")
+	printf '%s\n' "$line" >>"$OUT"
+	log "  $(cut -f1,2,6 <<<"$line" | tr '\t' ' ') jobs/s"
+	ran_any=1
+}
+
+export FLEET_PG_LOG=$DIR/server.log
 t_all=$(date +%s)
 for ((round = 1; round <= ROUNDS; round++)); do
 	for n in "${sizes[@]}"; do
@@ -666,6 +720,57 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				on_shm sched_chute_row "$cfg" "$round" "$mix" schedclaim "$URI" "$q" "$CLAIM_JOBS" "$mix"
 			done
 		done
+	fi
+	if want uniq; then
+		# Plain, then keyed, one system after the other; each in a fresh database or spool.
+		for peer in gw boss boss12; do
+			for mode in plain keyed; do
+				log "round $round: uniq $peer $mode, $UNIQ_JOBS submits, $UNIQ_PROCS at a time (load $(load))"
+				uniq_peer "$peer" "$mode" "$round"
+			done
+		done
+		for mode in plain keyed; do
+			log "round $round: uniq chute statement (usubmit) $mode, $UNIQ_JOBS submits over $UNIQ_PROCS connections (load $(load))"
+			db uconn
+			uniq_chute_row chute "uniq:$mode:statement" "$round" conn "$URI" "$UNIQ_JOBS" "$UNIQ_PROCS" "$mode"
+		done
+		for mode in plain keyed; do
+			log "round $round: uniq chute CLI on a queue, $mode, $UNIQ_CLI_JOBS processes, $UNIQ_PROCS at a time (load $(load))"
+			db ucli
+			uniq_chute_row chute "uniq:$mode:cli-queue" "$round" cli "$URI" "$UNIQ_CLI_JOBS" "$UNIQ_PROCS" "$mode"
+		done
+		for mode in plain keyed; do
+			log "round $round: uniq chute CLI on a spool, $mode, $UNIQ_JOBS processes, $UNIQ_PROCS at a time (load $(load))"
+			spool=$(mktemp -d "$DIR/spool.XXXXXX")
+			uniq_chute_row chute-spool "uniq:$mode:cli" "$round" cli "$spool/s" "$UNIQ_JOBS" "$UNIQ_PROCS" "$mode"
+		done
+	fi
+	if want after; then
+		# The outcome that wakes nobody (the baseline), then the one that wakes AFTER_N.
+		for k in 0 "$AFTER_N"; do
+			log "round $round: after: chute queue, one job's outcome waking $k (load $(load))"
+			db after
+			uniq_chute_row chute "after:wake-$k" "$round" after-pg "$URI" "$k"
+		done
+		log "round $round: after: chute spool, one job's done waking $AFTER_N (load $(load))"
+		spool=$(mktemp -d "$DIR/spool.XXXXXX")
+		uniq_chute_row chute-spool "after:wake-$AFTER_N" "$round" after-spool "$spool" "$AFTER_N"
+		# pg-boss 12's flow(): its resolver unblocks every flowIntervalSeconds (5 by default, 1 at least).
+		for flow in 5 1; do
+			log "round $round: after: pg-boss 12 flow(), complete() waking $AFTER_N, flowIntervalSeconds $flow (load $(load))"
+			db aboss12
+			bounded node "$HERE/uniq.js" boss12-after "$URI" "$AFTER_N" "$flow"
+			node -e '
+				const r = JSON.parse(process.argv[1]);
+				console.log([r.system, `after:wake-${r.woken}:flow${r.flow_s}`, process.argv[2], r.woken, (r.wake_ms / 1000).toFixed(4), "-",
+					r.wake_ms.toFixed(1), "-", `complete_ms=${r.complete_ms.toFixed(1)},from=complete_return,poll_ms=5` +
+					(process.argv[3] ? "," + process.argv[3] : "")].join("\t"));
+			' "$(cat "$RES")" "$round" "$(extra_notes)" >>"$OUT"
+			ran_any=1
+		done
+		meta "skip:graphile-worker:after" "no dependencies (graphile-worker declined them, #458)"
+		meta "skip:pg-boss:after" "pg-boss 10.4.2 has no dependsOn (pg-boss 12's flow() is measured)"
+		log "  graphile-worker: no dependencies (#458); pg-boss 10.4.2: none"
 	fi
 done
 ((ran_any)) || { log "nothing selected by BENCH_FLEET_ONLY=$ONLY"; exit 64; }
