@@ -239,9 +239,14 @@ timed_drain() {
 	# KEEP_DONE=0: the queue keeps no done job (issue 38's retention): each
 	# leaves the database in its outcome statement.
 	[[ -z ${KEEP_DONE:-} ]] || "$CHUTE" retention "$URI" --done "$KEEP_DONE" >/dev/null
+	# BENCH_PRE_SQL: a statement run after the setup, for an experiment.
+	[[ -z ${BENCH_PRE_SQL:-} ]] || sql -c "$BENCH_PRE_SQL" >/dev/null
 	s0=$(server_cpu) m0=$(machine_cpu)
 	run_workers "$procs" "$@"
 	s1=$(server_cpu) m1=$(machine_cpu)
+	# BENCH_POST_SQL: a statement run after the drain (pg_stat_statements),
+	# its output appended to BENCH_POST_OUT.
+	[[ -z ${BENCH_POST_SQL:-} ]] || sql -c "$BENCH_POST_SQL" >>"${BENCH_POST_OUT:-/dev/null}"
 	if [[ ${KEEP_DONE:-} == 0 ]]; then
 		# Nothing left: no row, no payload, no failure (failed jobs are kept).
 		[[ $(sql -c 'SELECT (SELECT count(*) FROM chute.jobs) + (SELECT count(*) FROM chute.payloads)') == 0 ]] ||

@@ -410,6 +410,16 @@ JOB_KEY_CHECK "),"
 "CREATE INDEX IF NOT EXISTS live_ready ON chute.live"
 " (queue, priority DESC, run_at, id)"
 " WHERE state IN ('new', 'defer') AND NOT parked;\n"
+/*
+ * The claim in age order (one in SCHED_FIFO_EVERY: no starvation) on the
+ * same rows: the oldest that may start, whatever their priority, read in
+ * index order.  A walk over live_ready's priorities instead read through
+ * every dead entry at the front of each priority's range: 15.8 ms a claim
+ * against 3.9 for the plain one (pg_stat_statements, 100,000 jobs, two
+ * workers), a third of the server's time per job.
+ */
+"CREATE INDEX IF NOT EXISTS live_due ON chute.live (queue, run_at, id)"
+" WHERE state IN ('new', 'defer') AND NOT parked;\n"
 /* A key's parked jobs, the best first: the one admitted next. */
 "CREATE INDEX IF NOT EXISTS live_parked ON chute.live"
 " (queue, key, priority DESC, run_at, id) WHERE parked;\n"

@@ -179,22 +179,14 @@ static const char claim_sql[] = CLAIM_SQL(
     " FOR UPDATE SKIP LOCKED)", "c.priority DESC, c.run_at, c.id");
 /*
  * No starvation: one claim in SCHED_FIFO_EVERY of each worker takes the
- * oldest jobs that may start, whatever their priority.  The index is in
- * priority's order, so the oldest of each priority in use are taken (a
- * walk down the distinct priorities, one probe each: as many as there
- * are priorities waiting, at most 201), and the oldest of those kept.
+ * oldest jobs that may start, whatever their priority, in the order of
+ * live_due (the same rows as live_ready, by age).
  */
 static const char claim_fifo_sql[] = CLAIM_SQL(
-    "RECURSIVE lv(p) AS ((SELECT priority FROM chute.live WHERE " READY
-    NOT_PAUSED " ORDER BY priority DESC LIMIT 1) UNION ALL"
-    " SELECT (SELECT priority FROM chute.live WHERE " READY
-    " AND priority < lv.p ORDER BY priority DESC LIMIT 1) FROM lv"
-    " WHERE lv.p IS NOT NULL),"
-    " picked AS MATERIALIZED (SELECT x.ctid FROM lv CROSS JOIN LATERAL"
-    " (SELECT ctid, run_at, id FROM chute.live WHERE " READY
-    " AND priority = lv.p AND run_at <= now() ORDER BY priority DESC,"
-    " run_at, id LIMIT $2::integer FOR UPDATE SKIP LOCKED) x"
-    " ORDER BY x.run_at, x.id LIMIT $2::integer)", "c.run_at, c.id");
+    "picked AS MATERIALIZED (SELECT ctid FROM chute.live"
+    " WHERE " READY " AND run_at <= now()" NOT_PAUSED
+    " ORDER BY run_at, id LIMIT $2::integer"
+    " FOR UPDATE SKIP LOCKED)", "c.run_at, c.id");
 #undef CLAIM_SQL
 /*
  * A queue with a rule for the whole queue or a rate (chute.queues.limited,
