@@ -219,6 +219,33 @@ submit_one(struct submit *sb, const char *file)
 }
 
 /*
+ * The one input of --unique and --after (FILE, or - for stdin), read whole
+ * into *body (free it): 0, or EX_NOINPUT after one line.
+ */
+static int
+one_input(const char *file, char **body, size_t *len)
+{
+	bool is_stdin = strcmp(file, "-") == 0;
+	int fd;
+
+	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
+	    == -1) {
+		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
+		return EX_NOINPUT;
+	}
+	*body = slurp(fd, len);
+	if (!is_stdin)
+		close(fd);
+	if (*body == NULL) {
+		fprintf(stderr, "chute: %s: %s\n", file, errno == EFBIG ?
+		    "larger than the limit of a job in a PostgreSQL queue" :
+		    strerror(errno));
+		return EX_NOINPUT;
+	}
+	return 0;
+}
+
+/*
  * --unique: the one input, read whole, under its ID with ",u=KEY" (a
  * spool's name for it, so that a job forwarded and one submitted here
  * carry the key alike).  The exit status, after its line.
@@ -226,27 +253,13 @@ submit_one(struct submit *sb, const char *file)
 static int
 submit_unique(struct pg *pg, struct submit *sb, const char *file)
 {
-	bool is_stdin = strcmp(file, "-") == 0;
 	char id[NAME_MAX + 1], *body;
 	size_t len;
-	int fd, rc;
+	int rc;
 
-	if ((rc = uq_make_id(&sb->u, sb->id, id, sizeof(id))) != 0)
+	if ((rc = uq_make_id(&sb->u, sb->id, id, sizeof(id))) != 0 ||
+	    (rc = one_input(file, &body, &len)) != 0)
 		return rc;
-	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
-	    == -1) {
-		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
-		return EX_NOINPUT;
-	}
-	body = slurp(fd, &len);
-	if (!is_stdin)
-		close(fd);
-	if (body == NULL) {
-		fprintf(stderr, "chute: %s: %s\n", file, errno == EFBIG ?
-		    "larger than the limit of a job in a PostgreSQL queue" :
-		    strerror(errno));
-		return EX_NOINPUT;
-	}
 	rc = pgcmd_submit_unique(pg, &sb->u, id, body, len, sb->delay, sb->at,
 	    sb->prio, sb->key);
 	free(body);
@@ -257,29 +270,16 @@ submit_unique(struct pg *pg, struct submit *sb, const char *file)
 static int
 submit_after(struct pg *pg, struct submit *sb, const char *file)
 {
-	bool is_stdin = strcmp(file, "-") == 0;
 	char id[NAME_MAX + 1], *body;
 	size_t len;
-	int fd, rc;
+	int rc;
 
 	if (sb->id != NULL)
 		strlcpy(id, sb->id, sizeof(id));
 	else
 		id_generate(id, sizeof(id));
-	if ((fd = is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC))
-	    == -1) {
-		fprintf(stderr, "chute: %s: %s\n", file, strerror(errno));
-		return EX_NOINPUT;
-	}
-	body = slurp(fd, &len);
-	if (!is_stdin)
-		close(fd);
-	if (body == NULL) {
-		fprintf(stderr, "chute: %s: %s\n", file, errno == EFBIG ?
-		    "larger than the limit of a job in a PostgreSQL queue" :
-		    strerror(errno));
-		return EX_NOINPUT;
-	}
+	if ((rc = one_input(file, &body, &len)) != 0)
+		return rc;
 	rc = pgcmd_submit_after(pg, &sb->a, id, body, len, sb->prio, sb->key);
 	free(body);
 	return rc;
