@@ -538,6 +538,7 @@ m_schedclaim() {
 	VACUUM=1 sched_prepare "$mix"
 	((MIX_N == queued)) || die "mix $mix is not of $queued jobs"
 	: >"$wf"
+	[[ -z ${BENCH_PRE_SQL:-} ]] || sql -c "$BENCH_PRE_SQL" >/dev/null
 	s0=$(server_cpu) m0=$(machine_cpu)
 	T0_US=$("$BIN/witness" now)
 	if ((queued <= measure)); then
@@ -547,6 +548,7 @@ m_schedclaim() {
 		run_workers 1 --persistent -j 2 -- "$BIN/witness" persistent "$wf" 0 "$WORK/count" "$measure"
 	fi
 	s1=$(server_cpu) m1=$(machine_cpu)
+	[[ -z ${BENCH_POST_SQL:-} ]] || sql -c "$BENCH_POST_SQL" >>"${BENCH_POST_OUT:-/dev/null}"
 	n=$(count_state 'done')
 	((n >= measure)) || die "only $n jobs done, wanted $measure"
 	s=$(calc "($T1 - $T0) / 1000")
