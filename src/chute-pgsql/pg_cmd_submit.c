@@ -363,10 +363,12 @@ pgcmd_submit(int argc, char **argv)
 	struct pg pg;
 	int rc, r, n;
 
-	if ((rc = pgcmd_take(&argc, argv, "submit", &pg, true)) != 0 ||
-	    (rc = submit_parse(argc, argv, &sb)) != 0) {
-		af_free(&sb.a);
+	if ((rc = pgcmd_take(&argc, argv, "submit", &pg, true)) != 0)
 		return rc;
+	/* The URI parsed is freed on a usage error too (LeakSanitizer). */
+	if ((rc = submit_parse(argc, argv, &sb)) != 0) {
+		af_free(&sb.a);
+		return pgcmd_done(&pg, rc);
 	}
 	files = optind < argc ? argv + optind : stdin_only;
 	n = optind < argc ? argc - optind : 1;

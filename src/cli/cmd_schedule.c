@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/chute.h"
@@ -18,14 +19,26 @@ static const char *
 take_spool(int *argc, char **argv, const char *cmd)
 {
 	const char *path;
+	bool *keep;
 
 	if (*argc < 2 || argv[1][0] == '-') {
 		usage_error(cmd, "no spool given");
 		return NULL;
 	}
 	path = argv[1];
-	memmove(argv + 1, argv + 2, (size_t)(*argc - 2) * sizeof(*argv));
-	argv[--*argc] = NULL;
+	/*
+	 * Out of the command's sight, kept in the array after the NULL
+	 * (cmd_compact): setproctitle_init made the words copies that only
+	 * argv points to, and a word dropped was a leak to LeakSanitizer.
+	 */
+	if ((keep = calloc((size_t)*argc + 1, sizeof(*keep))) == NULL) {
+		fprintf(stderr, "chute: %s: out of memory\n", cmd);
+		return NULL;
+	}
+	for (int i = 0; i < *argc; i++)
+		keep[i] = i != 1;
+	cmd_compact(argc, argv, keep);
+	free(keep);
 	return path;
 }
 
