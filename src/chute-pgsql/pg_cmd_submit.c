@@ -372,10 +372,13 @@ pgcmd_submit(int argc, char **argv)
 	}
 	files = optind < argc ? argv + optind : stdin_only;
 	n = optind < argc ? argc - optind : 1;
-	if ((sb.ids = calloc((size_t)n, sizeof(*sb.ids))) == NULL)
+	if ((sb.ids = calloc((size_t)n, sizeof(*sb.ids))) == NULL) {
+		af_free(&sb.a);
 		return pgcmd_done(&pg, EX_SOFTWARE);
+	}
 	if (pg_connect(&pg, false, 0) == -1 || (rc = pg_schema_check(&pg)) != 0) {
 		free(sb.ids);
+		af_free(&sb.a);
 		return pgcmd_done(&pg, rc ? rc : pg_fail(&pg, "connect"));
 	}
 	if (sb.u.key != NULL || sb.a.given) {
