@@ -22,6 +22,10 @@
 					   10: unique keys;
 					   11: recurring jobs (schedules, ticks);
 					   12: dependencies */
+/* pg_schema_sched.c: the schema's versions 8 to 12, run by chute init. */
+extern const char pg_schema8[], pg_schema9[], pg_schema10[], pg_schema11[],
+	    pg_schema12[];
+
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created," \
 	" claimed, priority, key"
