@@ -151,23 +151,29 @@ boot_ms(void)
  * In the reaper: the timer at D's WHEN, the low 32 bits of a time on our
  * clock within 2^31 ms of now (so the time the message spent on its way
  * does not count); WHEN 0 disarms it.  One already past fires at once.
+ * Armed relative to our own reading of the clock, not at an absolute
+ * time: the owner's clock and ours are read the same way, the kernel's
+ * need not be (an interposed clock_gettime, as libfaketime's, shifts an
+ * absolute timerfd time by its offset and fired a 5 h fast worker's
+ * deadline at once, killing its handlers: netns.sh's clock scenario).
  */
 static void
 arm(int tfd, int32_t when)
 {
 	struct itimerspec it = { { 0, 0 }, { 0, 0 } };
-	int64_t now = boot_ms(), at;
+	int64_t now = boot_ms(), in;
 
 	if (tfd == -1)
 		return;
 	if (when != 0) {
-		at = now + (int32_t)((uint32_t)when - (uint32_t)now);
-		if (at <= 0)
-			at = 1;		/* a zero it_value would disarm */
-		it.it_value.tv_sec = (time_t)(at / 1000);
-		it.it_value.tv_nsec = (long)(at % 1000) * 1000000;
+		in = (int32_t)((uint32_t)when - (uint32_t)now);
+		if (in <= 0)
+			in = 0;
+		it.it_value.tv_sec = (time_t)(in / 1000);
+		/* a zero it_value would disarm: 1 ns is "at once" */
+		it.it_value.tv_nsec = in == 0 ? 1 : (long)(in % 1000) * 1000000;
 	}
-	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &it, NULL);
+	timerfd_settime(tfd, 0, &it, NULL);
 }
 
 /* In the reaper: one message heeded; true if it was a deadline (D). */
