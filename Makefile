@@ -322,9 +322,9 @@ FZ_OBJ := $(LIB_SRC:src/%.c=$(FZ)/obj/%.o)
 FZ_FLAGS_VARS := FUZZ_CC FZ_FLAGS PKG_LIBS PKG_VERSIONS PG_PKG_CFLAGS \
 	PG_PKG_LIBS
 # fuzz_claim reads claim replies through queue_pg.c: chute-pgsql's
-# objects it needs, with libpq's flags.
-FZ_PG_OBJ := $(patsubst %,$(FZ)/obj/queue/pg/%.o,queue_pg queue_pg_conn \
-	queue_pg_claim queue_pg_outcome queue_pg_retain pg_conn pg_queues pg_reply pg_schema)
+# library, every object of it (a list went stale twice as files split),
+# with libpq's flags.
+FZ_PG_OBJ := $(PG_LIB_SRC:src/%.c=$(FZ)/obj/%.o)
 
 # fuzz_html feeds the dashboard's escapers (web_html.c): that object
 # alone, which includes no header of libmicrohttpd's, so none of its flags.
