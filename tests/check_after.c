@@ -272,6 +272,37 @@ END_TEST
  * A spool made before wait/ and after/: the first chute that may makes
  * them (here the submit; an owner always may), and nothing else changes.
  */
+/*
+ * IDs given to --after as submit printed them: a spool's ID ends with
+ * its attributes (",p=5,k=k1", ",u=u1"), whose commas are the ID's own.
+ */
+static void
+after_ids_with_attributes(const char *store)
+{
+	char one[256], two[256];
+
+	t_write(RP("in"), "x\n");
+	EXPECT(CHUTE("submit", store, "--priority", "5", "--key", "k1",
+	    RP("in")) == 0, "one: %s", T.err);
+	snprintf(one, sizeof(one), "%.*s", (int)strcspn(T.out, "\n"), T.out);
+	EXPECT(CHUTE("submit", store, "--unique", "u1", RP("in")) == 0,
+	    "two: %s", T.err);
+	snprintf(two, sizeof(two), "%.*s", (int)strcspn(T.out, "\n"), T.out);
+	EXPECT(CHUTE("submit", store, "--id", "w", "--after", P("%s,%s", one,
+	    two), RP("in")) == 0, "--after %s,%s: %s", one, two, T.err);
+	EXPECT(CHUTE("status", store, "w") == 0 && strstr(T.out, " wait ") &&
+	    strstr(T.out, one) && strstr(T.out, two), "w: %s", T.out);
+	/* A bad attribute is still an unknown ID, named whole. */
+	EXPECT(CHUTE("submit", store, "--after", P("%s,z=1", one), RP("in")) ==
+	    1 && strstr(T.err, ",z=1"), "%s", T.err);
+}
+
+START_TEST(test_ids_with_attributes_are_given_to_after_as_printed)
+{
+	after_ids_with_attributes(T.spool);
+}
+END_TEST
+
 START_TEST(test_a_spool_made_before_wait_gets_it)
 {
 	pid_t owner;
@@ -532,6 +563,12 @@ START_TEST(test_cancel_and_bad_lists_in_a_queue)
 }
 END_TEST
 
+START_TEST(test_ids_with_attributes_are_given_to_after_as_printed_in_a_queue)
+{
+	after_ids_with_attributes(t_uri);
+}
+END_TEST
+
 /*
  * chute forward leaves a spool's waiting job in wait/, saying so: its
  * dependencies are the spool's jobs, not the queue's.
@@ -624,6 +661,7 @@ after_suite(void)
 	tcase_add_test(tc, test_cancel_of_a_waiting_job_and_of_a_job_waited_for);
 	tcase_add_test(tc, test_unknown_ids_and_bad_lists_are_refused_with_nothing_written);
 	tcase_add_test(tc, test_a_spool_made_before_wait_gets_it);
+	tcase_add_test(tc, test_ids_with_attributes_are_given_to_after_as_printed);
 	tcase_add_test(tc, test_a_submit_killed_at_either_rename_leaves_no_job);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
@@ -635,6 +673,7 @@ after_suite(void)
 	tcase_add_test(tc, test_cancel_and_bad_lists_in_a_queue);
 	tcase_add_test(tc, test_a_keyed_job_that_waits_takes_no_place_of_its_key);
 	tcase_add_test(tc, test_forward_leaves_waiting_jobs_in_the_spool);
+	tcase_add_test(tc, test_ids_with_attributes_are_given_to_after_as_printed_in_a_queue);
 	tcase_add_test(tc, test_an_end_during_a_submit_waits_for_it_and_settles_its_edge);
 	suite_add_tcase(s, tc);
 	return s;

@@ -59,6 +59,25 @@ add(struct af_opts *a, const char *p, size_t len, const char *from)
 	return 0;
 }
 
+/*
+ * The next separator from p, or end.  A comma followed by an attribute
+ * (",L=": ",p=5", ",k=KEY", ",u=KEY", base/sched.h) is the ID's own:
+ * the IDs submit prints end so, and are pasted into --after as printed.
+ */
+static const char *
+next_sep(const char *p, const char *end, char sep)
+{
+	const char *q = p;
+
+	while ((q = memchr(q, sep, (size_t)(end - q))) != NULL) {
+		if (sep != ',' || end - q < 3 || q[1] < 'a' || q[1] > 'z' ||
+		    q[2] != '=')
+			return q;
+		q++;
+	}
+	return end;
+}
+
 /* The IDs of s, split at sep; empty pieces only where allowed. */
 static int
 add_list(struct af_opts *a, const char *s, size_t len, char sep,
@@ -68,9 +87,7 @@ add_list(struct af_opts *a, const char *s, size_t len, char sep,
 	int rc;
 
 	while (p <= end) {
-		q = memchr(p, sep, (size_t)(end - p));
-		if (q == NULL)
-			q = end;
+		q = next_sep(p, end, sep);
 		if ((q > p || !empty_ok) &&
 		    (rc = add(a, p, (size_t)(q - p), from)) != 0)
 			return rc;
