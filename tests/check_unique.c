@@ -7,10 +7,13 @@
  * spools forwarding the same key into one queue make one job, and bad
  * keys are refused with one line and nothing written.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/spool.h"
+#include "store/unique.h"
 #include "suites.h"
 #include "t_cli.h"
 #include "t_fleet.h"
@@ -445,6 +450,107 @@ bad_keys(const char *store)
 	    RP("in")) == 64, "an --id with the attribute already");
 }
 
+/* The ID on T.out's first line. */
+static const char *
+printed_id(void)
+{
+	return P("%.*s", (int)strcspn(T.out, "\n"), T.out);
+}
+
+/*
+ * The owner's pass over unique/ (at its start, then hourly) removes the
+ * file of a key no job holds, and keeps the others: a key held by a job
+ * waiting, one kept by a done job, one whose flock another process holds.
+ */
+START_TEST(test_the_owner_removes_the_files_of_free_keys_only)
+{
+	char dir[PATH_MAX];
+	pid_t owner;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/unique", T.spool);
+	EXPECT(submit_key(T.spool, "fin", "active") == 0 &&
+	    submit_key(T.spool, "kept", "kept") == 0, "submits: %s", T.err);
+	EXPECT(DRAIN("--", h_journal()) == 0, "drain");
+	EXPECT(CHUTE("submit", T.spool, "--unique", "held", "--delay", "1h",
+	    RP("in")) == 0, "held: %s", T.err);
+	EXPECT(submit_key(T.spool, "busy", "active") == 0, "busy: %s", T.err);
+	EXPECT(CHUTE("cancel", T.spool, printed_id()) == 0, "cancel");
+	fd = open(P("%s/busy", dir), O_RDWR | O_CLOEXEC);
+	EXPECT(fd != -1 && flock(fd, LOCK_EX) == 0, "flock busy");
+	owner = OWNER("--", h_journal());
+	WAIT_UNTIL(!t_exists(P("%s/fin", dir)), 10000, "fin's file removed: %s",
+	    t_log_of(owner));
+	WAIT_UNTIL(strstr(t_log_of(owner), "1 free keys' files removed"),
+	    10000, "said: %s", t_log_of(owner));
+	EXPECT(t_exists(P("%s/kept", dir)) && t_exists(P("%s/held", dir)) &&
+	    t_exists(P("%s/busy", dir)), "the others kept");
+	close(fd);
+	/* The key is free, and taken again with a file made again. */
+	EXPECT(submit_key(T.spool, "fin", "active") == 0 &&
+	    t_exists(P("%s/fin", dir)), "fin again: %s", T.err);
+	EXPECT(submit_key(T.spool, "kept", "kept") == EXIT_HELD_ &&
+	    submit_key(T.spool, "held", "active") == EXIT_HELD_, "still held");
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+}
+END_TEST
+
+/* Is a process blocked in flock(2) on inode ino (/proc/locks "->")? */
+static bool
+lock_waited(ino_t ino)
+{
+	char *locks = t_slurp("/proc/locks"), *line, *save = NULL;
+	const char *tail = P(":%llu ", (unsigned long long)ino);
+	bool yes = false;
+
+	for (line = locks ? strtok_r(locks, "\n", &save) : NULL; line && !yes;
+	    line = strtok_r(NULL, "\n", &save))
+		yes = strstr(line, ": -> FLOCK") != NULL &&
+		    strstr(line, tail) != NULL;
+	free(locks);
+	return yes;
+}
+
+/*
+ * The sweep's race, played by hand: a submitter has opened a key's file
+ * and waits on its flock while the sweep, holding it, removes the file.
+ * Once it has the lock it must see the file is no longer the key's and
+ * open the name again, or it and the next submitter would hold two
+ * locks of one key.  The holder it writes must be in the key's file.
+ */
+START_TEST(test_a_key_s_file_removed_under_a_waiting_submitter_is_opened_again)
+{
+	struct spool sp;
+	struct unique_hold h;
+	struct stat st;
+	pid_t kid;
+	int fd, status;
+
+	EXPECT(submit_key(T.spool, "k", "active") == 0, "k: %s", T.err);
+	EXPECT(CHUTE("cancel", T.spool, printed_id()) == 0, "cancel");
+	EXPECT(spool_open(&sp, T.spool) == 0, "spool_open");
+	fd = open(P("%s/unique/k", T.spool), O_RDWR | O_CLOEXEC);
+	EXPECT(fd != -1 && flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0,
+	    "the sweep's flock");
+	if ((kid = fork()) == 0) {
+		close(fd);	/* the flock is the description's: not ours */
+		if (unique_lock(&sp, "k", true, &h) != 0 ||
+		    unique_set(&h, UQ_ACTIVE, "mine") != 0)
+			_exit(1);
+		_exit(0);
+	}
+	WAIT_UNTIL(lock_waited(st.st_ino), 10000, "the submitter waits");
+	EXPECT(unlink(P("%s/unique/k", T.spool)) == 0, "the sweep's unlink");
+	close(fd);
+	EXPECT(waitpid(kid, &status, 0) == kid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0, "unique_lock: %#x", status);
+	EXPECT(t_exists(P("%s/unique/k", T.spool)) && strcmp(t_slurp(
+	    P("%s/unique/k", T.spool)), "active mine\n") == 0,
+	    "the holder is in the key's file");
+	spool_close(&sp);
+}
+END_TEST
+
 START_TEST(test_bad_unique_keys_are_refused_with_one_line_on_a_spool)
 {
 	bad_keys(T.spool);
@@ -637,6 +743,8 @@ unique_suite(void)
 	tcase_add_test(tc, test_replace_moves_a_waiting_job_between_new_and_defer);
 	tcase_add_test(tc, test_a_replace_killed_at_any_rename_loses_no_job);
 	tcase_add_test(tc, test_bad_unique_keys_are_refused_with_one_line_on_a_spool);
+	tcase_add_test(tc, test_the_owner_removes_the_files_of_free_keys_only);
+	tcase_add_test(tc, test_a_key_s_file_removed_under_a_waiting_submitter_is_opened_again);
 	suite_add_tcase(s, tc);
 	if (t_pg_skip())
 		return s;

@@ -1,11 +1,13 @@
 /*
  * unique.c: a spool's unique keys.  SPOOL/unique/KEY is a regular file of
  * one line, "STATES ID" (STATES waiting, active or kept), or empty: no
- * holder.  It is made once and never removed, so that its flock is the
- * one lock of the key: a file removed and made again would give two
- * processes two locks.  Whoever takes the key (chute submit, the owner
- * for a job dropped in by hand) holds the flock from its look at the
- * holder until the job is in new/ or defer/.
+ * holder.  Its flock is the one lock of the key.  Whoever takes the key
+ * (chute submit, the owner for a job dropped in by hand) holds the flock
+ * from its look at the holder until the job is in new/ or defer/.  The
+ * owner removes the file of a free key (unique_sweep), under its flock;
+ * so everyone who flocks a key's file checks, once it has the lock, that
+ * the name still gives that file, and opens it again if not: a file
+ * removed and made again never gives two processes two locks.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -121,8 +123,9 @@ key_read(struct unique_hold *h)
 	strlcpy(h->id, sp + 1, sizeof(h->id));
 }
 
-int
-unique_lock(struct spool *sp, const char *key, bool wait,
+/* Open and flock the key's file once, and read it: 0, 1 busy, or -1. */
+static int
+lock_once(struct spool *sp, const char *key, bool wait,
     struct unique_hold *h)
 {
 	h->id[0] = '\0';
@@ -142,6 +145,75 @@ unique_lock(struct spool *sp, const char *key, bool wait,
 	}
 	key_read(h);
 	return 0;
+}
+
+/* Does key's name in unique/ still give fd's file (not removed)? */
+static int
+still_named(struct spool *sp, const char *key, int fd)
+{
+	char path[sizeof(UNIQUE_DIR) + NAME_MAX + 1];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "%s/%s", UNIQUE_DIR, key);
+	if (fstat(fd, &a) == -1)
+		return -1;
+	if (fstatat(sp->root, path, &b, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0 : -1;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int
+unique_lock(struct spool *sp, const char *key, bool wait,
+    struct unique_hold *h)
+{
+	int rc, named;
+
+	/*
+	 * A sweep removes a free key's file under its flock: one we opened
+	 * before that and flocked after is no longer the key's; open the
+	 * name again.  Each turn needs a sweep between our open and our
+	 * flock, and a sweep takes a key held by no job, so few are taken.
+	 */
+	for (int tries = 0; tries < 100; tries++) {
+		if ((rc = lock_once(sp, key, wait, h)) != 0)
+			return rc;
+		if ((named = still_named(sp, key, h->fd)) == 1)
+			return 0;
+		close_saved(h->fd);
+		h->fd = -1;
+		if (named == -1)
+			return -1;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+int
+unique_sweep(struct spool *sp, int dir, const char *key)
+{
+	struct unique_hold h;
+	int st, rc = 0;
+
+	h.fd = openat(dir, key, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (h.fd == -1)
+		return errno == ENOENT ? 0 : -1;
+	/* Held by a submitter or owner taking it: theirs, not ours. */
+	if (flock(h.fd, LOCK_EX | LOCK_NB) == -1) {
+		close_saved(h.fd);
+		return errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	}
+	if (still_named(sp, key, h.fd) == 1) {
+		key_read(&h);
+		/*
+		 * Free: no job names it, or the job is out of its states.
+		 * Removed under the flock: whoever waits on it finds the name
+		 * gone (or another file) once it has it, and opens again.
+		 */
+		if (!unique_held(sp, &h, &st))
+			rc = unlinkat(dir, key, 0) == 0 ? 1 : -1;
+	}
+	close_saved(h.fd);
+	return rc;
 }
 
 int

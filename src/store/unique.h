@@ -5,6 +5,8 @@
  * key: submitters and the owner.  A key is held while the job it names
  * is in the states it was taken for: nothing frees it but the job's own
  * moves, so a crash can leave no key taken by a job that is not there.
+ * The owner removes the files of free keys (unique_sweep), under their
+ * flock, and unique_lock opens a removed one again.
  */
 #ifndef STORE_UNIQUE_H
 #define STORE_UNIQUE_H
@@ -37,6 +39,13 @@ struct unique_hold {
  */
 int	 unique_lock(struct spool *sp, const char *key, bool wait,
 	    struct unique_hold *h);
+
+/*
+ * The owner's sweep of one file of unique/ (dir, open on it): removed if
+ * its key is free (no job named, or the job out of its states) and no
+ * one holds its flock.  1 removed, 0 kept (held, busy, gone), -1 errno.
+ */
+int	 unique_sweep(struct spool *sp, int dir, const char *key);
 
 /*
  * The job unique/key names into id ("" none, or no file), read without

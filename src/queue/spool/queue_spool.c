@@ -206,6 +206,7 @@ sq_due(struct queue *q, msec_t mono)
 		spoolq_scan_step(sq, SCAN_CHUNK);
 	recheck(sq, mono);
 	spoolq_retain_step(sq, mono);
+	spoolq_unique_step(sq, mono);
 	if (!sq->c.in_place)
 		spoolq_keys_due(sq, mono);
 	if (sq->next_defer != 0 && sq->next_defer <= now_ms())
@@ -245,6 +246,7 @@ sq_next(struct queue *q, msec_t mono)
 	if (sq->next_defer != 0)
 		t = min_ms(t, mono + (sq->next_defer - now_ms()));
 	t = min_ms(t, spoolq_retain_next(sq, mono));
+	t = min_ms(t, spoolq_unique_next(sq, mono));
 	/* forward's loop waits for this, not for commit's answer. */
 	return min_ms(t, sq->commit_due);
 }
@@ -321,6 +323,7 @@ sq_close(struct queue *q)
 	if (sq->scan != NULL)
 		closedir(sq->scan);
 	spoolq_retain_close(sq);
+	spoolq_unique_close(sq);
 	spoolq_after_close(sq);
 	watch_close(sq->w);
 	nameq_free(sq->ready);

@@ -90,6 +90,10 @@ struct spoolq {
 	unsigned	 nstarts;	/* claims made: each SCHED_FIFO_EVERYth the oldest */
 	/* Jobs in wait/ and the jobs they wait for (queue_spool_after.c). */
 	struct after_index *after;
+	/* A pass over unique/ removing free keys' files (queue_spool_unique.c). */
+	DIR		*uq_dir;	/* the pass in progress */
+	msec_t		 uq_next;	/* monotonic: the next pass; 0 at the start */
+	unsigned	 uq_removed, uq_failed;	/* this pass's */
 };
 
 /*
@@ -147,6 +151,14 @@ int	 spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
  * busy, an error: said): it went where it had to.
  */
 bool	 spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags);
+/*
+ * A bounded step of the pass over unique/ that removes the files of keys
+ * no job holds (unique_sweep): at the start, then once an hour; when the
+ * next step is due; the pass closed (at the end).
+ */
+void	 spoolq_unique_step(struct spoolq *sq, msec_t mono);
+msec_t	 spoolq_unique_next(struct spoolq *sq, msec_t mono);
+void	 spoolq_unique_close(struct spoolq *sq);
 
 /*
  * Open and check new/name for a claim (ready_checkb, with flags).  True

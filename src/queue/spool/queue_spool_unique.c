@@ -3,9 +3,12 @@
  * first claim.  A job dropped into new/ by hand as NAME,u=KEY takes the
  * key as chute submit would (for the states "active"), or, when another
  * job holds it, is refused to failed/ with the holder's ID: the rule is
- * the same for every submitter (spool-layout.md, "Unique keys").
+ * the same for every submitter (spool-layout.md, "Unique keys").  And
+ * the pass that removes the files of keys no job holds any more, so that
+ * unique/ holds the keys in use, not every key ever used.
  */
 #include <sys/stat.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +28,8 @@
 
 /* Another's look at the key is brief (a submit's renames): soon again. */
 #define UNIQUE_BUSY_MS	50
+#define UNIQUE_SWEEP_MS	(60 * 60 * 1000)	/* between passes over unique/ */
+#define UNIQUE_SWEEP_CHUNK 64			/* files a step looks at */
 
 /* Refused: new/name -> failed/, the holder named. */
 static void
@@ -119,4 +124,82 @@ spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags)
 	    UNIQUE_DIR, a.unique, strerror(errno));
 	nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, flags);
 	return false;
+}
+
+/* ---- the pass over unique/ ---- */
+
+void
+spoolq_unique_close(struct spoolq *sq)
+{
+	if (sq->uq_dir != NULL)
+		closedir(sq->uq_dir);
+	sq->uq_dir = NULL;
+}
+
+/* Open a pass; false (and the next in an hour) if there is none to make. */
+static bool
+pass_open(struct spoolq *sq, msec_t mono)
+{
+	int fd;
+
+	sq->uq_next = mono + UNIQUE_SWEEP_MS;
+	fd = openat(sq->sp.root, UNIQUE_DIR, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1) {
+		if (errno != ENOENT)	/* no keyed submit yet: nothing */
+			say_err("%s/%s/: %s", sq->sp.path, UNIQUE_DIR,
+			    strerror(errno));
+		return false;
+	}
+	if ((sq->uq_dir = fdopendir(fd)) == NULL) {
+		say_err("%s/%s/: %s", sq->sp.path, UNIQUE_DIR, strerror(errno));
+		close(fd);
+		return false;
+	}
+	sq->uq_removed = sq->uq_failed = 0;
+	return true;
+}
+
+/* The pass ended: said when it removed or failed anything. */
+static void
+pass_end(struct spoolq *sq)
+{
+	spoolq_unique_close(sq);
+	if (sq->uq_removed > 0)
+		say("%s/%s/: %u free keys' files removed", sq->sp.path,
+		    UNIQUE_DIR, sq->uq_removed);
+}
+
+void
+spoolq_unique_step(struct spoolq *sq, msec_t mono)
+{
+	struct dirent *e;
+	int rc;
+
+	if (sq->uq_dir == NULL && (mono < sq->uq_next || !pass_open(sq, mono)))
+		return;
+	for (int i = 0; i < UNIQUE_SWEEP_CHUNK; i++) {
+		errno = 0;
+		if ((e = readdir(sq->uq_dir)) == NULL) {
+			if (errno != 0)
+				say_err("%s/%s/: %s", sq->sp.path, UNIQUE_DIR,
+				    strerror(errno));
+			pass_end(sq);
+			return;
+		}
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		rc = unique_sweep(&sq->sp, dirfd(sq->uq_dir), e->d_name);
+		if (rc == 1)
+			sq->uq_removed++;
+		else if (rc == -1 && sq->uq_failed++ == 0)	/* once a pass */
+			say_err("%s/%s/%s: %s", sq->sp.path, UNIQUE_DIR,
+			    vis_id(e->d_name), strerror(errno));
+	}
+}
+
+msec_t
+spoolq_unique_next(struct spoolq *sq, msec_t mono)
+{
+	return sq->uq_dir != NULL ? mono : sq->uq_next;
 }
