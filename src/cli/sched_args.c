@@ -126,8 +126,12 @@ coherent(struct sched_args *a, bool every, bool more, int nwords)
 	if (a->name == NULL)
 		return every || more || a->remove ? usage_error("schedule",
 		    "options without a schedule's NAME") : 0;
-	if (!sched_name_valid(a->name, &why))
-		return usage_error("schedule", "%s: %s", a->name, why);
+	if (!sched_name_valid(a->name, &why)) {
+		char vis[4 * 64 + 4];	/* its first 64 bytes: it may be 10 kB */
+
+		vis_name(a->name, vis, sizeof(vis));
+		return usage_error("schedule", "%s: %s", vis, why);
+	}
 	if (a->remove)
 		return every || more || nwords > 0 ? usage_error("schedule",
 		    "--remove takes no other option") : 0;
