@@ -225,6 +225,65 @@ START_TEST(test_cancel_of_a_waiting_job_and_of_a_job_waited_for)
 }
 END_TEST
 
+/*
+ * A job cancelled while it runs ends for its dependents when its handler
+ * has: one run anyway (--after-failed run) must not start beside a
+ * handler still in its grace period.  The handler here outlives its
+ * SIGTERM until told to go.
+ */
+START_TEST(test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_ended)
+{
+	const char *h = t_handler("h_long",
+	    "cat > /dev/null\n"
+	    "case $CHUTE_ID in\n"
+	    "long) trap 'echo term > \"$R/term\"' TERM\n"
+	    "  echo 'long start' >> \"$R/journal\"\n"
+	    "  while [ ! -e \"$R/go\" ]; do sleep 0.05; done\n"
+	    "  echo 'long exit' >> \"$R/journal\";;\n"
+	    "*) echo \"$CHUTE_ID start\" >> \"$R/journal\";;\n"
+	    "esac\n");
+	char *text, **lines;
+	pid_t owner;
+	int n, exit_at, w_at;
+
+	t_write(RP("in"), "x\n");
+	EXPECT(CHUTE("submit", T.spool, "--id", "long", RP("in")) == 0 &&
+	    CHUTE("submit", T.spool, "--id", "w", "--after", "long",
+	    "--after-failed", "run", RP("in")) == 0, "submits: %s", T.err);
+	owner = OWNER("-j", "2", "--grace", "60s", "--", h);
+	WAIT_UNTIL(t_journal_count("long") == 1, 10000, "long runs: %s",
+	    t_log_of(owner));
+	EXPECT(CHUTE("cancel", T.spool, "long") == 0 && strstr(T.out,
+	    "cur->failed"), "cancel: %s %s", T.out, T.err);
+	WAIT_UNTIL(t_exists(RP("term")), 10000, "long's SIGTERM: %s",
+	    t_log_of(owner));
+	/* Every event before it heeded: a job submitted after runs. */
+	EXPECT(CHUTE("submit", T.spool, "--id", "probe", RP("in")) == 0,
+	    "probe: %s", T.err);
+	WAIT_UNTIL(t_journal_count("probe") == 1, 10000, "probe ran: %s",
+	    t_log_of(owner));
+	EXPECT(t_exists(SP("wait", "w")) && t_journal_count("w") == 0,
+	    "w waits while long's handler lives: %s", t_log_of(owner));
+	t_write(RP("go"), "");
+	WAIT_UNTIL(t_exists(SP("done", "w")), 10000, "w ran: %s",
+	    t_log_of(owner));
+	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
+	lines = journal_lines(&text, &n);
+	exit_at = w_at = -1;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(lines[i], "long exit") == 0)
+			exit_at = i;
+		if (strcmp(lines[i], "w start") == 0)
+			w_at = i;
+	}
+	EXPECT(exit_at >= 0 && w_at > exit_at, "w started at line %d, long "
+	    "exited at %d", w_at, exit_at);
+	EXPECT(t_exists(SP("failed", "long")), "long failed (cancelled)");
+	free(lines);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_unknown_ids_and_bad_lists_are_refused_with_nothing_written)
 {
 	char big[10 * 1024 + 1], ctl[] = "a\001b";
@@ -659,6 +718,7 @@ after_suite(void)
 	tcase_add_test(tc, test_a_batch_of_1000_then_one_final_job_runs_once_after_all);
 	tcase_add_test(tc, test_a_failed_dependency_fails_its_dependents_or_lets_them_run);
 	tcase_add_test(tc, test_cancel_of_a_waiting_job_and_of_a_job_waited_for);
+	tcase_add_test(tc, test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_ended);
 	tcase_add_test(tc, test_unknown_ids_and_bad_lists_are_refused_with_nothing_written);
 	tcase_add_test(tc, test_a_spool_made_before_wait_gets_it);
 	tcase_add_test(tc, test_ids_with_attributes_are_given_to_after_as_printed);

@@ -4,9 +4,10 @@
  * The owner keeps, in memory, an edge from each job still waited for to
  * each job waiting for it, made when it first sees the waiting job (its
  * event in wait/, or the scan of wait/ at start and after an inotify
- * overflow), and settles a job's edges when that job ends: its own move
- * to done/ or failed/ (sq_record), or a move into failed/ by another
- * process (chute cancel: the owner watches failed/ for it).  A job whose
+ * overflow), and settles a job's edges when that job ends: its claim
+ * released once its handler is gone (sq_release), or a move into failed/
+ * by another process of a job not running (chute cancel: the owner
+ * watches failed/ for it; a running one's cancel waits for its handler).  A job whose
  * last edge is settled moves to new/ (state_wake); one whose job failed
  * moves to failed/ with the reason (state_wait_fail), unless it runs
  * anyway (--after-failed run).  Nothing polls: a waiting job costs one
@@ -184,6 +185,9 @@ look_dep(struct spoolq *sq, struct waiter *w, const char *dep,
 {
 	int st = spool_locate(&sq->sp, dep, NULL);
 
+	/* Ours, its handler alive (cancelled meanwhile): not ended yet. */
+	if (spoolq_holds(sq, dep))
+		st = ST_CUR;
 	if (st == ST_DONE)
 		return 0;
 	if (st == ST_FAILED || st == ST_NONE) {
@@ -304,8 +308,14 @@ settle_all(struct spoolq *sq, struct settle_stack *s)
 	while (s->n > 0) {
 		strlcpy(dep, s->id[--s->n], sizeof(dep));
 		st = spool_locate(&sq->sp, dep, NULL);
-		/* Still live (retried meanwhile): its edges wait on. */
-		if (st != ST_DONE && st != ST_FAILED && st != ST_NONE)
+		/*
+		 * Still live (retried meanwhile), or ours with its handler
+		 * alive (a cancel moved it to failed/ and we are stopping the
+		 * handler): its edges wait on, for sq_release in the second
+		 * case, so that no dependent starts beside a dying handler.
+		 */
+		if ((st != ST_DONE && st != ST_FAILED && st != ST_NONE) ||
+		    spoolq_holds(sq, dep))
 			continue;
 		settle(sq, dep, st, s);
 	}

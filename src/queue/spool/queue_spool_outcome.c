@@ -51,10 +51,9 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 		rc = 0;
 	}
 	if (rc == 0) {
+		/* Its dependents: at sq_release, which follows. */
 		if (out->to == ST_DEFER)
 			spoolq_defer_arrived(sq, c->id);
-		else if (state_terminal(out->to))
-			spoolq_after_ended(sq, c->id);
 		return 0;
 	}
 	if (errno == ENOENT && c->logfd != -1) {
@@ -85,6 +84,12 @@ sq_release(struct queue *q, struct claim *c)
 	/* Its handler is gone: its slot, and its key's, are free. */
 	spoolq_name_key(c->id, k, sizeof(k));
 	spoolq_key_done(sq, k);
+	/*
+	 * And the jobs waiting for it may go on, if it ended (done/, or
+	 * failed/ by its outcome or by a cancel while it ran): not before,
+	 * so that a dependent run anyway never starts beside its handler.
+	 */
+	spoolq_after_ended(sq, c->id);
 	if (c->fd != -1)
 		close(c->fd);
 	if (c->logfd != -1)
