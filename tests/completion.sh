@@ -124,7 +124,7 @@ check "retention SPOOL --<TAB> -> --done, --failed" \
 check "purge SPOOL --state <TAB> -> done, failed" \
 	same "$(complete purge "$spool" --state '' | sort)" done failed
 check "ls SPOOL <TAB> -> the states" same "$(complete ls "$spool" '' | sort)" \
-	cur defer done failed new
+	cur defer done failed new wait
 # A URI's IDs: bash splits postgresql://... at its : and @ (COMP_WORDBREAKS)
 # and these are the pieces it gives; the spool must be the URI again for
 # the IDs to come from its queue.  (Which IDs a queue has and how they

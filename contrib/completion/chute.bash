@@ -329,7 +329,7 @@ _chute_parse_usage()
 			[[ $w == "${w%%[][=]*}" && -n $next &&
 			    $next != [-[\|]* ]] && argopts+=("$w") ;;
 		*new\|* | *\|failed*)
-			# ls's [new|cur|defer|done|failed]; not --state's values.
+			# ls's [wait|new|cur|defer|done|failed]; not --state's values.
 			[[ ${uwords[i-1]} == --state ]] && continue
 			IFS='|' read -ra names <<<"${w//[][]/}"
 			states+=("${names[@]}") ;;

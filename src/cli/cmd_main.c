@@ -29,7 +29,7 @@ static const struct cmd rows[] = {
 	{ "wait", cmd_wait, "[--timeout DUR] ID..." },
 	{ "cancel", cmd_cancel, "ID..." },
 	{ "retry", cmd_retry, "ID..." },
-	{ "ls", cmd_ls, "[--key KEY] [new|cur|defer|done|failed]" },
+	{ "ls", cmd_ls, "[--key KEY] [wait|new|cur|defer|done|failed]" },
 	{ "stats", cmd_stats, "[--prometheus]" },
 	{ "log", cmd_log, "ID" },
 	{ "purge", cmd_purge, "--older-than DUR [--state done|failed]" },
