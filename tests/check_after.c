@@ -225,13 +225,24 @@ START_TEST(test_cancel_of_a_waiting_job_and_of_a_job_waited_for)
 }
 END_TEST
 
+/* Is job id of store in state (status's word)? */
+static bool
+in_state(const char *store, const char *id, const char *state)
+{
+	return CHUTE("status", store, id) == 0 && strstr(T.out,
+	    P(" %s ", state)) != NULL;
+}
+
 /*
  * A job cancelled while it runs ends for its dependents when its handler
  * has: one run anyway (--after-failed run) must not start beside a
  * handler still in its grace period.  The handler here outlives its
- * SIGTERM until told to go.
+ * SIGTERM until told to go.  A queue's lease is long (60 s): the dependent
+ * must be released by the worker that saw the handler end, not by the
+ * lease's.
  */
-START_TEST(test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_ended)
+static void
+cancel_holds_dependents(const char *store)
 {
 	const char *h = t_handler("h_long",
 	    "cat > /dev/null\n"
@@ -247,25 +258,30 @@ START_TEST(test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_end
 	int n, exit_at, w_at;
 
 	t_write(RP("in"), "x\n");
-	EXPECT(CHUTE("submit", T.spool, "--id", "long", RP("in")) == 0 &&
-	    CHUTE("submit", T.spool, "--id", "w", "--after", "long",
+	EXPECT(CHUTE("submit", store, "--id", "long", RP("in")) == 0 &&
+	    CHUTE("submit", store, "--id", "w", "--after", "long",
 	    "--after-failed", "run", RP("in")) == 0, "submits: %s", T.err);
-	owner = OWNER("-j", "2", "--grace", "60s", "--", h);
+	if (store == T.spool)
+		owner = OWNER("-j", "2", "--grace", "60s", "--", h);
+	else
+		owner = t_spawn((const char *const[]){ T.bin, "run", store,
+		    "-j", "2", "--grace", "60s", "--lease", "60s", "--", h,
+		    NULL }, NULL, RP("owner.log"), RP("owner.log"), NULL);
 	WAIT_UNTIL(t_journal_count("long") == 1, 10000, "long runs: %s",
 	    t_log_of(owner));
-	EXPECT(CHUTE("cancel", T.spool, "long") == 0 && strstr(T.out,
+	EXPECT(CHUTE("cancel", store, "long") == 0 && strstr(T.out,
 	    "cur->failed"), "cancel: %s %s", T.out, T.err);
 	WAIT_UNTIL(t_exists(RP("term")), 10000, "long's SIGTERM: %s",
 	    t_log_of(owner));
 	/* Every event before it heeded: a job submitted after runs. */
-	EXPECT(CHUTE("submit", T.spool, "--id", "probe", RP("in")) == 0,
+	EXPECT(CHUTE("submit", store, "--id", "probe", RP("in")) == 0,
 	    "probe: %s", T.err);
 	WAIT_UNTIL(t_journal_count("probe") == 1, 10000, "probe ran: %s",
 	    t_log_of(owner));
-	EXPECT(t_exists(SP("wait", "w")) && t_journal_count("w") == 0,
+	EXPECT(in_state(store, "w", "wait") && t_journal_count("w") == 0,
 	    "w waits while long's handler lives: %s", t_log_of(owner));
 	t_write(RP("go"), "");
-	WAIT_UNTIL(t_exists(SP("done", "w")), 10000, "w ran: %s",
+	WAIT_UNTIL(in_state(store, "w", "done"), 10000, "w ran: %s",
 	    t_log_of(owner));
 	EXPECT(t_stop(owner) == 0, "owner: %s", t_log_of(owner));
 	lines = journal_lines(&text, &n);
@@ -278,9 +294,14 @@ START_TEST(test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_end
 	}
 	EXPECT(exit_at >= 0 && w_at > exit_at, "w started at line %d, long "
 	    "exited at %d", w_at, exit_at);
-	EXPECT(t_exists(SP("failed", "long")), "long failed (cancelled)");
+	EXPECT(in_state(store, "long", "failed"), "long failed (cancelled)");
 	free(lines);
 	free(text);
+}
+
+START_TEST(test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_ended)
+{
+	cancel_holds_dependents(T.spool);
 }
 END_TEST
 
@@ -628,6 +649,46 @@ START_TEST(test_ids_with_attributes_are_given_to_after_as_printed_in_a_queue)
 }
 END_TEST
 
+START_TEST(test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_ended_in_a_queue)
+{
+	cancel_holds_dependents(t_uri);
+}
+END_TEST
+
+/*
+ * The worker of a cancelled running job dies before it can say the
+ * handler ended (kill -9: its reaper kills the handler): the held edge is
+ * released by another worker's recovery once the lease has run out.
+ */
+START_TEST(test_a_cancel_s_held_dependents_are_released_at_the_lease_s_end)
+{
+	pid_t a, b;
+
+	t_write(RP("in"), "x\n");
+	EXPECT(CHUTE("submit", t_uri, "--id", "slow", RP("in")) == 0 &&
+	    CHUTE("submit", t_uri, "--id", "w", "--after", "slow",
+	    "--after-failed", "run", RP("in")) == 0, "submits: %s", T.err);
+	a = t_spawn((const char *const[]){ T.bin, "run", t_uri, "--lease",
+	    "2s", "--grace", "60s", "--", h_block(), NULL }, NULL, RP("a.log"),
+	    RP("a.log"), NULL);
+	WAIT_UNTIL(in_state(t_uri, "slow", "cur"), 10000, "slow runs: %s",
+	    t_log_of(a));
+	EXPECT(kill(a, SIGSTOP) == 0, "stop a");
+	EXPECT(CHUTE("cancel", t_uri, "slow") == 0, "cancel: %s", T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.after WHERE id = 'w'"
+	    " AND held_until IS NOT NULL AND NOT settled") == 1, "w's edge held");
+	EXPECT(kill(a, SIGKILL) == 0, "kill -9 a");
+	t_reap(a, 10000, "worker a");
+	b = qworker("b.log", false);
+	WAIT_UNTIL(in_state(t_uri, "w", "done"), 20000, "w ran after the "
+	    "lease: %s", t_log_of(b));
+	EXPECT(t_sqln("SELECT count(*) FROM chute.after WHERE id = 'w'"
+	    " AND NOT settled") == 0, "w's edge settled");
+	EXPECT(t_stop(b) == 0, "b: %s", t_log_of(b));
+	t_release();
+}
+END_TEST
+
 /*
  * chute forward leaves a spool's waiting job in wait/, saying so: its
  * dependencies are the spool's jobs, not the queue's.
@@ -733,6 +794,8 @@ after_suite(void)
 	tcase_add_test(tc, test_cancel_and_bad_lists_in_a_queue);
 	tcase_add_test(tc, test_a_keyed_job_that_waits_takes_no_place_of_its_key);
 	tcase_add_test(tc, test_forward_leaves_waiting_jobs_in_the_spool);
+	tcase_add_test(tc, test_a_cancel_s_held_dependents_are_released_at_the_lease_s_end);
+	tcase_add_test(tc, test_a_running_job_s_cancel_wakes_its_dependents_once_its_handler_ended_in_a_queue);
 	tcase_add_test(tc, test_ids_with_attributes_are_given_to_after_as_printed_in_a_queue);
 	tcase_add_test(tc, test_an_end_during_a_submit_waits_for_it_and_settles_its_edge);
 	suite_add_tcase(s, tc);

@@ -274,8 +274,8 @@ START_TEST(test_init_upgrades_a_version_1_database)
 	EXPECT(t_exists(SP("new", "u1")), "the job is back in new/");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init upgrades: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 12,
-	    "version 12, the current one");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 13,
+	    "version 13, the current one");
 	fw = FORWARD(T.spool, "fw.log", "--drain");
 	EXPECT(t_reap(fw, 30000, "forward") == 0, "forward: %s", t_log_of(fw));
 	EXPECT(exact_payloads() == 1, "u1 arrived");

@@ -50,7 +50,7 @@ START_TEST(test_init_twice_and_from_two_processes_at_once_is_safe)
 
 	EXPECT(t_reap(a, 20000, "init a") == 0, "init a: %s", t_log_of(a));
 	EXPECT(t_reap(b, 20000, "init b") == 0, "init b: %s", t_log_of(b));
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 12, "version");
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 13, "version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.version") == 1, "one version row");
 }
 END_TEST
@@ -1758,7 +1758,7 @@ START_TEST(test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check)
 	    " ('default', 'fine', 'new', 1, NULL)");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 12,
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 13,
 	    "the current version");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished WHERE state = 'failed'"
 	    " AND last LIKE 'refused: %'") == 3, "three failed: %s",
@@ -1797,9 +1797,9 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	v3_database();
 	EXPECT(CHUTE("stats", t_uri) == 78 && strstr(T.err, "schema version 3"),
 	    "stats on version 3: %s", T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 12 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 13 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 12 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 13 &&
 	    t_sqln("SELECT count(*) FROM chute.version") == 1, "version 4");
 	EXPECT(t_sqln("SELECT count(*) FROM chute.workers") == 0 &&
 	    t_sqln("SELECT count(*) FROM chute.queues") == 0, "the new tables");
@@ -1814,7 +1814,7 @@ START_TEST(test_init_upgrades_version_3_and_2_to_4_and_keeps_the_jobs)
 	    " UPDATE chute.version SET version = 2");
 	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(upgraded)"),
 	    "init of version 2: %s%s", T.out, T.err);
-	EXPECT(t_sqln("SELECT version FROM chute.version") == 12 &&
+	EXPECT(t_sqln("SELECT version FROM chute.version") == 13 &&
 	    t_sqln("SELECT count(*) FROM pg_constraint WHERE"
 	    " conname = 'jobs_id_valid' AND convalidated") == 1 &&
 	    strcmp(t_sql("SELECT to_regclass('chute.queues') IS NOT NULL AND"
@@ -1862,7 +1862,7 @@ upgrade_and_drive(int version, const char *spool, int workers, int logs)
 	EXPECT(CHUTE("status", t_uri, "n1") == 78 && strstr(T.err,
 	    P("schema version %d", version)), "status on version %d: %s",
 	    version, T.err);
-	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 12 "
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 13 "
 	    "(upgraded)"), "init: %s%s", T.out, T.err);
 	EXPECT(t_sqln("SELECT count(*) FROM chute.finished") == 3 &&
 	    t_sqln("SELECT count(*) FROM chute.live") == 3 &&
@@ -2065,16 +2065,16 @@ START_TEST(test_a_worker_that_cannot_go_on_exits_78_or_77_saying_why)
 	v3_database();
 	w = WORKER("--", h_journal());
 	EXPECT(t_reap(w, 20000, "a worker on version 3") == 78 &&
-	    strstr(t_log_of(w), "schema version 3, this chute speaks 12: run "
+	    strstr(t_log_of(w), "schema version 3, this chute speaks 13: run "
 	    "chute init") != NULL, "on version 3: %s", t_log_of(w));
 	free(t_uri);
 	t_uri = t_pg_newdb();
 	EXPECT(CHUTE("init", t_uri) == 0, "init: %s", T.err);
-	t_sql("UPDATE chute.version SET version = 13");
+	t_sql("UPDATE chute.version SET version = 14");
 	w = WORKER("--", h_journal());
-	EXPECT(t_reap(w, 20000, "a worker on version 13") == 78 &&
-	    strstr(t_log_of(w), "schema version 13, this chute speaks 12: "
-	    "upgrade chute") != NULL, "on version 13: %s", t_log_of(w));
+	EXPECT(t_reap(w, 20000, "a worker on version 14") == 78 &&
+	    strstr(t_log_of(w), "schema version 14, this chute speaks 13: "
+	    "upgrade chute") != NULL, "on version 14: %s", t_log_of(w));
 	w = t_owner(NULL, t_pg_uri_as(t_pg_dbname(t_uri), "chute_pw",
 	    "wrong-secret"), "--", h_journal(), (const char *)NULL);
 	EXPECT(t_reap(w, 20000, "a worker with a wrong password") == 77 &&

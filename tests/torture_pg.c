@@ -228,7 +228,7 @@ static struct {
 	int	 fwd_kills, fwd_starts, fwd_jobs, fwd_resent;
 	int	 uniq_tries, uniq_keys;
 	int	 dep_jobs, dep_woken, dep_failed, dep_ran, dep_cancelled;
-	int	 dep_x, dep_cancel_overlap;
+	int	 dep_x;
 	int64_t	 drain_ms;
 } st;
 
@@ -2573,14 +2573,11 @@ dep_order(int j, int d)
 		    "for, ended at %s", id, clock_text(claims[first].at),
 		    jobs[d].id, clock_text(job_end_at[d]));
 	/*
-	 * A cancel ends a running job at once; its worker stops the
-	 * handler after (chute.1, cancel): a dependent with run may
-	 * start before that handler's END.  Counted, not judged.
+	 * A cancel ends a running job at once, but holds its dependents
+	 * until its worker says the handler ended (schema version 13): a
+	 * dependent run anyway starts after that END too.
 	 */
 	if (jb->first != -1 && runs[jb->first].start_ns <=
-	    last_end_ns(d) && is(jobs[d].why, "cancelled", NULL))
-		st.dep_cancel_overlap++;
-	else if (jb->first != -1 && runs[jb->first].start_ns <=
 	    last_end_ns(d))
 		violation("%s: its handler started (journal line %ld) "
 		    "%.3f s before the last END of %s, which it waits "
@@ -2933,7 +2930,7 @@ summary(int64_t t0)
 	    "reaped=%d; forward: started=%d, killed=%d, jobs=%d, found "
 	    "again after a kill=%d; unique submits=%d, keys=%d; dependents=%d (woken from wait=%d, "
 	    "ran=%d, failed by a dependency=%d, cancelled=%d; jobs that fail"
-	    "=%d; started before a cancelled job's handler ended=%d); drain=%.1fs; "
+	    "=%d); drain=%.1fs; "
 	    "total=%.1fs\n", st.k_start, st.k_burst,
 	    st.k_running, st.k_ended, st.k_live,
 	    count_lines(path("%s/grandchildren", work)), nclaims, st.lost,
@@ -2944,7 +2941,7 @@ summary(int64_t t0)
 	    tally.orphans_reaped, st.fwd_starts, st.fwd_kills, st.fwd_jobs,
 	    st.fwd_resent, st.uniq_tries, st.uniq_keys, st.dep_jobs,
 	    st.dep_woken, st.dep_ran, st.dep_failed, st.dep_cancelled, st.dep_x,
-	    st.dep_cancel_overlap, st.drain_ms / 1000.0,
+	    st.drain_ms / 1000.0,
 	    (mono_ms() - t0) / 1000.0);
 	print_violations(cfg.freeze ? " --pgsql --freeze" : " --pgsql");
 }

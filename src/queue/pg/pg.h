@@ -13,7 +13,7 @@
 #include "base/util.h"
 #include "queue/queue.h"
 
-#define PG_SCHEMA_VERSION	12		/* 2: jobs forwarded from spools; 3: IDs checked;
+#define PG_SCHEMA_VERSION	13		/* 2: jobs forwarded from spools; 3: IDs checked;
 					   4: workers, paused queues, claim times;
 					   5: finished jobs in a table of their own;
 					   6: names compared as bytes (COLLATE "C");
@@ -21,10 +21,13 @@
 					   8: priorities, keys, limits; 9: retention;
 					   10: unique keys;
 					   11: recurring jobs (schedules, ticks);
-					   12: dependencies */
-/* pg_schema_sched.c: the schema's versions 8 to 12, run by chute init. */
+					   12: dependencies;
+					   13: a running job's cancel holds
+					   its dependents until its handler
+					   ended */
+/* pg_schema_sched.c: the schema's versions 8 to 13, run by chute init. */
 extern const char pg_schema8[], pg_schema9[], pg_schema10[], pg_schema11[],
-	    pg_schema12[];
+	    pg_schema12[], pg_schema13[];
 
 /* What a row keeps when it moves from chute.live to chute.finished. */
 #define PG_FINISHED_COLS	"queue, id, state, run_at, attempts, last, size, created," \

@@ -431,6 +431,7 @@ pg_schema_init(struct pg *pg)
 	    pg_cmd(pg, pg_schema10, 0, NULL) == -1 ||
 	    pg_cmd(pg, pg_schema11, 0, NULL) == -1 ||
 	    pg_cmd(pg, pg_schema12, 0, NULL) == -1 ||
+	    pg_cmd(pg, pg_schema13, 0, NULL) == -1 ||
 	    pg_cmd(pg, "DELETE FROM chute.version", 0, NULL) == -1 ||
 	    pg_cmd(pg, "INSERT INTO chute.version VALUES ($1::integer)", 1,
 	    p) == -1 || pg_cmd(pg, "COMMIT", 0, NULL) == -1)

@@ -1,7 +1,7 @@
 /*
- * pg_schema_sched.c: the schema's versions 8 to 12, which decide which job
+ * pg_schema_sched.c: the schema's versions 8 to 13, which decide which job
  * runs next and when (priorities, keys and limits; retention; unique
- * keys; recurring jobs; dependencies), each an idempotent block of its
+ * keys; recurring jobs; dependencies, and a running job's cancel), each an idempotent block of its
  * own that pg_schema.c's `chute init` runs after version 7's.  fleet.md
  * explains each table, index, trigger and function.
  */
@@ -463,7 +463,8 @@ _Static_assert(TICK_EVERY_MIN == 50, "schema11 says 50 ms");
  * worker killed before its outcome commits changes nothing.  The edges
  * go with the waiting job's payload (purge), by the foreign key's
  * cascade.  chute.submit_after is submit's one statement.  Idempotent,
- * independent of versions 8, 9, 10 and 11.
+ * independent of versions 8, 9, 10 and 11.  The trigger and its function
+ * are version 13's (they settle through chute.after_settle).
  */
 const char pg_schema12[] =
 "DO $$ BEGIN\n"
@@ -506,50 +507,6 @@ const char pg_schema12[] =
 " FROM 0 THEN 'done' WHEN keep_failed = 0 AND keep_done IS DISTINCT FROM 0"
 " THEN 'failed' END FROM chute.queues WHERE queue = q), 'gone')\n"
 "$f$;\n"
-"CREATE OR REPLACE FUNCTION chute.after_ended() RETURNS trigger"
-" LANGUAGE plpgsql AS $f$\n"
-"DECLARE r record; st text; k text;\n"
-"BEGIN\n"
-/* No edge waits: an end costs one probe of an empty index. */
-" IF NOT EXISTS (SELECT FROM chute.after WHERE NOT settled) THEN\n"
-"  RETURN NULL;\n"
-" END IF;\n"
-/* Each edge once; the dependents in order of their keys (no deadlock
- * between two ends that share them). */
-" FOR r IN WITH e AS (UPDATE chute.after a SET settled = true FROM ended o"
-" WHERE a.queue = o.queue AND a.after_id = o.id AND NOT a.settled"
-" RETURNING a.queue, a.id, a.after_id)"
-" SELECT e.queue, e.id, count(*)::integer AS n, min(e.after_id) FILTER"
-" (WHERE chute.after_end(e.queue, e.after_id) <> 'done') AS bad"
-" FROM e GROUP BY e.queue, e.id ORDER BY e.queue, e.id\n"
-" LOOP\n"
-"  UPDATE chute.live SET waiting = waiting - r.n,"
-" state = CASE WHEN waiting - r.n <= 0 THEN 'new' ELSE 'wait' END,"
-" run_at = CASE WHEN waiting - r.n <= 0 THEN now() ELSE run_at END"
-" WHERE queue = r.queue AND id = r.id AND state = 'wait'"
-" AND (r.bad IS NULL OR after_run) RETURNING state, key INTO st, k;\n"
-"  IF FOUND THEN\n"
-/* A keyed job came in parked (version 8): admitted now if its key has room. */
-"   IF st = 'new' AND k IS NOT NULL THEN\n"
-"    PERFORM chute.keys_lock(r.queue);\n"
-"    PERFORM chute.key_admit(r.queue, k);\n"
-"   END IF;\n"
-"   IF st = 'new' THEN PERFORM pg_notify('" PG_CHANNEL "', r.queue); END IF;\n"
-"  ELSIF r.bad IS NOT NULL THEN\n"
-"   WITH g AS (DELETE FROM chute.live WHERE queue = r.queue AND id = r.id"
-" AND state = 'wait' RETURNING *)"
-" INSERT INTO chute.finished (" PG_FINISHED_COLS ") SELECT queue, id,"
-" 'failed', now(), attempts, 'dependency ' || CASE"
-" chute.after_end(r.queue, r.bad) WHEN 'failed' THEN 'failed: '"
-" ELSE 'is gone (not kept or purged): ' END || r.bad, size, created,"
-" claimed, priority, key FROM g;\n"
-"  END IF;\n"
-" END LOOP;\n"
-" RETURN NULL;\n"
-"END $f$;\n"
-"CREATE OR REPLACE TRIGGER live_after_ended AFTER DELETE ON chute.live"
-" REFERENCING OLD TABLE AS ended FOR EACH STATEMENT"
-" EXECUTE FUNCTION chute.after_ended();\n"
 /*
  * A job with edges back in chute.live as 'wait' with no count (chute
  * retry: pg_retry_job) waits again: its edges looked at afresh, as
@@ -636,4 +593,108 @@ const char pg_schema12[] =
 " cardinality(lv), run, prio, k);\n"
 " IF st = 'new' THEN PERFORM pg_notify('" PG_CHANNEL "', q); END IF;\n"
 " RETURN st;\n"
+"END $f$;\n";
+
+/*
+ * Version 13: a running job's cancel holds its dependents until its
+ * handler has ended (issue 37; fleet.md, "Dependencies").  The cancel
+ * ends the job in its own statement, before its worker has stopped the
+ * handler: its unsettled edges get held_until, the job's lease_until (the
+ * reaper has killed the handler by then, fleet.md "A frozen worker"), and
+ * live_after_ended passes over held edges.  The worker releases them as
+ * soon as the handler is gone (chute.after_release: its outcome refused,
+ * or its prefetched claim dropped), and any worker's recovery releases
+ * those whose time has come (chute.after_release_due: the worker died or
+ * froze).  A job retried meanwhile keeps its edges, unsettled, for its
+ * next end.  So a dependent run anyway (--after-failed run) never starts
+ * beside the handler of the job it waited for, as on a spool.
+ */
+const char pg_schema13[] =
+"ALTER TABLE chute.after ADD COLUMN IF NOT EXISTS held_until timestamptz;\n"
+"CREATE INDEX IF NOT EXISTS after_held ON chute.after (queue, held_until)"
+" WHERE held_until IS NOT NULL AND NOT settled;\n"
+/*
+ * The edges of the jobs (qs[i], js[i]) that ended, settled, but for
+ * held ones: each edge once; the dependents in order of their keys (no
+ * deadlock between two ends that share them).
+ */
+"CREATE OR REPLACE FUNCTION chute.after_settle(qs text[], js text[])"
+" RETURNS void LANGUAGE plpgsql AS $f$\n"
+"DECLARE r record; st text; k text;\n"
+"BEGIN\n"
+" FOR r IN WITH e AS (UPDATE chute.after a SET settled = true FROM"
+" unnest(qs, js) AS o(queue, id) WHERE a.queue = o.queue"
+" AND a.after_id = o.id AND NOT a.settled AND a.held_until IS NULL"
+" RETURNING a.queue, a.id, a.after_id)"
+" SELECT e.queue, e.id, count(*)::integer AS n, min(e.after_id) FILTER"
+" (WHERE chute.after_end(e.queue, e.after_id) <> 'done') AS bad"
+" FROM e GROUP BY e.queue, e.id ORDER BY e.queue, e.id\n"
+" LOOP\n"
+"  UPDATE chute.live SET waiting = waiting - r.n,"
+" state = CASE WHEN waiting - r.n <= 0 THEN 'new' ELSE 'wait' END,"
+" run_at = CASE WHEN waiting - r.n <= 0 THEN now() ELSE run_at END"
+" WHERE queue = r.queue AND id = r.id AND state = 'wait'"
+" AND (r.bad IS NULL OR after_run) RETURNING state, key INTO st, k;\n"
+"  IF FOUND THEN\n"
+/* A keyed job came in parked (version 8): admitted now if its key has room. */
+"   IF st = 'new' AND k IS NOT NULL THEN\n"
+"    PERFORM chute.keys_lock(r.queue);\n"
+"    PERFORM chute.key_admit(r.queue, k);\n"
+"   END IF;\n"
+"   IF st = 'new' THEN PERFORM pg_notify('" PG_CHANNEL "', r.queue); END IF;\n"
+"  ELSIF r.bad IS NOT NULL THEN\n"
+"   WITH g AS (DELETE FROM chute.live WHERE queue = r.queue AND id = r.id"
+" AND state = 'wait' RETURNING *)"
+" INSERT INTO chute.finished (" PG_FINISHED_COLS ") SELECT queue, id,"
+" 'failed', now(), attempts, 'dependency ' || CASE"
+" chute.after_end(r.queue, r.bad) WHEN 'failed' THEN 'failed: '"
+" ELSE 'is gone (not kept or purged): ' END || r.bad, size, created,"
+" claimed, priority, key FROM g;\n"
+"  END IF;\n"
+" END LOOP;\n"
+"END $f$;\n"
+"CREATE OR REPLACE FUNCTION chute.after_ended() RETURNS trigger"
+" LANGUAGE plpgsql AS $f$\n"
+"BEGIN\n"
+/* No edge waits: an end costs one probe of an empty index. */
+" IF NOT EXISTS (SELECT FROM chute.after WHERE NOT settled) THEN\n"
+"  RETURN NULL;\n"
+" END IF;\n"
+" PERFORM chute.after_settle(x.qs, x.js) FROM (SELECT array_agg(queue)"
+" AS qs, array_agg(id) AS js FROM ended) x;\n"
+" RETURN NULL;\n"
+"END $f$;\n"
+"CREATE OR REPLACE TRIGGER live_after_ended AFTER DELETE ON chute.live"
+" REFERENCING OLD TABLE AS ended FOR EACH STATEMENT"
+" EXECUTE FUNCTION chute.after_ended();\n"
+/*
+ * The held edges of jobs js of queue q, released: their handlers are
+ * gone.  Those of a job that ended are settled now; a job back in
+ * chute.live (retried) keeps them for its next end.  How many edges.
+ */
+"CREATE OR REPLACE FUNCTION chute.after_release(q text, js text[])"
+" RETURNS integer LANGUAGE plpgsql AS $f$\n"
+"DECLARE n integer; ended text[];\n"
+"BEGIN\n"
+" UPDATE chute.after SET held_until = NULL WHERE queue = q"
+" AND after_id = ANY (js) AND held_until IS NOT NULL AND NOT settled;\n"
+" GET DIAGNOSTICS n = ROW_COUNT;\n"
+" IF n = 0 THEN RETURN 0; END IF;\n"
+" SELECT coalesce(array_agg(j), '{}') INTO ended FROM unnest(js) j"
+" WHERE NOT EXISTS (SELECT FROM chute.live l WHERE l.queue = q"
+" AND l.id = j);\n"
+" PERFORM chute.after_settle(array_fill(q, ARRAY[cardinality(ended)]),"
+" ended);\n"
+" RETURN n;\n"
+"END $f$;\n"
+/* Held edges whose lease has run out (the worker died, or froze). */
+"CREATE OR REPLACE FUNCTION chute.after_release_due(q text)"
+" RETURNS integer LANGUAGE plpgsql AS $f$\n"
+"DECLARE js text[];\n"
+"BEGIN\n"
+" SELECT array_agg(DISTINCT after_id) INTO js FROM chute.after"
+" WHERE queue = q AND held_until IS NOT NULL AND NOT settled"
+" AND held_until < now();\n"
+" IF js IS NULL THEN RETURN 0; END IF;\n"
+" RETURN chute.after_release(q, js);\n"
 "END $f$;\n";

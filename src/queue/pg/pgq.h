@@ -99,6 +99,11 @@ struct pgq {
 	struct retention keep;
 	bool		 keep_heard;
 	msec_t		 next_sweep;
+	/* Jobs whose claim was lost (cancelled, taken away) and whose
+	 * handler is gone, or never started: the edges of their dependents
+	 * held by the cancel (schema 13) are released at the next turn. */
+	char		(*unheld)[NAME_MAX + 1];
+	size_t		 nunheld, capunheld;
 };
 
 /*
@@ -208,6 +213,15 @@ void	 pgq_expire(struct pgq *pq, msec_t mono);
  * races an outcome being recorded.
  */
 void	 pgq_recover(struct pgq *pq, msec_t mono);
+/*
+ * Job id's claim was lost and its handler is gone (or never started):
+ * the dependents a cancel held (schema version 13) may go on.  Noted,
+ * and sent by pgq_unheld_send in a statement of its own, when none is in
+ * flight; one that fails is dropped: the recovery of any worker releases
+ * them at the lease's end.
+ */
+void	 pgq_unheld(struct pgq *pq, const char *id);
+void	 pgq_unheld_send(struct pgq *pq);
 
 /*
  * The reply r to the claim in flight (NULL: none came): its rows taken

@@ -177,6 +177,9 @@ pq_due(struct queue *q, msec_t mono)
 	}
 	if (pq->up && mono >= pq->next_recover)
 		pgq_recover(pq, mono);
+	/* Not while a statement is in flight: its reply wakes us. */
+	if (pq->up && pq->nunheld > 0 && !pq->flushing && !pq->claiming)
+		pgq_unheld_send(pq);
 	pgq_expire(pq, mono);
 	/*
 	 * Not while outcomes are in flight: the statement would wait for
@@ -221,6 +224,8 @@ pq_next(struct queue *q, msec_t mono)
 		if (pq->view_owed && !pq->flushing && !pq->claiming &&
 		    t > pq->view_at + PGV_NOTIFY_MS)
 			t = pq->view_at + PGV_NOTIFY_MS;
+		if (pq->nunheld > 0 && !pq->flushing && !pq->claiming)
+			t = mono;
 	}
 	/* Armed with no job running too: pgq_expire takes it back in time. */
 	if (pq->renew_sent != 0 && (pq->nheld > 0 || pq->reaper_from != 0) &&
@@ -323,6 +328,8 @@ pq_close(struct queue *q)
 	pgq_arm(pq, mono_ms());
 	if (pq->up && pq->npend > 0)
 		pgq_flush(pq);
+	if (pq->up && pq->nunheld > 0)
+		pgq_unheld_send(pq);	/* else at the lease's end */
 	pgq_hand_back(pq);
 	stopped(pq);
 	if (pq->up && pq->view_owed)
@@ -333,6 +340,7 @@ pq_close(struct queue *q)
 		say_err("%s: %zu outcome(s) not recorded: their jobs run again "
 		    "after their leases", pq->pg.name, pq->npend);
 	free(pq->pend);
+	free(pq->unheld);
 	free(pq->held);
 	free(pq->ahead);
 	pumps_free(pq->pumps);

@@ -87,7 +87,8 @@ drop_ahead(struct pgq *pq, PGresult *r)
 			continue;
 		}
 		say_warn("job=%s prefetched, then taken away (recovered after its "
-		    "lease): not started", vis_id(c->id));
+		    "lease, or cancelled): not started", vis_id(c->id));
+		pgq_unheld(pq, c->id);
 		pgq_forget_ahead(pq, c);
 	}
 	pq->nahead = j - pq->first;
@@ -203,20 +204,25 @@ pgq_expire(struct pgq *pq, msec_t mono)
 /*
  * Parked jobs of keys whose time came (deferred, or submitted for later)
  * are admitted where their key has room, and keys without jobs are
- * forgotten (chute.keys_due, schema version 8): a statement of its own,
- * after the recovery's, whose triggers it must see.
+ * forgotten (chute.keys_due, schema version 8); dependents held by the
+ * cancel of a running job whose lease has run out are released
+ * (chute.after_release_due, version 13: its worker died or froze, and its
+ * reaper killed the handler): a statement of its own, after the
+ * recovery's, whose triggers it must see.
  */
 static void
 keys_due(struct pgq *pq)
 {
 	const char *p[1] = { pq->pg.queue };
-	PGresult *r = pgq_exec(pq, "SELECT chute.keys_due($1)", 1, p, false);
+	PGresult *r = pgq_exec(pq, "SELECT chute.keys_due($1),"
+	    " chute.after_release_due($1)", 1, p, false);
 
 	if (r == NULL) {
 		pgq_failed(pq, "admit");
 		return;
 	}
-	if (pg_rows(r, 1, 1, NULL) == 1 && atoi(PQgetvalue(r, 0, 0)) > 0)
+	if (pg_rows(r, 1, 2, NULL) == 1 && (atoi(PQgetvalue(r, 0, 0)) > 0 ||
+	    atoi(PQgetvalue(r, 0, 1)) > 0))
 		pq->wake = true;
 	PQclear(r);
 }
@@ -274,4 +280,47 @@ pgq_recover(struct pgq *pq, msec_t mono)
 	}
 	PQclear(r);
 	keys_due(pq);
+}
+
+/* ---- dependents held by a cancel ---- */
+
+void
+pgq_unheld(struct pgq *pq, const char *id)
+{
+	if (pq->nunheld == pq->capunheld) {
+		size_t cap = pq->capunheld ? pq->capunheld * 2 : 8;
+		void *v = reallocarray(pq->unheld, cap, sizeof(*pq->unheld));
+
+		if (v == NULL)
+			return;	/* the lease's end releases them */
+		pq->unheld = v;
+		pq->capunheld = cap;
+	}
+	strlcpy(pq->unheld[pq->nunheld++], id, sizeof(*pq->unheld));
+}
+
+void
+pgq_unheld_send(struct pgq *pq)
+{
+	struct pg_tarr b = { 0 };
+	const char *p[2] = { pq->pg.queue, NULL };
+	PGresult *r;
+
+	for (size_t i = 0; i < pq->nunheld; i++)
+		pg_tarr_add(&b, pq->unheld[i]);
+	pq->nunheld = 0;
+	if ((p[1] = pg_tarr_end(&b)) == NULL) {
+		free(b.p);
+		return;
+	}
+	r = pgq_exec(pq, "SELECT chute.after_release($1, $2::text[])", 2, p,
+	    false);
+	free(b.p);
+	if (r == NULL) {
+		pgq_failed(pq, "release dependents");
+		return;
+	}
+	if (pg_rows(r, 1, 1, NULL) == 1 && atoi(PQgetvalue(r, 0, 0)) > 0)
+		pq->wake = true;	/* a dependent of ours may be new */
+	PQclear(r);
 }

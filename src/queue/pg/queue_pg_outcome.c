@@ -289,11 +289,13 @@ flush_take(struct pgq *pq, PGresult *r)
 	for (size_t i = 0; i < n; i++) {
 		if (pq->pend[i].took)
 			said_recorded(&pq->pend[i]);
-		else
+		else {
 			say_warn("job=%s outcome %s refused: its claim was lost "
 			    "(cancelled, or recovered after its lease); "
 			    "the job's current state stands",
 			    vis_id(pq->pend[i].id), pq->pend[i].to);
+			pgq_unheld(pq, pq->pend[i].id);	/* its handler ended */
+		}
 		free(pq->pend[i].log);
 	}
 	if (PQntuples(r) > 0)
@@ -411,6 +413,7 @@ pq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	struct pending *o;
 
 	if (c->token == 0) {
+		pgq_unheld(pq, c->id);	/* lost, and its handler ended */
 		errno = ESTALE;
 		return -1;
 	}

@@ -52,7 +52,10 @@ pg_why_not(struct pg *pg, const char *id, const char *cmd, char *msg,
  * new, defer or cur -> failed, in one statement: the row moves from
  * chute.live to chute.finished, and the claim's token goes with it, so
  * the outcome of a handler still running is refused.  Its worker is told
- * at once (NOTIFY), and at its next lease renewal at the latest.
+ * at once (NOTIFY), and at its next lease renewal at the latest.  A
+ * running job's dependents are held until its handler has ended (schema
+ * version 13): its edges get held_until, its lease's end, which the
+ * statement trigger passes over, and its worker releases them.
  */
 int
 pg_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
@@ -61,6 +64,9 @@ pg_cancel_job(struct pg *pg, const char *id, const char *by, char *msg,
 	static const char sql[] =
 	    "WITH gone AS (DELETE FROM chute.live WHERE queue = $1"
 	    " AND id = $2 RETURNING *),"
+	    " held AS (UPDATE chute.after a SET held_until ="
+	    " coalesce(g.lease_until, now()) FROM gone g WHERE g.state = 'cur'"
+	    " AND a.queue = $1 AND a.after_id = $2 AND NOT a.settled),"
 	    " fin AS (INSERT INTO chute.finished (" PG_FINISHED_COLS ")"
 	    " SELECT queue, id, 'failed', now(), attempts, 'cancelled', size,"
 	    " created, claimed, priority, key FROM gone)"
