@@ -285,21 +285,6 @@ pgq_recover(struct pgq *pq, msec_t mono)
 /* ---- dependents held by a cancel ---- */
 
 void
-pgq_unheld(struct pgq *pq, const char *id)
-{
-	if (pq->nunheld == pq->capunheld) {
-		size_t cap = pq->capunheld ? pq->capunheld * 2 : 8;
-		void *v = reallocarray(pq->unheld, cap, sizeof(*pq->unheld));
-
-		if (v == NULL)
-			return;	/* the lease's end releases them */
-		pq->unheld = v;
-		pq->capunheld = cap;
-	}
-	strlcpy(pq->unheld[pq->nunheld++], id, sizeof(*pq->unheld));
-}
-
-void
 pgq_unheld_send(struct pgq *pq)
 {
 	struct pg_tarr b = { 0 };

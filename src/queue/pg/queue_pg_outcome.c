@@ -405,6 +405,23 @@ read_log(struct pgq *pq, struct claim *c)
 	return out;
 }
 
+/* Here, not in queue_pg_lease.c: the outcomes note them, and the
+ * objects' arrows go one way (tests/build/layers.sh). */
+void
+pgq_unheld(struct pgq *pq, const char *id)
+{
+	if (pq->nunheld == pq->capunheld) {
+		size_t cap = pq->capunheld ? pq->capunheld * 2 : 8;
+		void *v = reallocarray(pq->unheld, cap, sizeof(*pq->unheld));
+
+		if (v == NULL)
+			return;	/* the lease's end releases them */
+		pq->unheld = v;
+		pq->capunheld = cap;
+	}
+	strlcpy(pq->unheld[pq->nunheld++], id, sizeof(*pq->unheld));
+}
+
 int
 pq_record(struct queue *q, struct claim *c, const struct outcome *out,
     msec_t when)
