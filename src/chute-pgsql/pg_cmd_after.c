@@ -60,8 +60,9 @@ pgcmd_submit_after(struct pg *pg, const struct af_opts *a, const char *id,
 	}
 	st = PQgetvalue(r, 0, 0);
 	if (strncmp(st, "unknown ", 8) == 0) {
-		fprintf(stderr, "chute: %s: --after %s: no such job (never "
-		    "submitted, or purged)\n", pg->queue, vis_id(st + 8));
+		fprintf(stderr, "chute: %s: --after %s: no such job in queue %s"
+		    " (never submitted, or purged)\n", pg->name, vis_id(st + 8),
+		    pg->queue);
 		rc = EXIT_NO;
 	} else if (strcmp(st, "exists") == 0) {
 		fprintf(stderr, "chute: %s: job exists\n", id);

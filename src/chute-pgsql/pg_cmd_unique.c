@@ -145,8 +145,8 @@ uq_held(struct uq_job *j, const char *id, const char *st)
 	if (j->u->dup == UQ_KEEP)
 		return 0;
 	fflush(stdout);
-	fprintf(stderr, "chute: %s: unique key %s is held by job %s (%s)\n",
-	    j->pg->queue, j->u->key, id, st);
+	fprintf(stderr, "chute: %s: unique key %s of queue %s is held by job %s"
+	    " (%s)\n", j->pg->name, j->u->key, j->pg->queue, vis_id(id), st);
 	return EXIT_HELD;
 }
 
@@ -183,7 +183,7 @@ pgcmd_submit_unique(struct pg *pg, const struct uq_opts *u, const char *id,
 		if (rc == 1 && (rc = uq_held(&j, hid, st)) != -1)
 			return rc;
 	}
-	fprintf(stderr, "chute: %s: unique key %s: its holder kept changing; "
-	    "try again\n", pg->queue, u->key);
+	fprintf(stderr, "chute: %s: unique key %s of queue %s: its holder kept "
+	    "changing; try again\n", pg->name, u->key, pg->queue);
 	return EX_TEMPFAIL;
 }
