@@ -1928,6 +1928,54 @@ START_TEST(test_init_upgrades_a_version_7_database_as_that_release_left_it)
 }
 END_TEST
 
+/*
+ * A database of version 12 (tests/data/schema-v12.sql) with what versions
+ * 8 to 12 added in use: a job waited for, claimed by a worker killed long
+ * ago; two jobs waiting for it, one --after-failed run; a deferred job, a
+ * unique key, a keyed job under a limit, a schedule.  Upgraded to 13 by
+ * `chute init`, each goes on: a is recovered and runs, its dependents are
+ * woken in its end's transaction and run, the key, the limit and the
+ * schedule are there, and the edges settle.
+ */
+START_TEST(test_init_upgrades_a_version_12_database_with_dependents_waiting)
+{
+	int code;
+
+	load_release(12);
+	EXPECT(CHUTE("status", t_uri, "w") == 78 && strstr(T.err,
+	    "schema version 12"), "status on version 12: %s", T.err);
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "schema version 13 "
+	    "(upgraded)"), "init: %s%s", T.out, T.err);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.after WHERE held_until IS"
+	    " NULL AND NOT settled") == 2, "w's and w2's edges, not held");
+	EXPECT(CHUTE("status", t_uri, "w") == 0 && strstr(T.out, " wait ") &&
+	    strstr(T.out, "after=a"), "w: %s", T.out);
+	EXPECT(CHUTE("limit", t_uri) == 0 && t_line_of(T.out, "key") &&
+	    t_token(t_line_of(T.out, "key"), "kk") &&
+	    t_token(t_line_of(T.out, "key"), "1"), "limit: %s", T.out);
+	EXPECT(CHUTE("schedule", t_uri) == 0 && strstr(T.out, "s1 every=1h"),
+	    "schedule: %s", T.out);
+	t_write(RP("in"), "x\n");
+	code = CHUTE("submit", t_uri, "--unique", "u1", RP("in"));
+	EXPECT(code == 3, "u1 still held: %d %s", code, T.err);
+	/* d waits for 2099: a drain would wait for it. */
+	EXPECT(CHUTE("cancel", t_uri, "d") == 0, "cancel d: %s", T.err);
+	EXPECT(t_reap(WORKER("--drain", "--", h_journal()), 30000, "drain") == 0,
+	    "drain");
+	EXPECT(t_journal_has("a", 2) && t_journal_has("w", 1) &&
+	    t_journal_has("w2", 1) && t_journal_has("k", 1) &&
+	    t_journal_has("u,u=u1", 1) && !t_journal_has("d", 1), "what ran");
+	EXPECT(CHUTE("status", t_uri, "w2") == 0 && strstr(T.out, " done "),
+	    "w2: %s", T.out);
+	EXPECT(t_sqln("SELECT count(*) FROM chute.after WHERE NOT settled") == 0,
+	    "every edge settled");
+	EXPECT(CHUTE("submit", t_uri, "--unique", "u1", RP("in")) == 0,
+	    "u1 free once u ran: %s", T.err);
+	EXPECT(CHUTE("init", t_uri) == 0 && strstr(T.out, "(already)"),
+	    "init again: %s%s", T.out, T.err);
+}
+END_TEST
+
 START_TEST(test_init_upgrades_a_version_6_database_as_that_release_left_it)
 {
 	upgrade_and_drive(6, "/tmp/exp/sp", 2, 0);
@@ -2930,6 +2978,7 @@ pgsql_suite(void)
 	tcase_add_test(tc, test_a_claim_reply_of_more_rows_than_asked_is_bounded);
 	tcase_add_test(tc, test_the_upgrade_to_version_3_fails_bad_ids_and_adds_the_check);
 	tcase_add_test(tc, test_init_upgrades_a_version_7_database_as_that_release_left_it);
+	tcase_add_test(tc, test_init_upgrades_a_version_12_database_with_dependents_waiting);
 	tcase_add_test(tc, test_init_upgrades_a_version_6_database_as_that_release_left_it);
 	tcase_add_test(tc, test_init_upgrades_a_version_5_database_as_that_release_left_it);
 	tcase_add_test(tc, test_an_operator_s_view_stops_the_upgrade_to_6_with_its_name);
