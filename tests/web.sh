@@ -397,9 +397,14 @@ echo ok | "$chute" submit "$spool" --id uj1 --unique webu --delay 1h >/dev/null
 b_ok "open $base/job?id=$(urlenc 'uj1,u=webu')"
 check "a job's page shows its unique key" \
 	b_is "document.getElementById('unique').textContent" webu
+echo ok | "$chute" submit "$spool" --id wj1 --after 'uj1,u=webu' >/dev/null
+b_ok "open $base/job?id=wj1"
+check "a waiting job's page shows what it waits for" \
+	b_is "document.getElementById('after').textContent" 'uj1,u=webu'
 b_ok "open $base/job?id=$(urlenc 'kw1,p=7,k=webkey')"
-check "... and a job without one shows none" \
-	b_is "document.getElementById('unique') === null" true
+check "... and a job without them shows neither" \
+	eval 'b_is "document.getElementById(\"unique\") === null" true &&
+	    b_is "document.getElementById(\"after\") === null" true'
 b_ok "open $base/"
 
 # ---- hostile IDs and logs execute nothing ----
@@ -756,6 +761,10 @@ queue_part() {
 	b_ok "open $base/job?id=$(urlenc "$id")"
 	check "a queue's job page shows its unique key" \
 		b_is "document.getElementById('unique').textContent" webu
+	echo ok | "$chute" submit "$url" --id wj1 --after "$id" >/dev/null
+	b_ok "open $base/job?id=wj1"
+	check "a queue's waiting job's page shows what it waits for" \
+		b_is "document.getElementById('after').textContent" "$id"
 	b_ok "open $base/"
 	for id in "${hostile[@]}"; do
 		b_ok "open $base/job?id=$(urlenc "$id")"

@@ -227,6 +227,12 @@ job_facts(struct buf *b, const struct page_job *j)
 		buf_add(b, "</dd><dt>unique key</dt><dd id=\"unique\">");
 		buf_html(b, j->unique, strlen(j->unique), false);
 	}
+	/* Only a job submitted --after: IDs, ",+N" more, ",run" its mode. */
+	if (j->after[0] != '\0') {
+		buf_fmt(b, "</dd><dt>%s</dt><dd id=\"after\">",
+		    j->state == ST_WAIT ? "waits for" : "waited for");
+		buf_html(b, j->after, strlen(j->after), false);
+	}
 	buf_add(b, "</dd><dt>last outcome</dt><dd id=\"last\">");
 	buf_html(b, j->last[0] ? j->last : "-", strlen(j->last[0] ? j->last :
 	    "-"), false);

@@ -122,6 +122,7 @@ static int
 ws_job(void *st, const char *id, struct page_job *j, char *err, size_t len)
 {
 	struct wstore *w = st;
+	struct store_job *sj = NULL;
 	int rc;
 
 	memset(j, 0, sizeof(*j));
@@ -130,7 +131,12 @@ ws_job(void *st, const char *id, struct page_job *j, char *err, size_t len)
 	if (take(w, err, len) == -1)
 		return -1;
 	rc = w->pages.ops->page_job(&w->pages, id, j, err, len);
+	/* What it waits for: status's words (the store's job), or none. */
+	if (rc == 0 && (sj = calloc(1, sizeof(*sj))) != NULL &&
+	    w->pages.ops->job(&w->pages, id, sj) == 0)
+		strlcpy(j->after, sj->after, sizeof(j->after));
 	give(w);
+	free(sj);
 	return rc;
 }
 

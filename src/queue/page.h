@@ -62,6 +62,8 @@ struct page_job {
 	size_t		 loglen;
 	long long	 logsize;	/* the whole log's; -1 none */
 	char		 unique[KEY_MAX + 1];	/* its unique key; "" none */
+	/* What it waits (or waited) for, as status says it; "" none. */
+	char		 after[700];
 };
 
 struct page_group {
