@@ -150,6 +150,13 @@ int	 spoolq_claim(struct spoolq *sq, struct claim *const *c, int n,
  * key held by another job) or must be looked at again (the key's flock
  * busy, an error: said): it went where it had to.
  */
+/*
+ * new -> failed without ever running it, for why (its log and the journal
+ * say so).  Not moved: ENOENT, nothing; EACCES or EPERM with st (its
+ * lstat), left in new/ and passed over; otherwise tried again later.
+ */
+void	 spoolq_reject(struct spoolq *sq, const char *name,
+	    const struct stat *st, const char *why);
 bool	 spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags);
 /*
  * A bounded step of the pass over unique/ that removes the files of keys

@@ -90,47 +90,6 @@ spoolq_rename_dropped(struct spoolq *sq, const char *name, unsigned flags,
 	spoolq_admit(sq, id, flags);
 }
 
-/*
- * A refused entry the owner may not move: a directory of another user's
- * (moving a directory needs write permission on it, to change its "..").
- * It stays in new/, said once, and is passed over for as long as that
- * inode is there (spoolq_refused); --drain does not wait for it.
- */
-static void
-refuse_in_place(struct spoolq *sq, const char *name, const struct stat *st,
-    const char *why)
-{
-	int saved = errno;
-
-	if (nameq_add(sq->refused, name, (int64_t)st->st_ino, 0) == -1) {
-		nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
-		return;
-	}
-	joblog_note(&sq->sp, name, "rejected: %s; cannot be moved to failed/ "
-	    "(%s): left in new/", why, strerror(saved));
-	say_err("job=%s rejected: %s; cannot be moved to failed/ (%s): left in "
-	    "new/ and passed over", vis_id(name), why, strerror(saved));
-}
-
-/* new -> failed without ever running it, for why. */
-static void
-reject_why(struct spoolq *sq, const char *name, const struct stat *st,
-    const char *why)
-{
-	if (state_reject(&sq->sp, name) == -1) {
-		if (errno == EACCES || errno == EPERM)
-			refuse_in_place(sq, name, st, why);
-		else if (errno != ENOENT) {
-			say_warn("job=%s new->failed: %s; will retry",
-			    vis_id(name), strerror(errno));
-			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
-		}
-		return;
-	}
-	joblog_note(&sq->sp, name, "rejected: %s", why);
-	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
-}
-
 /* new -> failed without ever running it (nor following a symlink). */
 static void
 reject(struct spoolq *sq, const char *name, const struct stat *st,
@@ -147,7 +106,7 @@ reject(struct spoolq *sq, const char *name, const struct stat *st,
 	else
 		snprintf(why, sizeof(why), "not a regular file (%s)",
 		    file_type(st->st_mode));
-	reject_why(sq, name, st, why);
+	spoolq_reject(sq, name, st, why);
 }
 
 /*
@@ -166,7 +125,7 @@ bad_attributes(struct spoolq *sq, const char *name, int fd,
 		return false;
 	close(fd);
 	snprintf(text, sizeof(text), "bad attributes in its name: %s", why);
-	reject_why(sq, name, st, text);
+	spoolq_reject(sq, name, st, text);
 	return true;
 }
 

@@ -2,7 +2,8 @@
  * queue_spool_outcome.c: the spool's outcomes.  A finished job is renamed
  * out of cur/ (state_leave), and the renames are made durable by a group
  * commit: the directories' fsyncs, batched while handlers run, done by the
- * keeper thread (keeper.c) off the loop.
+ * keeper thread (keeper.c) off the loop.  And a job refused before it ran
+ * (spoolq_reject: a name that cannot be a job's, a unique key held).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -63,6 +64,50 @@ sq_record(struct queue *q, struct claim *c, const struct outcome *out,
 	}
 	return -1;
 }
+
+/* ---- jobs refused before they ran ---- */
+
+/*
+ * A refused entry the owner may not move: a directory of another user's
+ * (moving a directory needs write permission on it, to change its "..").
+ * It stays in new/, said once, and is passed over for as long as that
+ * inode is there (spoolq_refused); --drain does not wait for it.
+ */
+static void
+refuse_in_place(struct spoolq *sq, const char *name, const struct stat *st,
+    const char *why)
+{
+	int saved = errno;
+
+	if (nameq_add(sq->refused, name, (int64_t)st->st_ino, 0) == -1) {
+		nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s; cannot be moved to failed/ "
+	    "(%s): left in new/", why, strerror(saved));
+	say_err("job=%s rejected: %s; cannot be moved to failed/ (%s): left in "
+	    "new/ and passed over", vis_id(name), why, strerror(saved));
+}
+
+void
+spoolq_reject(struct spoolq *sq, const char *name, const struct stat *st,
+    const char *why)
+{
+	if (state_reject(&sq->sp, name) == -1) {
+		if (st != NULL && (errno == EACCES || errno == EPERM))
+			refuse_in_place(sq, name, st, why);
+		else if (errno != ENOENT) {
+			say_warn("job=%s new->failed: %s; will retry",
+			    vis_id(name), strerror(errno));
+			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
+		}
+		return;
+	}
+	joblog_note(&sq->sp, name, "rejected: %s", why);
+	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
+}
+
+/* ---- outcomes ---- */
 
 static void
 unhold(struct spoolq *sq, struct claim *c)

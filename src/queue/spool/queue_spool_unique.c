@@ -36,34 +36,11 @@ static void
 refuse(struct spoolq *sq, const char *name, const char *key,
     const struct unique_hold *h, int st)
 {
-	if (state_reject(&sq->sp, name) == -1) {
-		if (errno != ENOENT) {
-			say_warn("job=%s new->failed: %s; will retry",
-			    vis_id(name), strerror(errno));
-			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
-		}
-		return;
-	}
-	joblog_note(&sq->sp, name, "rejected: unique key %s is held by job %s"
-	    " (%s)", key, h->id, state_names[st]);
-	say_warn("job=%s new->failed rejected: unique key %s is held by job %s"
-	    " (%s)", vis_id(name), key, vis_id(h->id), state_names[st]);
-}
+	char why[KEY_MAX + NAME_MAX + 64];
 
-/* Refused: new/name -> failed/, its key no key (why). */
-static void
-refuse_bad(struct spoolq *sq, const char *name, const char *why)
-{
-	if (state_reject(&sq->sp, name) == -1) {
-		if (errno != ENOENT) {
-			say_warn("job=%s new->failed: %s; will retry",
-			    vis_id(name), strerror(errno));
-			nameq_add(sq->waiting, name, mono_ms() + RETRY_MS, 0);
-		}
-		return;
-	}
-	joblog_note(&sq->sp, name, "rejected: %s", why);
-	say_warn("job=%s new->failed rejected: %s", vis_id(name), why);
+	snprintf(why, sizeof(why), "unique key %s is held by job %s (%s)",
+	    key, vis_id(h->id), state_names[st]);
+	spoolq_reject(sq, name, NULL, why);
 }
 
 /* Under the key's flock: 1 the job may run, 0 refused, -1 error. */
@@ -97,7 +74,7 @@ spoolq_unique_ok(struct spoolq *sq, const char *name, unsigned flags)
 		return true;
 	/* Not a key (".."): refused for good, not looked at again forever. */
 	if (!unique_key_valid(a.unique, &why)) {
-		refuse_bad(sq, name, why);
+		spoolq_reject(sq, name, NULL, why);
 		return false;
 	}
 	/*
