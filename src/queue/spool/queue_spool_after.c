@@ -7,10 +7,10 @@
  * overflow), and settles a job's edges when that job ends: its claim
  * released once its handler is gone (sq_release), or a move into failed/
  * by another process of a job not running (chute cancel: the owner
- * watches failed/ for it; a running one's cancel waits for its handler).  A job whose
- * last edge is settled moves to new/ (state_wake); one whose job failed
- * moves to failed/ with the reason (state_wait_fail), unless it runs
- * anyway (--after-failed run).  Nothing polls: a waiting job costs one
+ * watches failed/ for it; a running one's cancel waits for its
+ * handler).  A job whose last edge is settled moves to new/ (state_wake);
+ * one whose job failed moves to failed/ with the reason
+ * (state_wait_fail), unless it runs anyway (--after-failed run).  Nothing polls: a waiting job costs one
  * read when it is seen, and one lookup per job it waits for.
  */
 #include <errno.h>
