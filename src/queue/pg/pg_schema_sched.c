@@ -1,9 +1,10 @@
 /*
  * pg_schema_sched.c: the schema's versions 8 to 13, which decide which job
  * runs next and when (priorities, keys and limits; retention; unique
- * keys; recurring jobs; dependencies, and a running job's cancel), each an idempotent block of its
- * own that pg_schema.c's `chute init` runs after version 7's.  fleet.md
- * explains each table, index, trigger and function.
+ * keys; recurring jobs; dependencies, and a running job's cancel), each
+ * an idempotent block of its own that pg_schema.c's `chute init` runs
+ * after version 7's.  fleet.md explains each table, index, trigger and
+ * function.
  */
 #include "base/chute.h"
 #include "base/sched.h"
